@@ -1,0 +1,52 @@
+"""Training batches for the three tasks, built from token ids with a seeded generator."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import torch
+
+from model import dates
+
+IGNORE = -100  # cross_entropy skips targets with this value
+
+
+def next_token_batch(stream: np.ndarray, batch_size: int, seq_len: int, gen: np.random.Generator):
+    """Random windows of the token stream: inputs (b, t) and the same shifted by one."""
+    starts = gen.integers(0, len(stream) - seq_len - 1, size=batch_size)
+    windows = np.stack([stream[s : s + seq_len + 1] for s in starts]).astype(np.int64)
+    return torch.from_numpy(windows[:, :-1]), torch.from_numpy(windows[:, 1:])
+
+
+def masked_batch(stream, batch_size, seq_len, gen, *, mask_id: int, vocab_size: int, n_special: int, rate=0.15):
+    """BERT's recipe: pick 15% of positions; of those 80% become <mask>, 10% a random
+    token, 10% stay; the model must recover the original at the picked positions."""
+    inputs, _ = next_token_batch(stream, batch_size, seq_len, gen)
+    targets = inputs.clone()
+    picked = torch.from_numpy(gen.random(inputs.shape) < rate) & (inputs >= n_special)
+    targets[~picked] = IGNORE
+    roll = torch.from_numpy(gen.random(inputs.shape))
+    inputs = inputs.clone()
+    inputs[picked & (roll < 0.8)] = mask_id
+    randomise = picked & (roll >= 0.8) & (roll < 0.9)
+    inputs[randomise] = torch.from_numpy(gen.integers(n_special, vocab_size, size=inputs.shape))[randomise]
+    return inputs, targets
+
+
+def encode_dates(pairs, tokenizer, *, bos: int, eos: int, pad: int):
+    """(source, iso) pairs -> src (b, s), src_keep (b, s), decoder input (b, t), target (b, t)."""
+    src = [tokenizer.encode(s).ids for s, _ in pairs]
+    tgt = [[bos] + tokenizer.encode(iso).ids + [eos] for _, iso in pairs]
+    s_len, t_len = max(map(len, src)), max(map(len, tgt))
+    src_t = torch.full((len(pairs), s_len), pad, dtype=torch.long)
+    tgt_t = torch.full((len(pairs), t_len), pad, dtype=torch.long)
+    for i, (s, t) in enumerate(zip(src, tgt)):
+        src_t[i, : len(s)] = torch.tensor(s)
+        tgt_t[i, : len(t)] = torch.tensor(t)
+    target = tgt_t[:, 1:].clone()
+    target[target == pad] = IGNORE
+    return src_t, src_t != pad, tgt_t[:, :-1], target
+
+
+def dates_batch(batch_size: int, rng: random.Random, tokenizer, **ids):
+    return encode_dates([dates.random_pair(rng, split="train") for _ in range(batch_size)], tokenizer, **ids)

@@ -1,0 +1,67 @@
+"""Saving and loading models: config.json + model.safetensors, never pickle."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from model.config import TransformerConfig
+from model.transformer import build
+
+WEIGHTS = "model.safetensors"
+CONFIG = "config.json"
+
+
+class CheckpointError(RuntimeError):
+    """A model's files are missing or damaged; the message names the file and the fix."""
+
+
+def save(model: torch.nn.Module, directory: Path, weights_name: str = WEIGHTS, half: bool = False) -> Path:
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    model.config.save(directory / CONFIG)
+    state = {}
+    seen = set()
+    for name, tensor in model.state_dict().items():
+        if tensor.data_ptr() in seen:  # tied weights are stored once
+            continue
+        seen.add(tensor.data_ptr())
+        tensor = tensor.detach().cpu().contiguous()
+        state[name] = tensor.half() if half and tensor.is_floating_point() else tensor
+    path = directory / weights_name
+    save_file(state, str(path))
+    return path
+
+
+def load_weights(model: torch.nn.Module, path: Path) -> None:
+    path = Path(path)
+    fix = "Retrain with `python -m model.train <preset>` or restore it with `git checkout -- assets/`."
+    if not path.is_file():
+        raise CheckpointError(f"Weights file {path} is missing. {fix}")
+    try:
+        state = load_file(str(path))
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
+        raise CheckpointError(f"Weights file {path} is damaged and cannot be read ({e}). {fix}") from e
+    expected = model.state_dict()
+    state = {k: v.to(expected[k].dtype) if k in expected else v for k, v in state.items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    tied = {"to_vocab.weight"} if model.config.tie_embeddings else set()
+    missing = [m for m in missing if m not in tied]
+    if missing or unexpected:
+        raise CheckpointError(
+            f"Weights file {path} does not match its config (missing {missing[:3]}, unexpected {unexpected[:3]}). {fix}"
+        )
+
+
+def load(directory: Path, weights_name: str = WEIGHTS, device: str | torch.device = "cpu") -> torch.nn.Module:
+    """Rebuild the model from config.json and fill it from the safetensors file."""
+    directory = Path(directory)
+    try:
+        config = TransformerConfig.load(directory / CONFIG)
+    except (FileNotFoundError, ValueError, TypeError) as e:
+        raise CheckpointError(str(e)) from e
+    model = build(config)
+    load_weights(model, directory / weights_name)
+    return model.to(device).eval()

@@ -1,0 +1,134 @@
+"""The Trace: everything the app shows, as plain float32 numpy arrays on the CPU.
+
+Nothing in viz/ or the app needs torch: they read a Trace.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from model.transformer import Recording
+
+
+@dataclass
+class AttentionTrace:
+    """One kind of attention across all layers and heads of one sentence.
+
+    kind     "self" (lm, mlm), "encoder", "decoder" or "cross" (dates)
+    inputs   (L, t, k)     vectors entering each layer's attention, query side
+    q        (L, H, t, d)  queries;  k, v (L, H, s, d) keys and values
+    scores   (L, H, t, s)  raw q·k before scaling and masking
+    probs    (L, H, t, s)  attention weights; each row sums to 1
+    mask     (t, s) bool   True where a query may attend to a key
+    queries, keys          readable token labels for rows and columns
+    """
+
+    kind: str
+    inputs: np.ndarray
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    scores: np.ndarray
+    probs: np.ndarray
+    mask: np.ndarray
+    queries: list[str]
+    keys: list[str]
+
+    @property
+    def n_layers(self) -> int:
+        return self.probs.shape[0]
+
+    @property
+    def n_heads(self) -> int:
+        return self.probs.shape[1]
+
+    @property
+    def causal(self) -> bool:
+        return bool(not self.mask[np.triu_indices_from(self.mask, k=1)].any()) if self.mask.shape[0] > 1 else False
+
+
+@dataclass
+class Trace:
+    """One forward pass of one model on one input.
+
+    tokens / ids             what the model read (the source, for the encoder-decoder)
+    token_embeddings (t, k)  embedding vectors as added to the positions
+    position_embeddings (t, k)
+    attention                kind -> AttentionTrace
+    target_tokens / target_ids  the decoder's side (encoder-decoder only)
+    truncated                True when the input was cut to the model's context
+    """
+
+    model: str
+    arch: str
+    tokens: list[str]
+    ids: np.ndarray
+    token_embeddings: np.ndarray
+    position_embeddings: np.ndarray
+    attention: dict[str, AttentionTrace]
+    target_tokens: list[str] = field(default_factory=list)
+    target_ids: np.ndarray | None = None
+    truncated: bool = False
+    d_head: int = 0
+
+
+def _np(x) -> np.ndarray:
+    return x.detach().float().cpu().numpy()
+
+
+def attention_trace(kind: str, records, queries: list[str], keys: list[str]) -> AttentionTrace:
+    """Stack one HeadsRecord per layer (batch of one) into (L, H, ...) arrays."""
+    first = records[0]
+    t, s = first.scores.shape[-2:]
+    mask = np.ones((t, s), dtype=bool)
+    if first.mask is not None:
+        mask = np.broadcast_to(first.mask.detach().cpu().numpy(), first.scores.shape[:-2] + (t, s))
+        mask = np.array(mask.reshape(-1, t, s)[0])
+    return AttentionTrace(
+        kind=kind,
+        inputs=np.stack([_np(r.inputs[0]) for r in records]),
+        q=np.stack([_np(r.q[0]) for r in records]),
+        k=np.stack([_np(r.k[0]) for r in records]),
+        v=np.stack([_np(r.v[0]) for r in records]),
+        scores=np.stack([_np(r.scores[0]) for r in records]),
+        probs=np.stack([_np(r.probs[0]) for r in records]),
+        mask=mask,
+        queries=list(queries),
+        keys=list(keys),
+    )
+
+
+def from_recording(
+    recording: Recording,
+    *,
+    model: str,
+    arch: str,
+    d_head: int,
+    tokens: list[str],
+    ids,
+    target_tokens: list[str] | None = None,
+    target_ids=None,
+    truncated: bool = False,
+) -> Trace:
+    target_tokens = target_tokens or []
+    labels = {
+        "self": (tokens, tokens),
+        "encoder": (tokens, tokens),
+        "decoder": (target_tokens, target_tokens),
+        "cross": (target_tokens, tokens),
+    }
+    side = "input" if "input" in recording.embeddings else "source"
+    return Trace(
+        model=model,
+        arch=arch,
+        tokens=list(tokens),
+        ids=np.asarray(ids, dtype=np.int64),
+        token_embeddings=_np(recording.embeddings[side][0]),
+        position_embeddings=_np(recording.positions[side]),
+        attention={kind: attention_trace(kind, recs, *labels[kind]) for kind, recs in recording.layers.items()},
+        target_tokens=list(target_tokens),
+        target_ids=None if target_ids is None else np.asarray(target_ids, dtype=np.int64),
+        truncated=truncated,
+        d_head=d_head,
+    )

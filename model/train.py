@@ -1,0 +1,268 @@
+"""Train a preset: `python -m model.train lm|mlm|dates [--out DIR] [--steps N] [--resume]`.
+
+Writes into the output folder (assets/<preset> by default): model.safetensors,
+config.json, metrics.json, loss.csv and snapshots/step_*.safetensors (float16,
+log-spaced steps, so the app can show attention patterns emerging).
+Resumable: state is kept in runs/<preset>/ and --resume continues from it.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+from tqdm import tqdm
+
+from model import batches, checkpoint, corpus, dates
+from model import tokenizer as tok
+from model.config import TransformerConfig
+from model.device import default_device
+from model.presets import PRESETS, Preset
+from model.transformer import build
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+RUNS = Path(__file__).resolve().parent.parent / "runs"
+
+
+def snapshot_steps(steps: int, n: int) -> list[int]:
+    """n steps spaced evenly on a log scale from 10 to the last step (fewer if steps is small)."""
+    first = min(10, steps)
+    return sorted({int(round(s)) for s in np.geomspace(first, steps, n)})
+
+
+def learning_rate(step: int, settings) -> float:
+    """Linear warm-up, then cosine decay to a tenth."""
+    if step < settings.warmup:
+        return settings.lr * (step + 1) / settings.warmup
+    progress = (step - settings.warmup) / max(1, settings.steps - settings.warmup)
+    return settings.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+class TextTask:
+    """Next-token (decoder) or masked-token (encoder) prediction on the WordNet corpus."""
+
+    def __init__(self, preset: Preset, out: Path, tokenizer_path: Path, wordnet_dir: Path, fortunes_dir: Path, seed: int):
+        self.settings = preset.train
+        self.masked = preset.model["arch"] == "encoder"
+        lines = corpus.read_lines(wordnet_dir, fortunes_dir)
+        train_lines, val_lines = corpus.split(lines)
+        if not tokenizer_path.is_file():
+            print(f"training the BPE tokenizer ({self.settings.vocab_size} tokens) -> {tokenizer_path}", file=sys.stderr)
+            tokenizer_path.parent.mkdir(parents=True, exist_ok=True)
+            tok.train_bpe(train_lines, self.settings.vocab_size).save(str(tokenizer_path))
+        self.tokenizer = tok.load(tokenizer_path)
+        if tokenizer_path.resolve().parent not in (out.resolve(), out.resolve().parent):
+            shutil.copy(tokenizer_path, out / "tokenizer.json")  # the loader looks beside the model and one up
+        self.vocab_size = self.tokenizer.get_vocab_size()
+        self.ids = {s: self.tokenizer.token_to_id(s) for s in tok.SPECIALS}
+        self.train_stream = self._stream(train_lines)
+        self.val_stream = self._stream(val_lines)
+        self.gen = np.random.default_rng(seed)
+        val_gen = np.random.default_rng(12345)
+        self.val_batches = [self._batch(self.val_stream, val_gen) for _ in range(8)]
+
+    def _stream(self, lines: list[str]) -> np.ndarray:
+        bos, eos = self.ids[tok.BOS], self.ids[tok.EOS]
+        encoded = self.tokenizer.encode_batch(lines)
+        return np.concatenate([np.array([bos] + e.ids + [eos], dtype=np.int32) for e in encoded])
+
+    def _batch(self, stream, gen):
+        s = self.settings
+        if self.masked:
+            return batches.masked_batch(stream, s.batch_size, s.seq_len, gen, mask_id=self.ids[tok.MASK],
+                                        vocab_size=self.vocab_size, n_special=len(tok.SPECIALS))
+        return batches.next_token_batch(stream, s.batch_size, s.seq_len, gen)
+
+    def batch(self):
+        return self._batch(self.train_stream, self.gen)
+
+    def loss(self, model, batch, device):
+        inputs, targets = (x.to(device) for x in batch)
+        logits, _ = model(inputs)
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=batches.IGNORE)
+        return loss, inputs.numel()
+
+    def rng_state(self):
+        return {"numpy": self.gen.bit_generator.state}
+
+    def set_rng_state(self, state):
+        self.gen.bit_generator.state = state["numpy"]
+
+
+class DatesTask:
+    """Written English date -> ISO 8601, fresh random pairs every step."""
+
+    def __init__(self, preset: Preset, out: Path, seed: int):
+        self.settings = preset.train
+        self.tokenizer = tok.char_tokenizer(dates.ALPHABET + dates.ALPHABET.upper())
+        self.tokenizer.save(str(out / "tokenizer.json"))
+        self.tokenizer = tok.load(out / "tokenizer.json")
+        self.vocab_size = self.tokenizer.get_vocab_size()
+        self.special = dict(bos=self.tokenizer.token_to_id(tok.BOS), eos=self.tokenizer.token_to_id(tok.EOS),
+                            pad=self.tokenizer.token_to_id(tok.PAD))
+        self.rng = random.Random(seed)
+        val_pairs = dates.pairs(512, split="validation", seed=seed)
+        self.val_batches = [batches.encode_dates(val_pairs[i : i + 128], self.tokenizer, **self.special)
+                            for i in range(0, 512, 128)]
+
+    def batch(self):
+        return batches.dates_batch(self.settings.batch_size, self.rng, self.tokenizer, **self.special)
+
+    def loss(self, model, batch, device):
+        src, keep, dec_in, target = (x.to(device) for x in batch)
+        logits, _ = model(src, dec_in, keep)
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), target.reshape(-1), ignore_index=batches.IGNORE)
+        return loss, int(src.numel() + dec_in.numel())
+
+    def rng_state(self):
+        return {"random": list(map(lambda x: list(x) if isinstance(x, tuple) else x, self.rng.getstate()))}
+
+    def set_rng_state(self, state):
+        version, internal, gauss = state["random"]
+        self.rng.setstate((version, tuple(internal), gauss))
+
+
+@torch.no_grad()
+def validation_loss(model, task, device) -> float:
+    model.eval()
+    losses = [task.loss(model, b, device)[0].item() for b in task.val_batches]
+    model.train()
+    return float(np.mean(losses))
+
+
+def save_resume(directory: Path, model, optimizer, step: int, history: list, task) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items() if k != "to_vocab.weight"}
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    for i, p in enumerate(params):
+        state = optimizer.state.get(p, {})
+        for key, value in state.items():
+            tensors[f"opt.{i}.{key}"] = value.detach().cpu().reshape(-1) if value.dim() == 0 else value.detach().cpu().contiguous()
+    tensors["torch_rng"] = torch.get_rng_state()
+    save_file(tensors, str(directory / "state.safetensors"))
+    (directory / "state.json").write_text(json.dumps({"step": step, "history": history, "rng": task.rng_state()}))
+
+
+def load_resume(directory: Path, model, optimizer, task):
+    meta = json.loads((directory / "state.json").read_text())
+    tensors = load_file(str(directory / "state.safetensors"))
+    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=False)
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    for i, p in enumerate(params):
+        state = {k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"opt.{i}.")}
+        if state:
+            state["step"] = state["step"].reshape(())
+            optimizer.state[p] = {k: v.to(p.device) for k, v in state.items()}
+    torch.set_rng_state(tensors["torch_rng"])
+    task.set_rng_state(meta["rng"])
+    return meta["step"], meta["history"]
+
+
+def train(name: str, out: Path | None = None, steps: int | None = None, resume: bool = False, seed: int = 0,
+          tokenizer_path: Path | None = None, wordnet_dir: Path = corpus.WORDNET_DIR,
+          fortunes_dir: Path = corpus.FORTUNES_DIR, runs: Path | None = None) -> dict:
+    preset = PRESETS[name]
+    settings = preset.train if steps is None else type(preset.train)(**{**preset.train.__dict__, "steps": steps})
+    preset = Preset(preset.task, preset.model, settings)
+    out = Path(out or ASSETS / name)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = Path(runs or RUNS / name)
+    random.seed(seed), np.random.seed(seed), torch.manual_seed(seed)
+    device = default_device()
+
+    if preset.task == "text":
+        task = TextTask(preset, out, Path(tokenizer_path or ASSETS / "tokenizer.json"), wordnet_dir, fortunes_dir, seed)
+    else:
+        task = DatesTask(preset, out, seed)
+    config = TransformerConfig(vocab_size=task.vocab_size, **preset.model)
+    model = build(config).to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, betas=(0.9, 0.98), weight_decay=settings.weight_decay)
+    amp = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else torch.autocast("cpu", enabled=False)
+
+    start, history = 0, []
+    if resume and (runs / "state.json").is_file():
+        start, history = load_resume(runs, model, optimizer, task)
+        print(f"resuming {name} from step {start}", file=sys.stderr)
+    keep = snapshot_steps(settings.steps, settings.snapshots)
+    (out / "snapshots").mkdir(exist_ok=True)
+
+    t0, tokens_seen = time.time(), 0
+    bar = tqdm(total=settings.steps, initial=start, desc=name, unit="step", dynamic_ncols=True, mininterval=2.0)
+    for step in range(start, settings.steps):
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step, settings)
+        with amp:
+            loss, n_tokens = task.loss(model, task.batch(), device)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        tokens_seen += n_tokens
+        done = step + 1
+        rate = tokens_seen / max(1e-9, time.time() - t0)
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{rate:,.0f}")
+        row = None
+        if done % settings.eval_every == 0 or done in keep or done == settings.steps:
+            with amp:
+                row = {"step": done, "train_loss": round(loss.item(), 4),
+                       "val_loss": round(validation_loss(model, task, device), 4),
+                       "lr": learning_rate(step, settings), "tokens_per_s": round(rate)}
+            history.append(row)
+        if done in keep:
+            checkpoint.save(model, out / "snapshots", f"step_{done:06d}.safetensors", half=True)
+        if row is not None:
+            save_resume(runs, model, optimizer, done, history, task)
+    bar.close()
+
+    elapsed = time.time() - t0
+    checkpoint.save(model, out)
+    with open(out / "loss.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(history[0]))
+        writer.writeheader()
+        writer.writerows(history)
+    metrics = {
+        "preset": name,
+        "steps": settings.steps,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "train_seconds_this_run": round(elapsed, 1),
+        "device": str(device) + (f" ({torch.cuda.get_device_name()})" if device.type == "cuda" else f" ({torch.get_num_threads()} threads)"),
+        "tokens_per_s": round(tokens_seen / max(elapsed, 1e-9)),
+        "final": history[-1],
+        "snapshots": [r for r in history if r["step"] in keep],
+    }
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("preset", choices=sorted(PRESETS))
+    parser.add_argument("--out", type=Path, help="output folder (default assets/<preset>)")
+    parser.add_argument("--steps", type=int, help="override the preset's number of steps")
+    parser.add_argument("--resume", action="store_true", help="continue from runs/<preset>/ if a saved state exists")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tokenizer", type=Path, help="BPE tokenizer file (trained here if missing)")
+    parser.add_argument("--wordnet-dir", type=Path, default=corpus.WORDNET_DIR)
+    parser.add_argument("--runs", type=Path, help="where resumable state is kept (default runs/<preset>)")
+    args = parser.parse_args(argv)
+    try:
+        metrics = train(args.preset, args.out, args.steps, args.resume, args.seed, args.tokenizer, args.wordnet_dir,
+                        runs=args.runs)
+    except FileNotFoundError as e:
+        sys.exit(f"error: {e}")
+    print(json.dumps(metrics["final"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""The three transformers: a causal language model, a masked-language-model
+encoder, and an encoder-decoder. All share the same blocks and embeddings code.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from model.attention import causal_mask
+from model.block import TransformerBlock
+from model.config import TransformerConfig
+from model.multi_head import HeadsRecord
+from model.positions import POSITIONS
+
+
+@dataclass
+class Recording:
+    """What a forward pass with record=True kept, batch included.
+
+    embeddings[side]  (b, t, k) token embeddings as added (after any scaling)
+    positions[side]   (t, k)    position vectors added to them
+    layers[kind]      one HeadsRecord per layer; kind is "self" for single-stack
+                      models, "encoder" / "decoder" / "cross" for the encoder-decoder
+    """
+
+    embeddings: dict[str, torch.Tensor] = field(default_factory=dict)
+    positions: dict[str, torch.Tensor] = field(default_factory=dict)
+    layers: dict[str, list[HeadsRecord]] = field(default_factory=dict)
+
+
+class Embedder(nn.Module):
+    """Token embedding plus position vector; sinusoidal models scale the embedding
+    by sqrt(k) as the 2017 paper does, so the fixed sinusoids do not drown it."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.token_embedding = nn.Embedding(config.vocab_size, config.d_model)
+        self.positions = POSITIONS[config.positions](config.max_len, config.d_model)
+        self.scale = math.sqrt(config.d_model) if config.positions == "sinusoidal" else 1.0
+        self.dropout = nn.Dropout(config.dropout)
+        self.max_len = config.max_len
+
+    def forward(self, ids: torch.Tensor, recording: Recording | None, side: str) -> torch.Tensor:
+        t = ids.size(1)
+        if t > self.max_len:
+            raise ValueError(f"sequence of {t} tokens is longer than the model's context of {self.max_len}")
+        tokens = self.token_embedding(ids) * self.scale  # (b, t, k)
+        positions = self.positions(t).to(tokens.device)  # (t, k)
+        if recording is not None:
+            recording.embeddings[side] = tokens
+            recording.positions[side] = positions
+        return self.dropout(tokens + positions)
+
+
+class Stack(nn.Module):
+    """n blocks in a row, collecting their attention records."""
+
+    def __init__(self, config: TransformerConfig, n: int, cross: bool = False):
+        super().__init__()
+        self.blocks = nn.ModuleList(TransformerBlock(config, cross) for _ in range(n))
+        self.final_norm = nn.LayerNorm(config.d_model) if config.norm == "pre" else nn.Identity()
+
+    def forward(self, x, mask, recording, names, context=None, context_mask=None):
+        record = recording is not None
+        for block in self.blocks:
+            x, records = block(x, mask, context, context_mask, record)
+            if record:
+                for kind, name in names.items():
+                    recording.layers.setdefault(name, []).append(records[kind])
+        return self.final_norm(x)
+
+
+def _init(module: nn.Module) -> None:
+    for m in module.modules():
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Embedding):
+            nn.init.normal_(m.weight, std=0.02)
+
+
+class _SingleStack(nn.Module):
+    """Embed, run the blocks, project to the vocabulary. `causal` picks the mask."""
+
+    causal: bool
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.config = config
+        self.embed = Embedder(config)
+        self.stack = Stack(config, config.n_layers)
+        self.to_vocab = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        _init(self)
+        if config.tie_embeddings:
+            self.to_vocab.weight = self.embed.token_embedding.weight
+
+    def forward(self, ids: torch.Tensor, record: bool = False) -> tuple[torch.Tensor, Recording | None]:
+        """ids (b, t) -> logits (b, t, v) and, with record=True, every attention step."""
+        recording = Recording() if record else None
+        x = self.embed(ids, recording, "input")
+        t = ids.size(1)
+        mask = causal_mask(t, device=ids.device) if self.causal else None
+        x = self.stack(x, mask, recording, {"self": "self"})
+        return self.to_vocab(x), recording
+
+
+class CausalLM(_SingleStack):
+    """Each position predicts the next token and may look only at itself and the past."""
+
+    causal = True
+
+
+class MaskedLM(_SingleStack):
+    """Each position sees the whole sentence; trained to fill in <mask> tokens."""
+
+    causal = False
+
+
+class EncoderDecoder(nn.Module):
+    """The encoder reads the source with unmasked self-attention; the decoder writes
+    the target one token at a time with masked self-attention, and looks back at the
+    encoder's output through cross-attention."""
+
+    causal = True
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.config = config
+        self.embed = Embedder(config)
+        self.encoder = Stack(config, config.n_layers)
+        self.decoder = Stack(config, config.n_decoder_layers, cross=True)
+        self.to_vocab = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        _init(self)
+        if config.tie_embeddings:
+            self.to_vocab.weight = self.embed.token_embedding.weight
+
+    def encode(self, src: torch.Tensor, src_keep: torch.Tensor | None = None, recording: Recording | None = None):
+        """src (b, s) -> memory (b, s, k). src_keep (b, s) bool marks real (non-pad) tokens."""
+        key_mask = None if src_keep is None else src_keep[:, None, None, :]  # (b, 1, 1, s)
+        x = self.embed(src, recording, "source")
+        return self.encoder(x, key_mask, recording, {"self": "encoder"})
+
+    def decode(self, tgt, memory, src_keep=None, recording=None):
+        """tgt (b, t) -> logits (b, t, v), attending to memory (b, s, k)."""
+        key_mask = None if src_keep is None else src_keep[:, None, None, :]  # (b, 1, 1, s)
+        x = self.embed(tgt, recording, "target")
+        mask = causal_mask(tgt.size(1), device=tgt.device)
+        x = self.decoder(x, mask, recording, {"self": "decoder", "cross": "cross"}, memory, key_mask)
+        return self.to_vocab(x)
+
+    def forward(self, src, tgt, src_keep=None, record: bool = False):
+        recording = Recording() if record else None
+        memory = self.encode(src, src_keep, recording)
+        return self.decode(tgt, memory, src_keep, recording), recording
+
+
+MODELS = {"decoder": CausalLM, "encoder": MaskedLM, "encoder-decoder": EncoderDecoder}
+
+
+def build(config: TransformerConfig) -> nn.Module:
+    return MODELS[config.arch](config)
