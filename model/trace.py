@@ -57,6 +57,8 @@ class Trace:
     position_embeddings (t, k)
     attention                kind -> AttentionTrace
     target_tokens / target_ids  the decoder's side (encoder-decoder only)
+    predictions              the model's top token at each query row (next token for lm
+                             and dates' decoder, the token at that position for mlm)
     truncated                True when the input was cut to the model's context
     """
 
@@ -69,6 +71,7 @@ class Trace:
     attention: dict[str, AttentionTrace]
     target_tokens: list[str] = field(default_factory=list)
     target_ids: np.ndarray | None = None
+    predictions: list[str] = field(default_factory=list)
     truncated: bool = False
     d_head: int = 0
 
@@ -109,6 +112,7 @@ def from_recording(
     ids,
     target_tokens: list[str] | None = None,
     target_ids=None,
+    predictions: list[str] | None = None,
     truncated: bool = False,
 ) -> Trace:
     target_tokens = target_tokens or []
@@ -129,6 +133,7 @@ def from_recording(
         attention={kind: attention_trace(kind, recs, *labels[kind]) for kind, recs in recording.layers.items()},
         target_tokens=list(target_tokens),
         target_ids=None if target_ids is None else np.asarray(target_ids, dtype=np.int64),
+        predictions=list(predictions or []),
         truncated=truncated,
         d_head=d_head,
     )

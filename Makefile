@@ -1,0 +1,46 @@
+# Two entry points for a fresh Debian machine with Python 3.11:
+#   make run    start the demo on http://127.0.0.1:7860
+#   make test   run the whole test suite (installs chromium for the browser tests)
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test bench train evaluate clean
+
+$(VENV)/.run: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.run requirements-dev.txt
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+/usr/bin/chromium:
+	$(SUDO) apt-get update -qq
+	$(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+run: $(VENV)/.run
+	$(PY) app.py
+
+test: $(VENV)/.dev /usr/bin/chromium
+	$(PY) -m pytest
+
+bench: $(VENV)/.dev /usr/bin/chromium
+	$(PY) -m bench
+
+# Retrain the shipped models (needs: apt-get install wordnet-base fortunes-min)
+train: $(VENV)/.run
+	$(PY) -m model.train dates
+	$(PY) -m model.train lm
+	$(PY) -m model.train mlm
+
+evaluate: $(VENV)/.run
+	$(PY) -m model.evaluate dates --write
+	$(PY) -m model.evaluate lm --write
+	$(PY) -m model.evaluate mlm --write
+
+clean:
+	rm -rf $(VENV) .pytest_cache test-artifacts

@@ -1,0 +1,227 @@
+"""The notebook API: load a shipped model by name, then trace, generate, fill or translate.
+
+    from model import api
+    lm = api.load("lm")
+    trace = lm.trace("The cat sat on the mat")      # every layer and head
+    lm.generate("The cat", 10)
+    api.load("mlm").fill("The cat <mask> on the mat")
+    api.load("dates").translate("Saturday, 21st of November 2026")   # '2026-11-21'
+
+Nothing is loaded on import.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import torch
+from tokenizers import Tokenizer
+
+from model import checkpoint, decoding, trace as trace_mod
+from model import tokenizer as tok
+from model.config import TransformerConfig
+from model.device import default_device
+from model.presets import SHIPPED
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+MASK_MARKERS = re.compile(r"<mask>|\[MASK\]")
+
+
+@dataclass
+class Encoded:
+    ids: list[int]
+    tokens: list[str]  # readable labels, one per id
+    truncated: bool  # the input was longer than the model's context and was cut
+
+
+@dataclass
+class Translation:
+    text: str
+    score: float  # log-probability of the whole output
+    finished: bool
+
+
+@dataclass
+class LoadedModel:
+    """One trained model with its tokenizer. Read-only after loading: safe to share between users."""
+
+    name: str
+    model: torch.nn.Module
+    tokenizer: Tokenizer
+    directory: Path
+    device: torch.device
+    weights: str = checkpoint.WEIGHTS
+    _specials: dict = field(default_factory=dict)
+
+    @property
+    def config(self) -> TransformerConfig:
+        return self.model.config
+
+    @property
+    def arch(self) -> str:
+        return self.config.arch
+
+    def special(self, token: str) -> int:
+        if token not in self._specials:
+            self._specials[token] = self.tokenizer.token_to_id(token)
+        return self._specials[token]
+
+    def label(self, token_id: int) -> str:
+        return tok.readable(self.tokenizer, self.tokenizer.id_to_token(token_id))
+
+    # ---- text -> ids ----------------------------------------------------
+    def encode(self, text: str) -> Encoded:
+        """Text as the model reads it. Text models start with <s>; the masked model turns
+        "<mask>" (or "[MASK]") into its mask token; the dates model reads raw characters."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        if self.arch == "encoder-decoder":
+            ids = self.tokenizer.encode(text).ids
+        else:
+            ids = [self.special(tok.BOS)]
+            pieces = MASK_MARKERS.split(text) if self.arch == "encoder" else [text]
+            for i, piece in enumerate(pieces):
+                if i > 0:
+                    ids.append(self.special(tok.MASK))
+                if i < len(pieces) - 1:
+                    piece = piece.rstrip(" ")  # the masked word carries its own leading space
+                if piece:
+                    ids += self.tokenizer.encode(piece).ids
+        limit = self.config.max_len
+        truncated = len(ids) > limit
+        ids = ids[:limit]
+        return Encoded(ids, [self.label(i) for i in ids], truncated)
+
+    # ---- the trace ----------------------------------------------------------
+    @torch.no_grad()
+    def trace(self, text: str, output: str | None = None) -> trace_mod.Trace:
+        """Run the model once on `text` and keep every attention step.
+
+        For `dates`, the decoder side is `output` if given (teacher forcing), else
+        the model's own greedy translation."""
+        enc = self.encode(text)
+        ids = torch.tensor([enc.ids], device=self.device)
+        if self.arch != "encoder-decoder":
+            logits, rec = self.model(ids, record=True)
+            predictions = [self.label(int(i)) for i in logits[0].argmax(-1)]
+            return trace_mod.from_recording(
+                rec, model=self.name, arch=self.arch, d_head=self.config.d_head, tokens=enc.tokens, ids=enc.ids,
+                predictions=predictions, truncated=enc.truncated)
+        if not enc.ids:
+            raise ValueError("nothing to translate: the text is empty")
+        written = self.translate(text) if output is None else output
+        target = [self.special(tok.BOS)] + self.tokenizer.encode(written).ids[: self.config.max_len - 1]
+        logits, rec = self.model(ids, torch.tensor([target], device=self.device), record=True)
+        predictions = [self.label(int(i)) for i in logits[0].argmax(-1)]
+        return trace_mod.from_recording(
+            rec, model=self.name, arch=self.arch, d_head=self.config.d_head, tokens=enc.tokens, ids=enc.ids,
+            target_tokens=[self.label(i) for i in target], target_ids=target, predictions=predictions,
+            truncated=enc.truncated)
+
+    # ---- predictions -------------------------------------------------------
+    def _require(self, arch: str, what: str) -> None:
+        if self.arch != arch:
+            raise ValueError(f"{what} needs the {arch} model; {self.name} is an {self.arch}")
+
+    @torch.no_grad()
+    def next_tokens(self, text: str, k: int = 10) -> list[tuple[str, float]]:
+        """The causal model's top-k guesses for the token after `text`, with probabilities."""
+        self._require("decoder", "next-token prediction")
+        enc = self.encode(text)
+        logits, _ = self.model(torch.tensor([enc.ids], device=self.device))
+        probs = torch.softmax(logits[0, -1].float(), -1)
+        top = probs.topk(k)
+        return [(self.label(int(i)), float(p)) for p, i in zip(top.values, top.indices)]
+
+    @torch.no_grad()
+    def generate(self, prompt: str, n: int = 20) -> str:
+        """Greedy continuation of `prompt` by up to n tokens (stops at the end-of-line token)."""
+        self._require("decoder", "generation")
+        ids = self.encode(prompt).ids
+        room = self.config.max_len - len(ids)
+        step = lambda prefix: torch.log_softmax(self.model(prefix)[0][:, -1].float(), -1)
+        out = decoding.greedy(step, ids, self.special(tok.EOS), max(0, min(n, room)), self.device)
+        return self.tokenizer.decode(out.ids)
+
+    @torch.no_grad()
+    def fill(self, text: str, k: int = 5) -> list[list[tuple[str, float]]]:
+        """For each <mask> in `text`, the masked model's top-k fillers with probabilities."""
+        self._require("encoder", "fill-in-the-blank")
+        enc = self.encode(text)
+        mask_id = self.special(tok.MASK)
+        logits, _ = self.model(torch.tensor([enc.ids], device=self.device))
+        answers = []
+        for position in [i for i, t in enumerate(enc.ids) if t == mask_id]:
+            probs = torch.softmax(logits[0, position].float(), -1)
+            top = probs.topk(k)
+            answers.append([(self.label(int(i)), float(p)) for p, i in zip(top.values, top.indices)])
+        return answers
+
+    def _decoder_step(self, memory):
+        def step(prefix: torch.Tensor) -> torch.Tensor:
+            mem = memory.expand(prefix.size(0), -1, -1)
+            return torch.log_softmax(self.model.decode(prefix, mem)[:, -1].float(), -1)
+        return step
+
+    @torch.no_grad()
+    def translate(self, text: str, beam: int = 1) -> str:
+        """The dates model's ISO 8601 output; beam=1 is greedy decoding."""
+        return self.translations(text, beam)[0].text
+
+    @torch.no_grad()
+    def translations(self, text: str, beam: int = 1) -> list[Translation]:
+        """Greedy (beam=1) or the `beam` best outputs of beam search, best first, with scores."""
+        self._require("encoder-decoder", "translation")
+        enc = self.encode(text)
+        if not enc.ids:
+            raise ValueError("nothing to translate: the text is empty")
+        memory = self.model.encode(torch.tensor([enc.ids], device=self.device))
+        step = self._decoder_step(memory)
+        start, end, max_new = [self.special(tok.BOS)], self.special(tok.EOS), 16
+        if beam == 1:
+            hyps = [decoding.greedy(step, start, end, max_new, self.device)]
+        else:
+            hyps = decoding.beam_search(step, start, end, max_new, beam, self.device)
+        return [Translation(self.tokenizer.decode(h.ids), h.score, h.finished) for h in hyps]
+
+    # ---- training snapshots -----------------------------------------------
+    @cached_property
+    def snapshot_files(self) -> dict[int, Path]:
+        folder = self.directory / "snapshots"
+        files = sorted(folder.glob("step_*.safetensors")) if folder.is_dir() else []
+        return {int(f.stem.split("_")[1]): f for f in files}
+
+    def at_snapshot(self, step: int) -> "LoadedModel":
+        """The same model with the weights it had at a training step (from snapshots/)."""
+        if step not in self.snapshot_files:
+            raise ValueError(f"no snapshot at step {step}; available: {sorted(self.snapshot_files)}")
+        return load_from(self.directory, self.name, f"snapshots/{self.snapshot_files[step].name}", self.device)
+
+
+def tokenizer_path(directory: Path) -> Path:
+    """A model's tokenizer sits beside it, or one folder up when models share it."""
+    for candidate in (directory / "tokenizer.json", directory.parent / "tokenizer.json"):
+        if candidate.is_file():
+            return candidate
+    return directory / "tokenizer.json"
+
+
+def load_from(directory: Path, name: str | None = None, weights: str = checkpoint.WEIGHTS, device=None) -> LoadedModel:
+    directory = Path(directory)
+    device = torch.device(device) if device is not None else default_device()
+    model = checkpoint.load(directory, weights, device)
+    try:
+        tokenizer = tok.load(tokenizer_path(directory))
+    except FileNotFoundError as e:
+        raise checkpoint.CheckpointError(str(e)) from e
+    return LoadedModel(name or directory.name, model, tokenizer, directory, device, weights)
+
+
+def load(name: str, assets: Path = ASSETS, device=None) -> LoadedModel:
+    """A shipped model by name: "lm", "mlm" or "dates"."""
+    if name not in SHIPPED:
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(SHIPPED)}")
+    return load_from(Path(assets) / name, name, device=device)

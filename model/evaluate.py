@@ -1,0 +1,219 @@
+"""Measure a shipped model: `python -m model.evaluate lm|mlm|dates [--data FILE] [--write]`.
+
+Prints JSON. lm: validation perplexity beside a unigram baseline, and the head that
+attends most to the previous token. mlm: masked-token top-1 accuracy beside the
+most-frequent-token baseline. dates: exact-match accuracy (greedy and beam), and
+the cross-attention head that best looks at the source's month while the
+decoder writes the month digits.
+--data FILE: dates: one "input<TAB>expected" a line; text models: one sentence a line.
+--write stores the result under "evaluation" in the model's metrics.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from model import api, batches, corpus, dates
+from model import tokenizer as tok
+from model.checkpoint import CheckpointError
+
+README_PROMPTS = ["The cat sat on the", "a person who", "the act of", "He told me that"]
+MONTH_DIGIT_ROWS = (5, 6)  # decoder rows that write the month digits of YYYY-MM-DD
+
+
+def _text_stream(m: api.LoadedModel, lines: list[str]) -> np.ndarray:
+    bos, eos = m.special(tok.BOS), m.special(tok.EOS)
+    return np.concatenate([[bos] + e.ids + [eos] for e in m.tokenizer.encode_batch(lines)]).astype(np.int64)
+
+
+@torch.no_grad()
+def evaluate_lm(m: api.LoadedModel, lines: list[str], train_lines: list[str] | None) -> dict:
+    stream = _text_stream(m, lines)
+    t = m.config.max_len
+    total, count = 0.0, 0
+    for start in range(0, len(stream) - 1, t * 16):
+        chunk = stream[start : start + t * 16 + 1]
+        n = (len(chunk) - 1) // t
+        if n == 0:
+            break
+        x = torch.from_numpy(chunk[: n * t]).view(n, t).to(m.device)
+        y = torch.from_numpy(chunk[1 : n * t + 1]).view(n, t).to(m.device)
+        logits, _ = m.model(x)
+        total += F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), y.reshape(-1), reduction="sum").item()
+        count += y.numel()
+    result = {"validation_tokens": count, "perplexity": round(float(np.exp(total / count)), 2)}
+    if train_lines:
+        counts = np.bincount(_text_stream(m, train_lines), minlength=m.tokenizer.get_vocab_size()) + 1.0
+        logp = np.log(counts / counts.sum())
+        targets = stream[1 : count + 1]
+        result["unigram_perplexity"] = round(float(np.exp(-logp[targets].mean())), 2)
+    result["previous_token_head"] = _previous_token_head(m, lines[:300])
+    result["samples"] = {p: m.generate(p, 12) for p in README_PROMPTS}
+    return result
+
+
+@torch.no_grad()
+def _previous_token_head(m: api.LoadedModel, lines: list[str]) -> dict:
+    """Mean attention on the token just before, per head, over real sentences."""
+    scores = np.zeros((m.config.n_layers, m.config.n_heads))
+    n = 0
+    for line in lines:
+        tr = m.trace(line)
+        probs = tr.attention["self"].probs  # (L, H, t, t)
+        if probs.shape[-1] < 3:
+            continue
+        idx = np.arange(1, probs.shape[-1])
+        scores += probs[:, :, idx, idx - 1].mean(-1)
+        n += 1
+    scores /= max(n, 1)
+    layer, head = np.unravel_index(scores.argmax(), scores.shape)
+    return {"layer": int(layer), "head": int(head), "score": round(float(scores.max()), 3),
+            "per_head": np.round(scores, 3).tolist()}
+
+
+@torch.no_grad()
+def evaluate_mlm(m: api.LoadedModel, lines: list[str], train_lines: list[str] | None, seed: int = 0) -> dict:
+    """Mask 15% of the non-special tokens of each window with <mask>; top-1 accuracy there."""
+    stream = _text_stream(m, lines)
+    t = m.config.max_len
+    gen = np.random.default_rng(seed)
+    n_special = len(tok.SPECIALS)
+    mask_id = m.special(tok.MASK)
+    correct = total = 0
+    predictions = []
+    for start in range(0, len(stream) - t, t * 16):
+        chunk = stream[start : start + t * 16]
+        n = len(chunk) // t
+        x = torch.from_numpy(chunk[: n * t]).view(n, t)
+        picked = torch.from_numpy(gen.random(x.shape) < 0.15) & (x >= n_special)
+        inputs = x.masked_fill(picked, mask_id).to(m.device)
+        logits, _ = m.model(inputs)
+        guess = logits.argmax(-1).cpu()
+        correct += int((guess[picked] == x[picked]).sum())
+        total += int(picked.sum())
+        predictions.append(guess[picked])
+    result = {"masked_tokens": total, "top1_accuracy": round(correct / max(total, 1), 4)}
+    if train_lines:
+        train_stream = _text_stream(m, train_lines)
+        most_common = Counter(train_stream[train_stream >= n_special].tolist()).most_common(1)[0][0]
+        masked_truth = []
+        gen = np.random.default_rng(seed)
+        for start in range(0, len(stream) - t, t * 16):
+            chunk = stream[start : start + t * 16]
+            n = len(chunk) // t
+            x = torch.from_numpy(chunk[: n * t]).view(n, t)
+            picked = torch.from_numpy(gen.random(x.shape) < 0.15) & (x >= n_special)
+            masked_truth.append(x[picked])
+        truth = torch.cat(masked_truth)
+        result["most_frequent_token"] = m.label(most_common)
+        result["most_frequent_token_accuracy"] = round(float((truth == most_common).float().mean()), 4)
+    result["samples"] = {s: [w for w, _ in m.fill(s, 3)[0]] for s in
+                         ["The cat sat on the <mask>.", "a <mask> of water", "the act of <mask> something"]}
+    return result
+
+
+@torch.no_grad()
+def greedy_batch(m: api.LoadedModel, sources: list[str], max_new: int = 12) -> list[str]:
+    """Greedy decoding of many dates at once (the same as api.translate, batched)."""
+    special = dict(bos=m.special(tok.BOS), eos=m.special(tok.EOS), pad=m.special(tok.PAD))
+    src, keep, _, _ = batches.encode_dates([(s, "") for s in sources], m.tokenizer, **special)
+    src, keep = src.to(m.device), keep.to(m.device)
+    memory = m.model.encode(src, keep)
+    out = torch.full((len(sources), 1), special["bos"], device=m.device)
+    for _ in range(max_new):
+        nxt = m.model.decode(out, memory, keep)[:, -1].argmax(-1, keepdim=True)
+        out = torch.cat([out, nxt], 1)
+    texts = []
+    for row in out[:, 1:].tolist():
+        row = row[: row.index(special["eos"])] if special["eos"] in row else row
+        texts.append(m.tokenizer.decode(row))
+    return texts
+
+
+@torch.no_grad()
+def month_alignment(m: api.LoadedModel, sources: list[str], outputs: list[str]) -> dict:
+    """Per cross-attention head: the share of examples where, for both month-digit rows,
+    the most-attended source character lies inside the month (name or number)."""
+    special = dict(bos=m.special(tok.BOS), eos=m.special(tok.EOS), pad=m.special(tok.PAD))
+    spans = [dates.month_span(s) for s in sources]
+    keep_idx = [i for i, (sp, o) in enumerate(zip(spans, outputs)) if sp is not None and len(o) == 10]
+    hits = np.zeros((m.config.n_decoder_layers, m.config.n_heads))
+    for start in range(0, len(keep_idx), 256):
+        idx = keep_idx[start : start + 256]
+        src, keep, dec_in, _ = batches.encode_dates([(sources[i], outputs[i]) for i in idx], m.tokenizer, **special)
+        _, rec = m.model(src.to(m.device), dec_in.to(m.device), keep.to(m.device), record=True)
+        for layer, r in enumerate(rec.layers["cross"]):
+            probs = r.probs.float().cpu()  # (b, h, t, s)
+            strongest = probs[:, :, list(MONTH_DIGIT_ROWS), :].argmax(-1).numpy()  # (b, h, 2)
+            lo = np.array([spans[i][0] for i in idx])[:, None, None]
+            hi = np.array([spans[i][1] for i in idx])[:, None, None]
+            inside = ((strongest >= lo) & (strongest < hi)).all(-1)  # (b, h)
+            hits[layer] += inside.sum(0)
+    scores = hits / max(len(keep_idx), 1)
+    layer, head = np.unravel_index(scores.argmax(), scores.shape)
+    return {"layer": int(layer), "head": int(head), "score": round(float(scores.max()), 4),
+            "examples": len(keep_idx), "per_head": np.round(scores, 4).tolist()}
+
+
+def evaluate_dates(m: api.LoadedModel, pairs: list[tuple[str, str]], beam: int = 3) -> dict:
+    sources = [s for s, _ in pairs]
+    outputs = greedy_batch(m, sources)
+    exact = float(np.mean([o == e for o, (_, e) in zip(outputs, pairs)]))
+    wrong = [(s, e, o) for o, (s, e) in zip(outputs, pairs) if o != e]
+    result = {"examples": len(pairs), "exact_match": round(exact, 4), "errors": wrong[:10]}
+    sample = pairs[:200]
+    beam_exact = np.mean([m.translate(s, beam=beam) == e for s, e in sample])
+    result[f"exact_match_beam{beam}_first200"] = round(float(beam_exact), 4)
+    result["best_cross_head"] = month_alignment(m, sources, outputs)
+    return result
+
+
+def run(name: str, data: Path | None = None, assets: Path = api.ASSETS) -> dict:
+    m = api.load(name, assets=assets)
+    if name == "dates":
+        if data:
+            pairs = [tuple(line.split("\t", 1)) for line in Path(data).read_text().splitlines() if "\t" in line]
+            pairs = [(s, e.strip()) for s, e in pairs]
+            return {"data": str(data), **evaluate_dates(m, pairs)}
+        result = {"data": "validation split (2000 dates never seen in training)",
+                  **evaluate_dates(m, dates.pairs(2000, split="validation", seed=1))}
+        independent = evaluate_dates(m, dates.independent_examples())
+        result["independent_examples"] = {k: independent[k] for k in ("examples", "exact_match", "errors")}
+        return result
+    if data:
+        lines, train_lines, source = Path(data).read_text().splitlines(), None, str(data)
+    else:
+        train_lines, lines = corpus.split(corpus.read_lines())
+        source = "validation split of the WordNet corpus"
+    evaluate = evaluate_lm if name == "lm" else evaluate_mlm
+    return {"data": source, **evaluate(m, [l for l in lines if l.strip()], train_lines)}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("name", choices=["lm", "mlm", "dates"])
+    parser.add_argument("--data", type=Path)
+    parser.add_argument("--write", action="store_true", help="store the result in assets/<name>/metrics.json")
+    args = parser.parse_args(argv)
+    torch.manual_seed(0)
+    try:
+        result = run(args.name, args.data)
+    except (CheckpointError, FileNotFoundError, ValueError) as e:
+        sys.exit(f"error: {e}")
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    if args.write:
+        path = api.ASSETS / args.name / "metrics.json"
+        metrics = json.loads(path.read_text()) if path.is_file() else {}
+        metrics["evaluation"] = result
+        path.write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""What training left beside a model: the loss curve, the snapshot steps, evaluation results.
+
+Reads assets/<name>/metrics.json, loss.csv and snapshots/ (written by model/train.py and
+model/evaluate.py). Missing files give empty values, never an exception: a model copied
+without its history still loads.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass
+class TrainingHistory:
+    """steps, train_loss, val_loss  (n,) float32 arrays from loss.csv (NaN where a value is missing)
+    snapshots   training steps that have saved weights, ascending
+    evaluation  metrics.json's "evaluation" block ({} if none)"""
+
+    steps: np.ndarray
+    train_loss: np.ndarray
+    val_loss: np.ndarray
+    snapshots: list[int] = field(default_factory=list)
+    evaluation: dict = field(default_factory=dict)
+
+    def loss_at(self, step: int) -> tuple[float, float] | None:
+        """(train, validation) loss logged at `step`, or None if that step was not logged."""
+        hits = np.flatnonzero(self.steps == step)
+        if not hits.size:
+            return None
+        return float(self.train_loss[hits[0]]), float(self.val_loss[hits[0]])
+
+
+def _number(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def read_history(directory: Path) -> TrainingHistory:
+    directory = Path(directory)
+    rows = []
+    loss_csv = directory / "loss.csv"
+    if loss_csv.is_file():
+        with open(loss_csv, newline="") as f:
+            rows = list(csv.DictReader(f))
+    metrics = {}
+    if (directory / "metrics.json").is_file():
+        try:
+            metrics = json.loads((directory / "metrics.json").read_text())
+        except json.JSONDecodeError:
+            metrics = {}
+    if not rows:  # fall back on the rows metrics.json keeps for the snapshots
+        rows = metrics.get("snapshots", [])
+    folder = directory / "snapshots"
+    snapshots = sorted(int(f.stem.split("_")[1]) for f in folder.glob("step_*.safetensors")) if folder.is_dir() else []
+    return TrainingHistory(
+        steps=np.array([int(_number(r.get("step"))) for r in rows], dtype=np.int64),
+        train_loss=np.array([_number(r.get("train_loss")) for r in rows], dtype=np.float32),
+        val_loss=np.array([_number(r.get("val_loss")) for r in rows], dtype=np.float32),
+        snapshots=snapshots,
+        evaluation=metrics.get("evaluation", {}) if isinstance(metrics.get("evaluation"), dict) else {},
+    )

@@ -1,0 +1,66 @@
+"""Shared fixtures: a synthetic WordNet folder and tiny models trained once per session."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+# Two cores are shared with a background training job: one thread avoids oversubscription
+# (several times faster for these tiny models).
+torch.set_num_threads(1)
+
+_WORDS = ["cat", "dog", "river", "stone", "garden", "lamp", "music", "cloud", "bread", "window",
+          "letter", "forest", "engine", "mirror", "candle", "island", "harbor", "ladder", "pencil", "violin"]
+_ADJECTIVES = ["small", "quiet", "bright", "heavy", "old", "warm", "green", "narrow", "gentle", "round"]
+_VERBS = ["holds", "carries", "covers", "follows", "lights", "opens", "feeds", "crosses", "keeps", "shows"]
+
+
+def wordnet_data_line(offset: int, word: str, gloss: str) -> str:
+    """One line in the format of WordNet's data.noun: header fields, then '| gloss'."""
+    return f"{offset:08d} 05 n 01 {word} 0 000 | {gloss}  "
+
+
+def synthetic_gloss_lines(n: int, seed: int = 0) -> list[str]:
+    """n data.noun lines, each a definition and a quoted example of a few words."""
+    rng = random.Random(seed)
+    lines = []
+    for i in range(n):
+        word = f"{rng.choice(_ADJECTIVES)}_{rng.choice(_WORDS)}"
+        definition = f"a {rng.choice(_ADJECTIVES)} {rng.choice(_WORDS)} that {rng.choice(_VERBS)} the {rng.choice(_WORDS)}"
+        example = f"the {rng.choice(_WORDS)} {rng.choice(_VERBS)} a {rng.choice(_ADJECTIVES)} {rng.choice(_WORDS)} number {i}"
+        lines.append(wordnet_data_line(1000 + i, word, f'{definition}; "{example}"'))
+    return lines
+
+
+@pytest.fixture(scope="session")
+def fixture_wordnet_dir(tmp_path_factory) -> Path:
+    """A WordNet-like folder: a licence header line plus ~300 synthetic synsets in data.noun."""
+    folder = tmp_path_factory.mktemp("wordnet")
+    header = "  1 This software and database is being provided to you, the LICENSEE ...  "
+    (folder / "data.noun").write_text("\n".join([header] + synthetic_gloss_lines(300)) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def empty_fortunes_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("no_fortunes")
+
+
+@pytest.fixture(scope="session")
+def tiny_trained_models(tmp_path_factory, fixture_wordnet_dir, empty_fortunes_dir) -> dict[str, Path]:
+    """tiny-lm, tiny-mlm and tiny-dates trained for their few preset steps; name -> output folder.
+
+    The two text models share one BPE tokenizer, kept one folder up from each model
+    (where the loader looks), trained on the fixture corpus."""
+    from model.train import train
+
+    root = tmp_path_factory.mktemp("tiny_models")
+    folders = {}
+    for name in ("tiny-lm", "tiny-mlm", "tiny-dates"):
+        out = root / name
+        train(name, out=out, tokenizer_path=root / "tokenizer.json", wordnet_dir=fixture_wordnet_dir,
+              fortunes_dir=empty_fortunes_dir, runs=root / "runs" / name)
+        folders[name] = out
+    return folders

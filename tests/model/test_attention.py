@@ -1,0 +1,181 @@
+"""The pure attention functions: probabilities, masks, scaling, temperature, and
+agreement with PyTorch's fused kernel."""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from model.attention import causal_mask, scaled_dot_product_attention, simple_self_attention
+
+
+def qkv(*shape, seed=0, s=None):
+    """Random q (…, t, d), k and v (…, s, d) in float32."""
+    gen = torch.Generator().manual_seed(seed)
+    *lead, t, d = shape
+    s = t if s is None else s
+    q = torch.randn(*lead, t, d, generator=gen)
+    k = torch.randn(*lead, s, d, generator=gen)
+    v = torch.randn(*lead, s, d, generator=gen)
+    return q, k, v
+
+
+def test_causal_mask_is_lower_triangular():
+    expected = torch.tensor([[1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool)
+    assert torch.equal(causal_mask(3), expected)
+
+
+def test_causal_mask_with_more_keys_than_queries_aligns_the_last_query_with_the_last_key():
+    # 2 new queries after 2 earlier keys: query 0 is position 2, so it sees keys 0..2.
+    expected = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.bool)
+    assert torch.equal(causal_mask(2, 4), expected)
+
+
+@pytest.mark.parametrize("mask", [None, "causal"])
+@pytest.mark.parametrize("temperature", [0.5, 1.0, 3.0])
+def test_every_probability_row_sums_to_one(mask, temperature):
+    q, k, v = qkv(2, 3, 6, 4, seed=1)
+    m = causal_mask(6) if mask == "causal" else None
+    att = scaled_dot_product_attention(q, k, v, m, temperature=temperature)
+    assert att.probs.shape == (2, 3, 6, 6)
+    torch.testing.assert_close(att.probs.sum(-1), torch.ones(2, 3, 6))
+    assert (att.probs >= 0).all()
+
+
+def test_causal_mask_gives_exact_zeros_above_the_diagonal_and_first_query_sees_only_itself():
+    q, k, v = qkv(2, 3, 7, 4, seed=2)
+    att = scaled_dot_product_attention(q, k, v, causal_mask(7))
+    above = torch.ones(7, 7, dtype=torch.bool).triu(1)
+    assert (att.probs[..., above] == 0).all(), "masked keys must get exactly zero weight"
+    first_row = torch.zeros(7)
+    first_row[0] = 1.0
+    assert torch.equal(att.probs[..., 0, :], first_row.expand(2, 3, 7))
+    # the first output is exactly the first value vector
+    torch.testing.assert_close(att.output[..., 0, :], v[..., 0, :])
+
+
+def test_scores_are_the_raw_dot_products_before_scaling_and_masking():
+    q, k, v = qkv(2, 5, 4, seed=3)
+    att = scaled_dot_product_attention(q, k, v, causal_mask(5))
+    torch.testing.assert_close(att.scores, q @ k.transpose(-2, -1))
+    assert torch.isfinite(att.scores).all(), "the mask must not leak into the raw scores"
+
+
+def random_mask(t, s, seed):
+    gen = torch.Generator().manual_seed(seed)
+    mask = torch.rand(t, s, generator=gen) < 0.6
+    mask[:, 0] = True  # every query must see at least one key
+    return mask
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "random", "rectangular"])
+def test_matches_torch_scaled_dot_product_attention(mask_kind):
+    t, s = 5, (7 if mask_kind == "rectangular" else 5)
+    q, k, v = qkv(2, 4, t, 8, seed=4, s=s)
+    mask = {"none": None, "causal": causal_mask(t), "random": random_mask(t, s, 5),
+            "rectangular": random_mask(t, s, 6)}[mask_kind]
+    ours = scaled_dot_product_attention(q, k, v, mask)
+    reference = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    torch.testing.assert_close(ours.output, reference, atol=1e-6, rtol=1e-5)
+
+
+def test_matches_torch_is_causal_flag():
+    q, k, v = qkv(3, 2, 6, 4, seed=7)
+    ours = scaled_dot_product_attention(q, k, v, causal_mask(6))
+    reference = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    torch.testing.assert_close(ours.output, reference, atol=1e-6, rtol=1e-5)
+
+
+def test_scale_false_and_temperature_match_torch_with_an_explicit_scale():
+    q, k, v = qkv(2, 2, 5, 16, seed=8)
+    mask = causal_mask(5)
+    unscaled = scaled_dot_product_attention(q, k, v, mask, scale=False)
+    torch.testing.assert_close(unscaled.output, F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1.0),
+                               atol=1e-6, rtol=1e-5)
+    hot = scaled_dot_product_attention(q, k, v, mask, temperature=2.5)
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1 / (math.sqrt(16) * 2.5))
+    torch.testing.assert_close(hot.output, expected, atol=1e-6, rtol=1e-5)
+
+
+def test_scale_false_means_no_division_by_sqrt_d():
+    q, k, v = qkv(4, 9, seed=9)
+    by_hand = torch.softmax(q @ k.T, dim=-1)
+    torch.testing.assert_close(scaled_dot_product_attention(q, k, v, scale=False).probs, by_hand)
+    scaled = torch.softmax(q @ k.T / 3.0, dim=-1)  # sqrt(9) = 3
+    torch.testing.assert_close(scaled_dot_product_attention(q, k, v).probs, scaled)
+    assert not torch.allclose(by_hand, scaled)
+
+
+def test_temperature_towards_zero_approaches_hard_argmax_attention():
+    q, k, v = qkv(2, 6, 4, seed=10)
+    mask = causal_mask(6)
+    att = scaled_dot_product_attention(q, k, v, mask, temperature=1e-6)
+    winners = att.scores.masked_fill(~mask, float("-inf")).argmax(-1)  # (2, 6)
+    one_hot = F.one_hot(winners, 6).float()
+    torch.testing.assert_close(att.probs, one_hot, atol=1e-5, rtol=0)
+    # … and the output is the winning value vector
+    torch.testing.assert_close(att.output, torch.stack([v[b, winners[b]] for b in range(2)]), atol=1e-5, rtol=0)
+
+
+def test_temperature_towards_infinity_is_uniform_over_allowed_keys():
+    q, k, v = qkv(2, 6, 4, seed=11)
+    mask = causal_mask(6)
+    att = scaled_dot_product_attention(q, k, v, mask, temperature=1e7)
+    uniform = mask.float() / mask.sum(-1, keepdim=True)
+    torch.testing.assert_close(att.probs, uniform.expand(2, 6, 6), atol=1e-5, rtol=0)
+    # the output of query i is the mean of values 0..i
+    means = torch.cumsum(v, dim=-2) / torch.arange(1, 7)[:, None]
+    torch.testing.assert_close(att.output, means, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("temperature", [0.0, -1.0])
+def test_temperature_must_be_positive(temperature):
+    q, k, v = qkv(3, 4)
+    with pytest.raises(ValueError, match="temperature"):
+        scaled_dot_product_attention(q, k, v, temperature=temperature)
+
+
+def test_dropout_acts_only_in_training_and_never_on_the_returned_probabilities():
+    q, k, v = qkv(2, 8, 4, seed=12)
+    plain = scaled_dot_product_attention(q, k, v)
+    off = scaled_dot_product_attention(q, k, v, dropout=0.5, training=False)
+    assert torch.equal(off.output, plain.output)
+    torch.manual_seed(0)
+    on = scaled_dot_product_attention(q, k, v, dropout=0.5, training=True)
+    assert not torch.allclose(on.output, plain.output)
+    assert torch.equal(on.probs, plain.probs), "probs shown to students are the undropped weights"
+
+
+def test_simple_self_attention_is_softmax_of_x_x_transpose():
+    x = torch.randn(2, 5, 3, generator=torch.Generator().manual_seed(13))
+    att = simple_self_attention(x)
+    expected = torch.softmax(x @ x.transpose(-2, -1), dim=-1)
+    torch.testing.assert_close(att.probs, expected)
+    torch.testing.assert_close(att.output, expected @ x)
+    torch.testing.assert_close(att.probs.sum(-1), torch.ones(2, 5))
+    assert att.mask is None
+
+
+def test_simple_self_attention_by_hand():
+    # x = identity rows: x xᵀ = I, so each token keeps e/(e+1) of itself.
+    x = torch.eye(2)
+    att = simple_self_attention(x)
+    own, other = math.e / (math.e + 1), 1 / (math.e + 1)
+    torch.testing.assert_close(att.probs, torch.tensor([[own, other], [other, own]]))
+    torch.testing.assert_close(att.output, torch.tensor([[own, other], [other, own]]))
+
+
+def test_simple_self_attention_has_no_parameters():
+    import inspect
+
+    assert list(inspect.signature(simple_self_attention).parameters) == ["x"]
+    assert not isinstance(simple_self_attention, torch.nn.Module)
+    # nothing learned: the same input always gives the same output
+    x = torch.randn(4, 3)
+    assert torch.equal(simple_self_attention(x).output, simple_self_attention(x.clone()).output)
+
+
+def test_simple_self_attention_is_permutation_equivariant():
+    x = torch.randn(6, 4, generator=torch.Generator().manual_seed(14))
+    perm = torch.tensor([3, 0, 5, 1, 4, 2])
+    torch.testing.assert_close(simple_self_attention(x[perm]).output, simple_self_attention(x).output[perm])

@@ -1,0 +1,164 @@
+"""The model registry: load every shipped model once, remember per-model load errors,
+cache traces, and check user input with friendly messages.
+
+Pure Python (no Gradio): handlers turn `InputError` into `gr.Error`, and tests call these
+helpers directly.
+
+    registry = ModelRegistry.load()               # assets/ or $ATTENTION_ASSETS
+    registry.available                             # names that loaded
+    registry.errors                                # name -> message for those that did not
+    trace = registry.trace("lm", "The cat sat")   # cached, thread-safe
+"""
+from __future__ import annotations
+
+import os
+import threading
+import unicodedata
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from model import api
+from model.checkpoint import CheckpointError
+from model.presets import SHIPPED
+from model.trace import AttentionTrace, Trace
+
+MAX_CHARS = 2000  # server-side limit: the browser's max_length is only a hint
+CACHE_SIZE = 64
+ASSETS_ENV = "ATTENTION_ASSETS"
+
+# Which attention kinds each architecture records, in the order a lecture meets them.
+KINDS_BY_ARCH = {"decoder": ("self",), "encoder": ("self",), "encoder-decoder": ("encoder", "decoder", "cross")}
+KIND_LABELS = {"self": "self-attention", "encoder": "encoder self-attention",
+               "decoder": "decoder self-attention (masked)", "cross": "cross-attention (decoder → encoder)"}
+
+
+class InputError(ValueError):
+    """Input the app cannot use; the message is written for the person who typed it."""
+
+
+def assets_dir(assets: str | Path | None = None) -> Path:
+    """The folder holding the trained models: the argument, else $ATTENTION_ASSETS, else ./assets."""
+    if assets is not None:
+        return Path(assets)
+    return Path(os.environ[ASSETS_ENV]) if os.environ.get(ASSETS_ENV) else api.ASSETS
+
+
+def clean_text(text, max_chars: int = MAX_CHARS) -> str:
+    """The text as the models should read it, or InputError saying what to change.
+
+    Control characters (NUL, escapes) are dropped, newlines and tabs become spaces;
+    emoji, CJK and HTML pass through untouched (the tokenizer handles them as bytes)."""
+    if text is None:
+        raise InputError("Type a sentence first.")
+    if not isinstance(text, str):
+        raise InputError(f"The text must be a string, not {type(text).__name__}.")
+    if len(text) > max_chars:
+        raise InputError(f"The text is {len(text)} characters long; the demo reads at most {max_chars}. "
+                         "Shorten it and try again.")
+    text = "".join(" " if c in "\n\r\t" else c for c in text
+                   if c in "\n\r\t" or unicodedata.category(c) not in ("Cc", "Cs"))
+    text = " ".join(text.split()) if text.strip() else ""
+    if not text:
+        raise InputError("Type a sentence first: the text box is empty.")
+    return text
+
+
+def check_index(value, count: int, what: str) -> int:
+    """A 1-based layer/head number from the UI or the API as a 0-based index, or InputError."""
+    if isinstance(value, bool) or value is None:
+        raise InputError(f"Choose a {what} between 1 and {count}.")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"The {what} must be a number between 1 and {count}, not {value!r}.") from None
+    if number != int(number) or not 1 <= number <= count:
+        raise InputError(f"This model has {count} {what}s: choose a {what} between 1 and {count} (got {value!r}).")
+    return int(number) - 1
+
+
+@dataclass
+class ModelRegistry:
+    """Every shipped model, loaded once at start and only read afterwards (safe to share between users).
+
+    models   name -> api.LoadedModel for those that loaded
+    errors   name -> a friendly message for those that did not (missing or damaged files)
+    """
+
+    assets: Path
+    models: dict[str, api.LoadedModel] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    cache_size: int = CACHE_SIZE
+    _cache: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def load(cls, assets: str | Path | None = None, names=SHIPPED, device=None) -> "ModelRegistry":
+        registry = cls(assets_dir(assets))
+        for name in names:
+            try:
+                registry.models[name] = api.load(name, registry.assets, device=device)
+            except (CheckpointError, OSError, ValueError) as e:
+                registry.errors[name] = f"The {name} model could not be loaded: {e}"
+        return registry
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every model the UI offers, loaded or not (a broken one shows its error when chosen)."""
+        return tuple(n for n in SHIPPED if n in self.models or n in self.errors) or tuple(self.models)
+
+    @property
+    def available(self) -> list[str]:
+        return [n for n in self.names if n in self.models]
+
+    @property
+    def default(self) -> str | None:
+        return self.available[0] if self.available else None
+
+    def get(self, name) -> api.LoadedModel:
+        """The loaded model, or InputError with the reason it cannot be used."""
+        if name in self.models:
+            return self.models[name]
+        if name in self.errors:
+            raise InputError(self.errors[name])
+        choices = ", ".join(self.names) or "none are installed"
+        raise InputError(f"Unknown model {name!r}: choose one of {choices}.")
+
+    def arch(self, name) -> str:
+        return self.get(name).arch
+
+    def kinds(self, name) -> tuple[str, ...]:
+        """The attention kinds this model has: ("self",) or ("encoder", "decoder", "cross")."""
+        return KINDS_BY_ARCH[self.arch(name)]
+
+    def trace(self, name, text) -> Trace:
+        """The model's trace of `text` (cleaned and checked), from an LRU cache keyed by (model, text)."""
+        model = self.get(name)
+        text = clean_text(text)
+        key = (name, text)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        try:
+            result = model.trace(text)
+        except ValueError as e:  # e.g. nothing the dates model can read
+            raise InputError(str(e)) from e
+        if not result.tokens:
+            raise InputError("The model found no tokens in this text; type some words.")
+        with self._lock:
+            self._cache[key] = result
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return result
+
+    def attention(self, name, text, kind: str | None = None) -> AttentionTrace:
+        """One kind of attention from the cached trace; kind defaults to the model's first."""
+        trace = self.trace(name, text)
+        kind = kind if kind in trace.attention else next(iter(trace.attention))
+        return trace.attention[kind]
+
+    def layer_head(self, name, text, layer, head, kind: str | None = None) -> tuple[AttentionTrace, int, int]:
+        """The attention plus 0-based (layer, head) from 1-based UI numbers, checked against the model."""
+        att = self.attention(name, text, kind)
+        return att, check_index(layer, att.n_layers, "layer"), check_index(head, att.n_heads, "head")

@@ -1,0 +1,145 @@
+"""Attention heatmaps: one head in detail, every head tiled in one figure, per-layer averages.
+
+Rows are queries (the token doing the looking), columns are keys (the tokens looked at).
+The colour scale is fixed to 0..1 so heads can be compared by eye.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.labels import axis_ticks, head_name, token_labels
+
+COLORSCALE = "Blues"
+MASKED_COLOR = "#eeeeee"  # NaN cells (keys a query may not see) show the plot background
+
+
+def _check(probs, ndim: int, what: str, queries=None, keys=None) -> np.ndarray:
+    probs = np.asarray(probs)
+    if probs.ndim != ndim:
+        raise ValueError(f"{what} must have {ndim} dimensions, got shape {probs.shape}; "
+                         f"pass trace.attention[kind].probs{'' if ndim == 4 else '[layer, head]'}")
+    t, s = probs.shape[-2:]
+    if queries is not None and len(queries) != t:
+        raise ValueError(f"{len(queries)} query labels for {t} query rows: pass one label per row (attention.queries)")
+    if keys is not None and len(keys) != s:
+        raise ValueError(f"{len(keys)} key labels for {s} key columns: pass one label per column (attention.keys)")
+    return probs.astype(np.float32, copy=False)
+
+
+def _masked(probs: np.ndarray, mask) -> np.ndarray:
+    """probs with NaN where mask is False (drawn as background, so the mask itself is visible)."""
+    if mask is None:
+        return probs
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != probs.shape[-2:]:
+        raise ValueError(f"mask shape {mask.shape} does not match attention (t, s) = {probs.shape[-2:]}")
+    return np.where(mask, probs, np.float32(np.nan)).astype(np.float32)
+
+
+def _layout(title: str, height: int, font_size: int, **extra) -> dict:
+    """Shared layout as one dict: building the figure in one go is much faster than many update_* calls."""
+    return dict(
+        title=dict(text=title, x=0.01, font=dict(size=font_size + 4)), height=height, font=dict(size=font_size),
+        margin=dict(l=10, r=10, t=50 + 2 * font_size, b=10), plot_bgcolor=MASKED_COLOR, paper_bgcolor="white",
+        hoverlabel=dict(font=dict(size=font_size + 2)), **extra,
+    )
+
+
+def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_size: int = 12,
+                      height: int | None = None) -> go.Figure:
+    """One head's attention as a heatmap.
+
+    probs    (t, s) weights in 0..1, each row a query's distribution over keys
+    queries  t labels (rows, top to bottom); keys: s labels (columns)
+    mask     optional (t, s) bool; False cells are left blank (e.g. the future in a causal model)
+    Hover reads "query → key: weight"; tokens are escaped and placed by position.
+    """
+    probs = _masked(_check(probs, 2, "probs", queries, keys), mask)
+    t, s = probs.shape
+    q_labels, k_labels = token_labels(queries), token_labels(keys)
+    hover = np.array([[f"{q} → {k}" for k in k_labels] for q in q_labels], dtype=object)
+    height = height or int(min(1000, max(380, 22 * t * (1 + font_size / 40) + 220)))
+    heatmap = go.Heatmap(
+        z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
+        text=hover, hovertemplate="%{text}: %{z:.3f}<extra></extra>", xgap=1, ygap=1,
+        colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8),
+    )
+    layout = _layout(
+        title, height, font_size,
+        xaxis=dict(**axis_ticks(keys), side="top", tickangle=-60, title=dict(text="keys (looked at)"),
+                   showgrid=False, constrain="domain"),
+        yaxis=dict(**axis_ticks(queries), autorange="reversed", title=dict(text="queries (looking)"),
+                   showgrid=False, scaleanchor="x", constrain="domain"),
+    )
+    return go.Figure(data=[heatmap], layout=layout)
+
+
+def layer_average(probs) -> np.ndarray:
+    """(L, H, t, s) -> (L, t, s): each layer's attention averaged over its heads (rows still sum to 1)."""
+    probs = _check(probs, 4, "probs")
+    return probs.mean(axis=1)
+
+
+def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12, tile_px: int = 170) -> go.Figure:
+    """Many (t, s) maps tiled into ONE heatmap trace with one shared 0..1 colour scale.
+
+    tiles  (R, C, t, s): R rows and C columns of maps
+    names  R lists of C tile labels, written above each tile and shown in the hover
+    The tiles are copied into a single big matrix with blank (NaN) gaps: one trace is far
+    cheaper to build and draw than R*C subplots.
+    """
+    tiles = _check(tiles, 4, "tiles")
+    rows, cols, t, s = tiles.shape
+    if len(names) != rows or any(len(r) != cols for r in names):
+        raise ValueError(f"names must be {rows} lists of {cols} labels, one per tile")
+    tiles = _masked(tiles, mask)
+    gap_x = max(1, round(0.12 * s))
+    label_rows = int(np.ceil(1.6 * font_size / (tile_px / max(t, 1)))) + 1  # room for "L1 H2" above a tile
+    step_x, step_y = s + gap_x, t + label_rows
+    big = np.full((rows * step_y, cols * step_x - gap_x), np.nan, dtype=np.float32)
+    # customdata: query and key position (1-based) for the hover; uint8 keeps the payload small
+    where = np.zeros(big.shape + (2,), dtype=np.uint8 if max(t, s) < 256 else np.uint16)
+    q_idx, k_idx = np.meshgrid(np.arange(1, t + 1), np.arange(1, s + 1), indexing="ij")
+    annotations = []
+    for r in range(rows):
+        for c in range(cols):
+            y0, x0 = r * step_y + label_rows, c * step_x
+            big[y0:y0 + t, x0:x0 + s] = tiles[r, c]
+            where[y0:y0 + t, x0:x0 + s] = np.stack([q_idx, k_idx], -1)
+            annotations.append(dict(x=x0 + (s - 1) / 2, y=y0 - 0.6, yanchor="bottom", showarrow=False,
+                                    text=f"<b>{names[r][c]}</b>", font=dict(size=font_size)))
+    flat_names = [name for row in names for name in row]
+    heatmap = go.Heatmap(
+        z=big, zmin=0.0, zmax=1.0, colorscale=COLORSCALE, customdata=where, hoverongaps=False,
+        hovertemplate="query %{customdata[0]} → key %{customdata[1]}: %{z:.3f}<extra></extra>",
+        colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8),
+    )
+    height = int(rows * step_y * tile_px / max(t, 1) + 60 + 3 * font_size)
+    layout = _layout(
+        title, height, font_size, annotations=annotations, meta=dict(tiles=flat_names),
+        xaxis=dict(visible=False, constrain="domain", range=[-0.5, big.shape[1] - 0.5]),
+        yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
+    )
+    layout["plot_bgcolor"] = "white"
+    return go.Figure(data=[heatmap], layout=layout)
+
+
+def all_heads_grid(probs, queries=None, keys=None, title: str = "Every head: rows are layers, columns are heads",
+                   mask=None, font_size: int = 12) -> go.Figure:
+    """Every layer × head of one attention kind in one tiled figure, tiles named 'L1 H2'.
+
+    probs  (L, H, t, s); queries/keys (optional) are only checked against t and s
+    """
+    probs = _check(probs, 4, "probs", queries, keys)
+    n_layers, n_heads = probs.shape[:2]
+    names = [[head_name(layer, head) for head in range(n_heads)] for layer in range(n_layers)]
+    return tiled_heatmap(probs, names, title, mask=mask, font_size=font_size)
+
+
+def layer_average_grid(probs, title: str = "Average over heads, per layer", mask=None,
+                       font_size: int = 12) -> go.Figure:
+    """Each layer's head-averaged attention side by side: probs (L, H, t, s) -> one row of L tiles."""
+    average = layer_average(probs)  # (L, t, s)
+    names = [[f"L{layer + 1} mean" for layer in range(average.shape[0])]]
+    return tiled_heatmap(average[None], names, title, mask=mask, font_size=font_size)

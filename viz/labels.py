@@ -1,0 +1,50 @@
+"""Token labels for Plotly axes and hovers.
+
+Plotly reads a subset of HTML in text, so a token like "<s>" or "</b>" would vanish or
+restyle the label: every label is escaped here. And a categorical axis merges repeated
+tokens ("the" ... "the"), so heatmaps sit on integer positions and show tokens via
+tickvals/ticktext.
+"""
+from __future__ import annotations
+
+import html
+import unicodedata
+
+EMPTY = "∅"
+
+
+def token_label(token) -> str:
+    """One token as safe, visible Plotly text: HTML escaped, control characters shown as \\xNN."""
+    text = str(token)
+    text = "".join(c if unicodedata.category(c)[0] != "C" else f"\\x{ord(c):02x}" for c in text)
+    if not text.strip():
+        text = repr(text)[1:-1] if text else EMPTY
+    return html.escape(text, quote=False)
+
+
+def token_labels(tokens) -> list[str]:
+    """token_label for every token, in order (repeats kept: position tells them apart)."""
+    return [token_label(t) for t in tokens]
+
+
+def axis_ticks(tokens, offset: int = 0) -> dict:
+    """Axis settings placing token i at integer position offset+i with its escaped label.
+
+    Use as `fig.update_xaxes(**axis_ticks(keys))`."""
+    return dict(tickmode="array", tickvals=list(range(offset, offset + len(tokens))), ticktext=token_labels(tokens))
+
+
+def head_name(layer: int, head: int) -> str:
+    """'L1 H2' from 0-based indices: people count layers and heads from 1."""
+    return f"L{layer + 1} H{head + 1}"
+
+
+def parse_head_name(name: str) -> tuple[int, int]:
+    """0-based (layer, head) from 'L1 H2'; ValueError if the text is not in that form."""
+    try:
+        layer, head = str(name).upper().split()
+        if layer[0] != "L" or head[0] != "H":
+            raise ValueError
+        return int(layer[1:]) - 1, int(head[1:]) - 1
+    except (ValueError, IndexError):
+        raise ValueError(f"expected a head name like 'L1 H2', got {name!r}") from None

@@ -1,0 +1,119 @@
+"""Positional encoding: the sinusoid table, chosen dimensions as waves, how similar
+positions are, learned versus fixed vectors, and what a position adds to each token.
+
+Tables are (positions n, dimensions k) float arrays; `t` is the current sentence's
+length, marked on every figure.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.panels import Panel, heatmap_row
+
+SENTENCE_COLOR = "#ff7f0e"
+
+
+def _mark_sentence(fig: go.Figure, t: int, n_cols: int, row: int = 1, col: int = 1, horizontal_only=True):
+    """An orange frame around the rows (positions) the current sentence uses."""
+    axis = "" if col == 1 else str(col)
+    fig.add_shape(type="rect", x0=-0.5, x1=n_cols - 0.5, y0=-0.5, y1=t - 0.5, xref=f"x{axis}", yref=f"y{axis}",
+                  line=dict(color=SENTENCE_COLOR, width=2))
+    if not horizontal_only:
+        fig.add_shape(type="rect", x0=-0.5, x1=t - 0.5, y0=-0.5, y1=t - 0.5, xref=f"x{axis}", yref=f"y{axis}",
+                      line=dict(color=SENTENCE_COLOR, width=2))
+    return fig
+
+
+def tables_figure(tables: dict, t: int, font_size: int = 12) -> go.Figure:
+    """Each named (n, k) table as a positions × dimensions heatmap, the sentence's positions framed."""
+    if not tables:
+        raise ValueError("tables_figure needs at least one table")
+    panels = [Panel(np.asarray(table, np.float32), name, None, None, value="value", row_title="position",
+                    col_title="dimension") for name, table in tables.items()]
+    fig = heatmap_row(panels, title="Position vectors: one row per position (orange: this sentence)",
+                      font_size=font_size, height=520)
+    for i, table in enumerate(tables.values(), start=1):
+        _mark_sentence(fig, min(t, len(table)), np.shape(table)[1], col=i)
+    return fig
+
+
+def waves_figure(table, dims, t: int, font_size: int = 12) -> go.Figure:
+    """PE[:, dim] against position for the chosen dimensions; dots on the sentence's positions."""
+    table = np.asarray(table, np.float32)
+    n, k = table.shape
+    bad = [d for d in dims if not 0 <= d < k]
+    if bad or not dims:
+        raise ValueError(f"dimensions must be between 0 and {k - 1}; got {list(dims)}")
+    fig = go.Figure()
+    positions = np.arange(n)
+    for d in dims:
+        fig.add_trace(go.Scatter(x=positions, y=table[:, d], mode="lines", name=f"dim {d}",
+                                 hovertemplate=f"dim {d}<br>position %{{x}}: %{{y:.3f}}<extra></extra>"))
+    shown = positions[: min(t, n)]
+    for d in dims:
+        fig.add_trace(go.Scatter(x=shown, y=table[shown, d], mode="markers", showlegend=False,
+                                 marker=dict(color=SENTENCE_COLOR, size=6), hoverinfo="skip"))
+    fig.update_layout(
+        title=dict(text="Sinusoids: low dimensions wave fast, high dimensions slowly (dots: this sentence)", x=0.01,
+                   font=dict(size=font_size + 4)),
+        height=380, font=dict(size=font_size), xaxis_title="position", yaxis_title="value",
+        margin=dict(l=10, r=10, t=60 + 2 * font_size, b=10), paper_bgcolor="white",
+    )
+    return fig
+
+
+def similarity_figure(similarities: dict, t: int, font_size: int = 12) -> go.Figure:
+    """Named (n, n) cosine similarity matrices between positions, the sentence's block framed."""
+    panels = [Panel(np.asarray(s, np.float32), name, None, None, value="cosine similarity", row_title="position",
+                    col_title="position") for name, s in similarities.items()]
+    fig = heatmap_row(panels, title="How alike are two positions? (cosine similarity of their vectors)",
+                      font_size=font_size, height=520)
+    for i, s in enumerate(similarities.values(), start=1):
+        _mark_sentence(fig, min(t, len(s)), min(t, len(s)), col=i)
+    return fig
+
+
+def addition_figure(token_embeddings, position_embeddings, tokens, font_size: int = 12) -> go.Figure:
+    """token embedding + position vector = what the first layer reads, for each token (t, k)."""
+    tok = np.asarray(token_embeddings, np.float32)
+    pos = np.asarray(position_embeddings, np.float32)
+    if tok.shape != pos.shape:
+        raise ValueError(f"token embeddings {tok.shape} and position vectors {pos.shape} must match")
+    panels = [
+        Panel(tok, "token embedding", tokens, None, value="value", col_title="dimension"),
+        Panel(pos, "+ position vector", tokens, None, value="value", col_title="dimension"),
+        Panel(tok + pos, "= input to layer 1", tokens, None, value="value", col_title="dimension"),
+    ]
+    return heatmap_row(panels, title="What the position adds to each token", font_size=font_size)
+
+
+def _order_panels(demo) -> list[list[Panel]]:
+    """For no positions and with positions: original, shuffled, and shuffled put back in order."""
+    tokens, shuffled = demo.tokens, demo.shuffled_tokens
+    rows = []
+    for label, original, mixed in (("no positions", demo.plain, demo.plain_shuffled),
+                                   ("with positions", demo.positioned, demo.positioned_shuffled)):
+        rows.append([
+            Panel(original, f"{label}: original", tokens, tokens, signed=False, value="weight"),
+            Panel(mixed, f"{label}: shuffled", shuffled, shuffled, signed=False, value="weight"),
+            Panel(demo.put_back(mixed), f"{label}: shuffled, put back", tokens, tokens, signed=False,
+                  value="weight"),
+        ])
+    return rows
+
+
+def order_figures(demo, font_size: int = 12) -> tuple[go.Figure, go.Figure]:
+    """Weights of one first-layer head without and with positions, for the original and the
+    shuffled sentence, and the shuffled weights put back into the original order.
+
+    demo: model.order.OrderDemo (tokens, shuffled_tokens, plain*, positioned*, put_back)."""
+    rows = _order_panels(demo)
+    where = f"{demo.layer_name}, head {demo.head + 1}"
+    plain = heatmap_row(rows[0], title=f"Without positions ({where}): the same weights, permuted "
+                                       f"(largest difference after putting back: {demo.plain_difference:.1e})",
+                        font_size=font_size, colorbars=False)
+    positioned = heatmap_row(rows[1], title=f"With positions: order changes the weights "
+                                            f"(largest difference after putting back: {demo.positioned_difference:.2f})",
+                             font_size=font_size, colorbars=False)
+    return plain, positioned

@@ -1,0 +1,88 @@
+"""Per-head statistics: what each head mostly does, in numbers and in a plain-language label."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from viz.labels import head_name
+
+CLEAR = 0.5  # a head "clearly does one thing" when that thing gets at least half its attention
+BROAD = 0.8  # ... or spreads out: entropy at least 80% of the most it could be
+
+COLUMNS = ["head", "layer", "head_in_layer", "entropy_bits", "spread", "mean_distance", "previous", "first", "self",
+           "label"]
+
+
+def head_stats(probs, mask=None, aligned: bool | None = None) -> pd.DataFrame:
+    """One row per head with averages over query rows.
+
+    probs    (L, H, t, s) attention weights, rows summing to 1
+    mask     optional (t, s) bool, True where a query may attend; sets how many keys each
+             row could spread over (for `spread`). Defaults to all keys.
+    aligned  True when query i and key i are the same token (self-attention); then the
+             previous/self/distance columns are filled. Defaults to t == s. For cross-attention
+             pass False: those columns are NaN.
+
+    Columns: head ('L1 H2'), layer and head_in_layer (1-based), entropy_bits (mean row entropy),
+    spread (entropy / its maximum, 0 = one key, 1 = uniform), mean_distance (|query - key| in
+    tokens, attention-weighted), previous (mass on key i-1), first (mass on key 0), self (mass
+    on key i), label: "previous-token", "first-token sink", "self", "broad" or "mixed".
+    The first query row is left out of the averages: in a causal model it has only one choice.
+    """
+    probs = np.asarray(probs, dtype=np.float64)
+    if probs.ndim != 4:
+        raise ValueError(f"probs must be (L, H, t, s), got shape {probs.shape}; pass trace.attention[kind].probs")
+    n_layers, n_heads, t, s = probs.shape
+    aligned = (t == s) if aligned is None else aligned
+    if aligned and t != s:
+        raise ValueError(f"aligned=True needs square attention, got t={t}, s={s}; pass aligned=False for cross-attention")
+    mask = np.ones((t, s), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    if mask.shape != (t, s):
+        raise ValueError(f"mask shape {mask.shape} does not match attention (t, s) = {(t, s)}")
+
+    rows = slice(1, None) if t > 1 else slice(None)
+    p = probs[:, :, rows]  # (L, H, r, s)
+    query_pos = np.arange(t)[rows]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -(np.where(p > 0, p * np.log2(p), 0.0)).sum(-1)  # (L, H, r)
+        choices = mask[rows].sum(-1)  # (r,)
+        max_entropy = np.log2(np.maximum(choices, 1))
+        spread = np.where(max_entropy > 0, entropy / np.where(max_entropy > 0, max_entropy, 1), np.nan)
+    first = p[..., 0].mean(-1)
+    nan = np.full((n_layers, n_heads), np.nan)
+    if aligned:
+        distance = np.abs(query_pos[:, None] - np.arange(s)[None, :])  # (r, s)
+        mean_distance = (p * distance).sum(-1).mean(-1)
+        self_mass = p[..., np.arange(len(query_pos)), query_pos].mean(-1)
+        previous = p[..., np.arange(len(query_pos)), np.maximum(query_pos - 1, 0)].mean(-1) if t > 1 else nan
+    else:
+        mean_distance, self_mass, previous = nan, nan, nan
+
+    records = []
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            values = dict(previous=previous[layer, head], first=first[layer, head], self=self_mass[layer, head])
+            records.append(dict(
+                head=head_name(layer, head), layer=layer + 1, head_in_layer=head + 1,
+                entropy_bits=entropy[layer, head].mean(), spread=np.nanmean(spread[layer, head])
+                if np.isfinite(spread[layer, head]).any() else np.nan,
+                mean_distance=mean_distance[layer, head], **values,
+            ))
+            records[-1]["label"] = label(records[-1])
+    frame = pd.DataFrame.from_records(records, columns=COLUMNS)
+    numeric = ["entropy_bits", "spread", "mean_distance", "previous", "first", "self"]
+    frame[numeric] = frame[numeric].astype(float).round(3)
+    return frame
+
+
+def label(row: dict) -> str:
+    """A plain-language name for a head that clearly does one thing, else "mixed"."""
+    candidates = {"previous-token": row["previous"], "first-token sink": row["first"], "self": row["self"]}
+    candidates = {k: v for k, v in candidates.items() if v is not None and np.isfinite(v)}
+    if candidates:
+        name, mass = max(candidates.items(), key=lambda kv: kv[1])
+        if mass >= CLEAR:
+            return name
+    if row["spread"] is not None and np.isfinite(row["spread"]) and row["spread"] >= BROAD:
+        return "broad"
+    return "mixed"

@@ -1,0 +1,83 @@
+"""The "step by step" view: one head's attention, one operation at a time.
+
+Takes arrays only: the head's q, k, v (tokens × dims) and an AttentionSteps-like
+object (any object with scores, scaled, masked, probs, output, mask, factor,
+temperature, entropy, max_entropy arrays/values; see model/steps.py).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.heatmap import attention_heatmap
+from viz.panels import Panel, heatmap_row
+
+HARD, UNIFORM = 0.15, 0.85  # mean entropy / its uniform maximum: below is "nearly one-hot", above "nearly uniform"
+
+
+def parameter_free_figure(probs, tokens, font_size: int = 12, scaled: bool = False) -> go.Figure:
+    """softmax(X Xᵀ) on the layer's input vectors: attention before any learned parameters."""
+    how = "softmax(X Xᵀ / √k)" if scaled else "softmax(X Xᵀ)"
+    return attention_heatmap(probs, tokens, tokens, title=f"Without parameters: {how} of the layer's inputs",
+                             font_size=font_size)
+
+
+def qkv_figure(q, k, v, queries, keys, font_size: int = 12) -> go.Figure:
+    """Queries (t, d), keys (s, d) and values (s, d) as tokens × dimensions heatmaps."""
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        if np.asarray(a).ndim != 2:
+            raise ValueError(f"{name} must be (tokens, dims) for one head, got shape {np.shape(a)}")
+    panels = [
+        Panel(q, "Q = X·W<sub>q</sub> (queries)", queries, None, value="query", col_title="dimension"),
+        Panel(k, "K = X·W<sub>k</sub> (keys)", keys, None, value="key", col_title="dimension"),
+        Panel(v, "V = X·W<sub>v</sub> (values)", keys, None, value="value", col_title="dimension"),
+    ]
+    return heatmap_row(panels, title="Each token's query, key and value vector for this head", font_size=font_size)
+
+
+def scores_figure(steps, queries, keys, font_size: int = 12) -> go.Figure:
+    """Raw q·k -> scaled (and divided by the temperature) -> masked -> softmax, left to right."""
+    d_factor = steps.factor
+    scale_text = f"× {d_factor:.3g}" if d_factor != 1 else "not scaled"
+    masked = np.where(steps.mask, steps.masked, np.float32(np.nan))  # -inf drawn as grey blanks
+    panels = [
+        Panel(steps.scores, "1. raw scores q·k", queries, keys, value="score"),
+        Panel(steps.scaled, f"2. {scale_text}, ÷ T={steps.temperature:.3g}", queries, keys, value="scaled score"),
+        Panel(masked, "3. masked (grey = −∞)", queries, keys, value="masked score"),
+        Panel(steps.probs, "4. softmax: weights", queries, keys, signed=False, value="weight"),
+    ]
+    return heatmap_row(panels, title="From scores to weights: each row is one query", font_size=font_size)
+
+
+def output_figure(steps, v, queries, keys, font_size: int = 12) -> go.Figure:
+    """weights (t, s) × values (s, d) = outputs (t, d): each output row is a weighted sum of value rows."""
+    panels = [
+        Panel(steps.probs, "weights W", queries, keys, signed=False, value="weight"),
+        Panel(v, "× values V", keys, None, value="value", col_title="dimension"),
+        Panel(steps.output, "= output Y = W·V", queries, None, value="output", col_title="dimension"),
+    ]
+    return heatmap_row(panels, title="The weighted sum: y<sub>i</sub> = Σ<sub>j</sub> w<sub>ij</sub> v<sub>j</sub>",
+                       font_size=font_size)
+
+
+def caption(steps, d: int) -> str:
+    """Plain-language summary of the current settings: how peaked the rows are, and why."""
+    entropy = np.asarray(steps.entropy, dtype=np.float64)
+    most = np.asarray(steps.max_entropy, dtype=np.float64)
+    rows = most > 0  # rows that could spread at all (one allowed key is always one-hot)
+    spread = float((entropy[rows] / most[rows]).mean()) if rows.any() else 0.0
+    top = np.asarray(steps.probs).max(-1)
+    t = steps.temperature
+    if spread < HARD:
+        shape = "each row is almost one-hot (hard attention): every token copies the value of the one key it scores highest"
+    elif spread > UNIFORM:
+        shape = "each row is almost uniform: every token averages the values of all the keys it may see"
+    else:
+        shape = "each row is a soft mix: a few keys share most of the weight"
+    scaling = (f"scores divided by √d = √{d} ≈ {math.sqrt(d):.2f}" if steps.factor != 1
+               else f"no 1/√d scaling, so scores are √{d} ≈ {math.sqrt(d):.1f} times larger and softmax is sharper")
+    return (f"**Temperature {t:.3g}, {scaling}:** {shape}.  \n"
+            f"Mean entropy {entropy.mean():.2f} nats ({spread:.0%} of uniform); "
+            f"largest weight {top.max():.2f}, average largest weight per row {top.mean():.2f}.")
