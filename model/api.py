@@ -69,6 +69,13 @@ class LoadedModel:
             self._specials[token] = self.tokenizer.token_to_id(token)
         return self._specials[token]
 
+    def _no_specials(self, logits: torch.Tensor, keep: tuple[str, ...] = ()) -> torch.Tensor:
+        """Special tokens are bookkeeping, not words: never offer them as guesses."""
+        banned = [self.special(t) for t in tok.SPECIALS if t not in keep and self.special(t) is not None]
+        logits = logits.float().clone()
+        logits[..., banned] = float("-inf")
+        return logits
+
     def label(self, token_id: int) -> str:
         return tok.readable(self.tokenizer, self.tokenizer.id_to_token(token_id))
 
@@ -132,7 +139,7 @@ class LoadedModel:
         self._require("decoder", "next-token prediction")
         enc = self.encode(text)
         logits, _ = self.model(torch.tensor([enc.ids], device=self.device))
-        probs = torch.softmax(logits[0, -1].float(), -1)
+        probs = torch.softmax(self._no_specials(logits[0, -1], keep=(tok.EOS,)), -1)
         top = probs.topk(k)
         return [(self.label(int(i)), float(p)) for p, i in zip(top.values, top.indices)]
 
@@ -142,7 +149,7 @@ class LoadedModel:
         self._require("decoder", "generation")
         ids = self.encode(prompt).ids
         room = self.config.max_len - len(ids)
-        step = lambda prefix: torch.log_softmax(self.model(prefix)[0][:, -1].float(), -1)
+        step = lambda prefix: torch.log_softmax(self._no_specials(self.model(prefix)[0][:, -1], keep=(tok.EOS,)), -1)
         out = decoding.greedy(step, ids, self.special(tok.EOS), max(0, min(n, room)), self.device)
         return self.tokenizer.decode(out.ids)
 
@@ -155,7 +162,7 @@ class LoadedModel:
         logits, _ = self.model(torch.tensor([enc.ids], device=self.device))
         answers = []
         for position in [i for i, t in enumerate(enc.ids) if t == mask_id]:
-            probs = torch.softmax(logits[0, position].float(), -1)
+            probs = torch.softmax(self._no_specials(logits[0, position]), -1)
             top = probs.topk(k)
             answers.append([(self.label(int(i)), float(p)) for p, i in zip(top.values, top.indices)])
         return answers

@@ -46,7 +46,10 @@ def load_weights(model: torch.nn.Module, path: Path) -> None:
         raise CheckpointError(f"Weights file {path} is damaged and cannot be read ({e}). {fix}") from e
     expected = model.state_dict()
     state = {k: v.to(expected[k].dtype) if k in expected else v for k, v in state.items()}
-    missing, unexpected = model.load_state_dict(state, strict=False)
+    try:
+        missing, unexpected = model.load_state_dict(state, strict=False)
+    except RuntimeError as e:  # tensor sizes differ from what config.json describes
+        raise CheckpointError(f"Weights file {path} does not match its config.json ({str(e)[:200]}). {fix}") from e
     tied = {"to_vocab.weight"} if model.config.tie_embeddings else set()
     missing = [m for m in missing if m not in tied]
     if missing or unexpected:

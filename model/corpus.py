@@ -26,7 +26,7 @@ def gloss_lines(data_line: str) -> list[str]:
     head, gloss = data_line.split("|", 1)
     word = head.split()[4].replace("_", " ")
     examples = [e.strip() for e in _QUOTED.findall(gloss)]
-    definition = _QUOTED.sub("", gloss).strip(" ;\n")
+    definition = gloss.split('"', 1)[0].strip(" ;\n")  # examples (and attributions) follow it
     lines = [f"{word}: {definition}"] if definition else []
     return lines + [e for e in examples if len(e.split()) >= 3]
 

@@ -100,7 +100,7 @@ def order_demo(loaded, text: str, seed: int = 0, head: int = 0) -> OrderDemo:
     `loaded` is a model.api.LoadedModel; the dates model's encoder is used for dates."""
     enc = loaded.encode(text)
     if len(enc.ids) < 2:
-        raise ValueError("type at least two tokens to shuffle")
+        raise ValueError("Type at least two tokens: one token cannot be shuffled.")
     n_heads = loaded.config.n_heads
     if not 0 <= head < n_heads:
         raise ValueError(f"head must be in 0..{n_heads - 1}, got {head}")

@@ -111,11 +111,18 @@ def attention_steps(
     )
 
 
-def simple_attention(x: np.ndarray, scale: bool = False, temperature: float = 1.0) -> AttentionSteps:
+def simple_attention(x: np.ndarray, mask: np.ndarray | None = None, scale: bool = False,
+                     temperature: float = 1.0) -> AttentionSteps:
     """The lecture notes' first, parameter-free self-attention: w = softmax(x xᵀ), y = w x.
 
     x (t, k): the vectors themselves act as query, key and value. With scale=True the
-    dot products are divided by sqrt(k) as in the scaled version.
+    dot products are divided by sqrt(k) as in the scaled version; mask as in attention_steps.
     """
     x = np.asarray(x, dtype=np.float32)
-    return attention_steps(x, x, x, None, scale=scale, temperature=temperature)
+    return attention_steps(x, x, x, mask, scale=scale, temperature=temperature)
+
+
+def temperature_from_slider(log10_temperature: float) -> float:
+    """The step-by-step view's slider is log-scaled: -2 -> 0.01, 0 -> 1, 2 -> 100 (clamped to that range)."""
+    value = 10.0 ** float(log10_temperature)
+    return float(min(MAX_TEMPERATURE, max(MIN_TEMPERATURE, value)))

@@ -142,7 +142,8 @@ def validation_loss(model, task, device) -> float:
 
 def save_resume(directory: Path, model, optimizer, step: int, history: list, task) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items() if k != "to_vocab.weight"}
+    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()
+               if not (k == "to_vocab.weight" and model.config.tie_embeddings)}  # tied: stored once, as the embedding
     params = [p for group in optimizer.param_groups for p in group["params"]]
     for i, p in enumerate(params):
         state = optimizer.state.get(p, {})

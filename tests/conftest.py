@@ -64,3 +64,24 @@ def tiny_trained_models(tmp_path_factory, fixture_wordnet_dir, empty_fortunes_di
               fortunes_dir=empty_fortunes_dir, runs=root / "runs" / name)
         folders[name] = out
     return folders
+
+
+SHIPPED_ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+
+@pytest.fixture(scope="session")
+def model_assets(request, tmp_path_factory) -> Path:
+    """A folder holding lm/, mlm/ and dates/: the shipped assets when all three are trained,
+    else the tiny models (linked under the shipped names) so the app tests still run."""
+    import shutil
+
+    from model.presets import SHIPPED
+
+    if all((SHIPPED_ASSETS / name / "model.safetensors").is_file() for name in SHIPPED):
+        return SHIPPED_ASSETS
+    tiny = request.getfixturevalue("tiny_trained_models")
+    folder = tmp_path_factory.mktemp("assets")
+    for name in SHIPPED:
+        (folder / name).symlink_to(tiny[f"tiny-{name}"], target_is_directory=True)
+    shutil.copy(tiny["tiny-lm"].parent / "tokenizer.json", folder / "tokenizer.json")
+    return folder

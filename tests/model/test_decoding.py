@@ -1,0 +1,162 @@
+"""Greedy and beam search on hand-made step functions whose answers are known."""
+import math
+
+import pytest
+import torch
+
+from model.decoding import Hypothesis, beam_search, greedy
+
+START, END, A, B, X = 0, 1, 2, 3, 4
+VOCAB = 5
+EPS = 1e-4
+
+
+def table_step(table: dict[tuple, dict[int, float]]):
+    """A step function from a table: prefix -> {token: probability}; the rest share EPS."""
+    def step(prefixes: torch.Tensor) -> torch.Tensor:
+        rows = []
+        for prefix in prefixes.tolist():
+            probs = torch.full((VOCAB,), EPS)
+            for token, p in table.get(tuple(prefix), {END: 1 - EPS * (VOCAB - 1)}).items():
+                probs[token] = p
+            rows.append((probs / probs.sum()).log())
+        return torch.stack(rows)  # (b, v)
+    return step
+
+
+# A looks best first (0.6 > 0.4), but everything after A is uncertain, while B is
+# almost surely followed by END: greedy ends with 0.6 · 0.4 = 0.24, beam finds 0.4 · 0.9 = 0.36.
+TRAP = table_step({
+    (START,): {A: 0.6, B: 0.4},
+    (START, A): {END: 0.4, A: 0.3, X: 0.3},
+    (START, B): {END: 0.9, X: 0.1},
+})
+
+
+def logp(step, prefix, token):
+    return float(step(torch.tensor([prefix]))[0, token])
+
+
+def score_of(step, start, hyp):
+    """Sum of log-probabilities of the hypothesis' tokens (and END when finished), recomputed."""
+    total, prefix = 0.0, list(start)
+    for token in hyp.ids + ([END] if hyp.finished else []):
+        total += logp(step, prefix, token)
+        prefix.append(token)
+    return total
+
+
+def test_greedy_takes_the_locally_best_token_and_is_trapped():
+    hyp = greedy(TRAP, [START], END, max_new=5)
+    assert hyp.ids == [A]
+    assert hyp.finished
+    assert hyp.score == pytest.approx(math.log(0.6) + math.log(0.4), abs=1e-3)
+
+
+def test_beam_search_finds_the_better_whole_output():
+    hyps = beam_search(TRAP, [START], END, max_new=5, width=2)
+    assert hyps[0].ids == [B] and hyps[0].finished
+    assert hyps[0].score == pytest.approx(math.log(0.4) + math.log(0.9), abs=1e-3)
+    assert hyps[0].score > greedy(TRAP, [START], END, max_new=5).score
+    assert [h.ids for h in hyps] == [[B], [A]]
+
+
+def test_beam_scores_are_sorted_and_are_the_sum_of_log_probabilities():
+    hyps = beam_search(TRAP, [START], END, max_new=5, width=3)
+    assert len(hyps) == 3
+    scores = [h.score for h in hyps]
+    assert scores == sorted(scores, reverse=True)
+    for hyp in hyps:
+        assert hyp.score == pytest.approx(score_of(TRAP, [START], hyp), abs=1e-4)
+
+
+def random_step(seed: int, vocab: int = 6, end_bias: float = 0.0):
+    """A fixed random distribution for every prefix (seeded by the prefix itself)."""
+    def step(prefixes: torch.Tensor) -> torch.Tensor:
+        rows = []
+        for prefix in prefixes.tolist():
+            gen = torch.Generator().manual_seed(hash((seed, *prefix)) % (2**31))
+            logits = torch.randn(vocab, generator=gen) * 2
+            logits[END] += end_bias
+            rows.append(torch.log_softmax(logits, -1))
+        return torch.stack(rows)
+    return step
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_width_one_beam_equals_greedy(seed):
+    step = random_step(seed, end_bias=-1.0)
+    g = greedy(step, [START], END, max_new=6)
+    [b] = beam_search(step, [START], END, max_new=6, width=1)
+    assert b.ids == g.ids
+    assert b.finished == g.finished
+    assert b.score == pytest.approx(g.score, abs=1e-5)
+
+
+def test_width_one_beam_equals_greedy_on_the_trap():
+    [b] = beam_search(TRAP, [START], END, max_new=5, width=1)
+    g = greedy(TRAP, [START], END, max_new=5)
+    assert (b.ids, b.finished) == (g.ids, g.finished)
+    assert b.score == pytest.approx(g.score)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_beam_hypotheses_are_sorted_distinct_and_scored_right(seed):
+    step = random_step(seed, end_bias=0.5)
+    hyps = beam_search(step, [START], END, max_new=5, width=4)
+    assert 1 <= len(hyps) <= 4
+    assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
+    assert len({(tuple(h.ids), h.finished) for h in hyps}) == len(hyps)
+    for hyp in hyps:
+        assert END not in hyp.ids
+        assert hyp.score == pytest.approx(score_of(step, [START], hyp), abs=1e-4)
+
+
+def test_stops_after_max_new_tokens_unfinished():
+    never_end = table_step({})  # default row ends; make one that never does instead
+    def step(prefixes):
+        out = never_end(prefixes).clone()
+        out[:, END] = -50.0
+        return out
+    hyp = greedy(step, [START], END, max_new=3)
+    assert len(hyp.ids) == 3 and not hyp.finished
+    hyps = beam_search(step, [START], END, max_new=3, width=2)
+    assert all(len(h.ids) == 3 and not h.finished for h in hyps)
+
+
+def test_greedy_without_an_end_token_runs_to_max_new():
+    hyp = greedy(TRAP, [START], None, max_new=4)
+    assert len(hyp.ids) == 4 and not hyp.finished
+
+
+def test_start_tokens_are_not_part_of_the_output():
+    hyp = greedy(TRAP, [START], END, max_new=5)
+    assert isinstance(hyp, Hypothesis) and START not in hyp.ids
+
+
+@pytest.mark.parametrize("width", [0, -2])
+def test_beam_width_must_be_positive(width):
+    with pytest.raises(ValueError, match="beam width"):
+        beam_search(TRAP, [START], END, max_new=3, width=width)
+
+
+def test_exhaustive_search_agrees_with_a_wide_beam_on_a_small_space():
+    """With a beam as wide as the vocabulary allows, beam search finds the true best output."""
+    step = random_step(3, vocab=4, end_bias=0.5)
+    best, best_score = None, -math.inf
+
+    def walk(prefix, score, depth):
+        nonlocal best, best_score
+        row = step(torch.tensor([prefix]))[0]
+        end_score = score + float(row[END])
+        if end_score > best_score:
+            best, best_score = prefix[1:], end_score
+        if depth < 3:
+            for token in range(4):
+                if token != END:
+                    walk(prefix + [token], score + float(row[token]), depth + 1)
+
+    walk([START], 0.0, 0)
+    top = [h for h in beam_search(step, [START], END, max_new=4, width=64) if h.finished][0]
+    assert top.ids == best
+    assert top.score == pytest.approx(best_score, abs=1e-5)

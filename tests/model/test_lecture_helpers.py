@@ -1,0 +1,59 @@
+"""Small model/ helpers behind the lecture views: sizes, month alignment, history, position tables."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from model import api
+from model.alignment import best_head, month_alignment
+from model.config import TransformerConfig
+from model.history import read_history
+from model.positional import cosine_similarity, position_table, sinusoidal_table
+from model.sizes import head_sizes
+
+
+def test_narrow_heads_cost_one_full_head_and_wide_heads_h_times_more():
+    sizes = head_sizes(TransformerConfig(arch="decoder", vocab_size=10, d_model=128, n_heads=4))
+    assert (sizes.d_narrow, sizes.d_wide) == (32, 128)
+    assert sizes.params_narrow == 4 * 128 * 128 + 128 == sizes.params_single
+    assert sizes.params_wide == 3 * 128 * 512 + 512 * 128 + 128
+    dates = head_sizes(TransformerConfig(arch="encoder-decoder", vocab_size=10, n_layers=2, n_decoder_layers=2))
+    assert dates.attention_layers == 2 + 2 * 2
+
+
+def test_month_alignment_picks_the_head_looking_at_the_month():
+    source = "21 Nov 2026"  # month at characters 3..6
+    probs = np.full((2, 3, 11, len(source)), 1 / len(source), dtype=np.float32)
+    probs[1, 2, 5:7] = 0
+    probs[1, 2, 5:7, 3:6] = 1 / 3
+    scores = month_alignment(probs, source)
+    assert scores.shape == (2, 3) and scores[1, 2] == pytest.approx(1.0)
+    assert best_head(probs, source)[:2] == (1, 2)
+    assert best_head(probs, "no month here") is None
+
+
+def test_history_reads_loss_snapshots_and_evaluation(tmp_path, tiny_trained_models):
+    history = read_history(tiny_trained_models["tiny-lm"])
+    assert len(history.steps) == len(history.train_loss) > 0
+    assert history.snapshots and history.loss_at(history.steps[-1]) is not None
+    assert history.loss_at(-5) is None
+    (tmp_path / "metrics.json").write_text(json.dumps({"evaluation": {"best_cross_head": {"layer": 1, "head": 0}}}))
+    empty = read_history(tmp_path)
+    assert empty.evaluation["best_cross_head"]["layer"] == 1 and len(empty.steps) == 0 and empty.snapshots == []
+
+
+def test_position_tables(tiny_trained_models):
+    table = sinusoidal_table(50, 16)
+    assert table.shape == (50, 16) and table.dtype == np.float32
+    np.testing.assert_allclose(table[:, 0], np.sin(np.arange(50)), atol=1e-5)
+    np.testing.assert_allclose(table[0, 1::2], 1.0)
+    similarity = cosine_similarity(table)
+    np.testing.assert_allclose(np.diag(similarity), 1.0, atol=1e-5)
+    assert similarity[10, 11] > similarity[10, 40]  # nearby positions look alike
+    kind, learned = position_table(api.load_from(tiny_trained_models["tiny-lm"]), 10)
+    assert kind == "learned" and learned.shape == (10, 16)
+    kind, fixed = position_table(api.load_from(tiny_trained_models["tiny-dates"]), 10)
+    assert kind == "sinusoidal"
+    np.testing.assert_allclose(fixed, sinusoidal_table(10, 16), atol=1e-6)

@@ -1,0 +1,53 @@
+"""model/order.py: without positions, shuffling the tokens only permutes the weights."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from model import api
+from model.order import order_demo, shuffle_order
+
+TEXT = "the old lamp lights the quiet garden near the river"
+
+
+def test_shuffle_keeps_the_start_token_and_always_moves_something():
+    for seed in range(20):
+        order = shuffle_order(8, seed, keep_first=True)
+        assert order[0] == 0 and sorted(order) == list(range(8))
+        assert not np.array_equal(order, np.arange(8))
+    assert list(shuffle_order(2, 0, keep_first=True)) == [0, 1]  # nothing to shuffle after <s>
+
+
+@pytest.mark.parametrize("name", ["tiny-lm", "tiny-mlm", "tiny-dates"])
+def test_without_positions_the_shuffled_weights_are_the_original_permuted(tiny_trained_models, name):
+    loaded = api.load_from(tiny_trained_models[name])
+    text = "21st of November 2026" if "dates" in name else TEXT
+    demo = order_demo(loaded, text, seed=4, head=1)
+    t = len(demo.tokens)
+    assert demo.plain.shape == demo.plain_shuffled.shape == (t, t)
+    assert demo.shuffled_tokens == [demo.tokens[i] for i in demo.order]
+    np.testing.assert_allclose(demo.plain_shuffled, demo.plain[np.ix_(demo.order, demo.order)], atol=1e-6)
+    assert demo.plain_difference < 1e-5
+    np.testing.assert_allclose(demo.plain.sum(-1), 1.0, atol=1e-5)
+
+
+def test_with_positions_the_shuffled_weights_are_not_a_permutation(tiny_trained_models):
+    loaded = api.load_from(tiny_trained_models["tiny-lm"])
+    generator = torch.Generator().manual_seed(0)
+    attention = loaded.model.stack.blocks[0].self_attention
+    with torch.no_grad():  # six training steps leave these near their tiny init: make them as large as training would
+        for weight in (loaded.model.embed.positions.embedding.weight, attention.toqueries.weight,
+                       attention.tokeys.weight):
+            weight.copy_(torch.randn(weight.shape, generator=generator))
+    demo = order_demo(loaded, TEXT, seed=4, head=0)
+    assert demo.plain_difference < 1e-5
+    assert demo.positioned_difference > 1e-2
+
+
+def test_one_token_cannot_be_shuffled(tiny_trained_models):
+    loaded = api.load_from(tiny_trained_models["tiny-dates"])
+    with pytest.raises(ValueError, match="at least two"):
+        order_demo(loaded, "7")
+    with pytest.raises(ValueError, match="head"):
+        order_demo(loaded, "7 May", head=99)
