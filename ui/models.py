@@ -162,3 +162,9 @@ class ModelRegistry:
         """The attention plus 0-based (layer, head) from 1-based UI numbers, checked against the model."""
         att = self.attention(name, text, kind)
         return att, check_index(layer, att.n_layers, "layer"), check_index(head, att.n_heads, "head")
+
+    def shape(self, name, kind: str | None = None) -> tuple[int, int]:
+        """(layers, heads) of one attention kind, from the model's config (no forward pass)."""
+        config = self.get(name).config
+        layers = getattr(config, "n_decoder_layers", None) if kind in ("decoder", "cross") else None
+        return (layers or config.n_layers), config.n_heads

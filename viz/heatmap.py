@@ -59,7 +59,11 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     t, s = probs.shape
     q_labels, k_labels = token_labels(queries), token_labels(keys)
     hover = np.array([[f"{q} → {k}" for k in k_labels] for q in q_labels], dtype=object)
-    height = height or int(min(1000, max(380, 22 * t * (1 + font_size / 40) + 220)))
+    # square cells that fit a ~600 px wide column; the height follows the rows it has to show
+    cell = min(2.2 * font_size, 560 / max(s, 1))
+    longest = max((len(k) for k in keys), default=1)
+    tick_room = font_size * (1.5 if longest <= 2 else 0.6 * min(longest, 12) + 1)
+    height = height or int(min(1100, max(320, t * cell + tick_room + 5 * font_size + 60)))
     heatmap = go.Heatmap(
         z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
         text=hover, hovertemplate="%{text}: %{z:.3f}<extra></extra>", xgap=1, ygap=1,
@@ -67,10 +71,10 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     )
     layout = _layout(
         title, height, font_size,
-        xaxis=dict(**axis_ticks(keys), side="top", tickangle=-60, title=dict(text="keys (looked at)"),
-                   showgrid=False, constrain="domain"),
+        xaxis=dict(**axis_ticks(keys), side="top", tickangle=0 if longest <= 2 else -60,
+                   title=dict(text="keys (looked at)"), showgrid=False, constrain="domain", constraintoward="left"),
         yaxis=dict(**axis_ticks(queries), autorange="reversed", title=dict(text="queries (looking)"),
-                   showgrid=False, scaleanchor="x", constrain="domain"),
+                   showgrid=False, scaleanchor="x", constrain="domain", constraintoward="top"),
     )
     return go.Figure(data=[heatmap], layout=layout)
 

@@ -48,3 +48,11 @@ def parse_head_name(name: str) -> tuple[int, int]:
         return int(layer[1:]) - 1, int(head[1:]) - 1
     except (ValueError, IndexError):
         raise ValueError(f"expected a head name like 'L1 H2', got {name!r}") from None
+
+
+def markdown_label(token) -> str:
+    """A token for Markdown text: escaped like token_label, plus the characters Markdown would style."""
+    text = token_label(token)
+    for ch in "\\`*_[]|#~":
+        text = text.replace(ch, "\\" + ch)
+    return text

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from viz.heatmap import COLORSCALE, MASKED_COLOR
 from viz.labels import axis_ticks, token_labels
@@ -40,10 +39,15 @@ class Panel:
     value: str = "value"
     row_title: str = ""
     col_title: str = ""
+    zmax: float | None = None  # top of an unsigned scale (default 1); signed scales reach max |z|
 
 
-def _hover(panel: Panel) -> tuple[np.ndarray, str]:
+def _hover(panel: Panel) -> tuple[np.ndarray | None, str]:
+    """Hover text naming the row and column; numbered-only panels use Plotly's own x/y
+    instead of a text array (a 128 × 128 table would otherwise ship 16k strings)."""
     n_rows, n_cols = panel.z.shape
+    if panel.rows is None and panel.cols is None:
+        return None, f"#%{{y}} · #%{{x}}<br>{panel.value}: %{{z:.3f}}<extra></extra>"
     row_names = token_labels(panel.rows) if panel.rows is not None else [f"#{i}" for i in range(n_rows)]
     col_names = token_labels(panel.cols) if panel.cols is not None else [f"dim {j}" for j in range(n_cols)]
     text = np.array([[f"{r} · {c}" for c in col_names] for r in row_names], dtype=object)
@@ -55,7 +59,8 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
     """Panels left to right, each with its own colour scale (its colour bar below it).
 
     Every panel's z must be 2-D and match its row/column label counts; raises ValueError
-    naming the panel otherwise."""
+    naming the panel otherwise. The layout is written as one dict (no make_subplots and
+    no per-axis updates), which keeps building the figure fast enough for live sliders."""
     if not panels:
         raise ValueError("heatmap_row needs at least one panel")
     for p in panels:
@@ -67,8 +72,10 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         if p.cols is not None and len(p.cols) != z.shape[1]:
             raise ValueError(f"panel {p.title!r}: {len(p.cols)} column labels for {z.shape[1]} columns")
     n = len(panels)
-    fig = make_subplots(rows=1, cols=n, subplot_titles=[p.title for p in panels], horizontal_spacing=spacing)
-    for i, p in enumerate(panels, start=1):
+    width = (1 - spacing * (n - 1)) / n
+    title_shift = (60 if any(p.col_title for p in panels) else 40) + font_size  # panel titles on one line
+    traces, layout, annotations = [], {}, []
+    for i, p in enumerate(panels):
         z = np.asarray(p.z, dtype=np.float32)
         finite = z[np.isfinite(z)]
         if p.signed:
@@ -76,24 +83,43 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
             reach = reach if reach > 0 else 1.0
             scale = dict(zmin=-reach, zmax=reach, colorscale=DIVERGING)
         else:
-            scale = dict(zmin=0.0, zmax=1.0, colorscale=COLORSCALE)
-        domain = fig.layout[f"xaxis{'' if i == 1 else i}"].domain
-        bar = dict(orientation="h", x=(domain[0] + domain[1]) / 2, xanchor="center", len=(domain[1] - domain[0]),
-                   y=-0.04, yanchor="top", thickness=10, tickfont=dict(size=max(9, font_size - 2)))
+            scale = dict(zmin=0.0, zmax=1.0 if p.zmax is None else float(p.zmax), colorscale=COLORSCALE)
+        x0 = i * (width + spacing)
+        domain = [x0, min(1.0, x0 + width)]
+        suffix = "" if i == 0 else str(i + 1)
+        bar = dict(orientation="h", x=x0 + width / 2, xanchor="center", len=width, y=-0.04, yanchor="top",
+                   thickness=10, tickfont=dict(size=max(9, font_size - 2)))
         text, template = _hover(p)
-        fig.add_trace(go.Heatmap(z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), text=text,
-                                 hovertemplate=template, colorbar=bar, showscale=colorbars, name=p.title, **scale),
-                      row=1, col=i)
+        traces.append(go.Heatmap(z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), text=text,
+                                 hovertemplate=template, colorbar=bar, showscale=colorbars, name=p.title,
+                                 xaxis=f"x{suffix}", yaxis=f"y{suffix}", **scale))
         x_ticks = dict(**axis_ticks(p.cols), tickangle=-60) if p.cols is not None else {}
         y_ticks = axis_ticks(p.rows) if p.rows is not None else {}
-        fig.update_xaxes(row=1, col=i, side="top", showgrid=False, title_text=p.col_title, **x_ticks)
-        fig.update_yaxes(row=1, col=i, autorange="reversed", showgrid=False, title_text=p.row_title, **y_ticks)
+        layout[f"xaxis{suffix}"] = dict(domain=domain, anchor=f"y{suffix}", side="top", showgrid=False,
+                                        title=dict(text=p.col_title), **x_ticks)
+        layout[f"yaxis{suffix}"] = dict(domain=[0, 1], anchor=f"x{suffix}", autorange="reversed", showgrid=False,
+                                        title=dict(text=p.row_title), **y_ticks)
+        annotations.append(dict(text=p.title, x=x0 + width / 2, y=1, xref="paper", yref="paper", xanchor="center",
+                                yanchor="bottom", yshift=title_shift, showarrow=False,
+                                font=dict(size=font_size + 1)))
     n_rows = max(np.asarray(p.z).shape[0] for p in panels)
     height = height or int(min(900, max(360, 18 * n_rows * (1 + font_size / 40) + 260)))
-    fig.update_annotations(font_size=font_size + 1, yshift=40 + font_size)
-    fig.update_layout(
-        title=dict(text=title, x=0.01, font=dict(size=font_size + 4)), height=height, font=dict(size=font_size),
-        margin=dict(l=10, r=10, t=110 + 3 * font_size, b=60 if colorbars else 10),
+    layout.update(
+        annotations=annotations,
+        title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=10),
+                   font=dict(size=font_size + 4)),
+        height=height, font=dict(size=font_size), margin=dict(l=10, r=10, t=120 + 3 * font_size, b=60 if colorbars else 10),
         plot_bgcolor=MASKED_COLOR, paper_bgcolor="white", hoverlabel=dict(font_size=font_size + 2),
     )
+    return go.Figure(data=traces, layout=layout)
+
+
+def note_figure(text: str, height: int = 220, font_size: int = 12) -> go.Figure:
+    """An empty figure that says why there is nothing to draw (instead of a blank or an error)."""
+    fig = go.Figure()
+    fig.add_annotation(text=text, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+                       font=dict(size=font_size + 2))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    fig.update_layout(height=height, paper_bgcolor="white", plot_bgcolor="white", margin=dict(l=10, r=10, t=10, b=10))
     return fig

@@ -94,11 +94,12 @@ def _order_panels(demo) -> list[list[Panel]]:
     rows = []
     for label, original, mixed in (("no positions", demo.plain, demo.plain_shuffled),
                                    ("with positions", demo.positioned, demo.positioned_shuffled)):
+        top = float(max(np.max(original), np.max(mixed)))  # one scale per row, stretched so patterns show
         rows.append([
-            Panel(original, f"{label}: original", tokens, tokens, signed=False, value="weight"),
-            Panel(mixed, f"{label}: shuffled", shuffled, shuffled, signed=False, value="weight"),
+            Panel(original, f"{label}: original", tokens, tokens, signed=False, value="weight", zmax=top),
+            Panel(mixed, f"{label}: shuffled", shuffled, shuffled, signed=False, value="weight", zmax=top),
             Panel(demo.put_back(mixed), f"{label}: shuffled, put back", tokens, tokens, signed=False,
-                  value="weight"),
+                  value="weight", zmax=top),
         ])
     return rows
 

@@ -9,6 +9,8 @@ from viz.labels import head_name
 CLEAR = 0.5  # a head "clearly does one thing" when that thing gets at least half its attention
 BROAD = 0.8  # ... or spreads out: entropy at least 80% of the most it could be
 
+MIN_CHOICES = 4  # spread is judged on rows that could look at least at this many keys
+
 COLUMNS = ["head", "layer", "head_in_layer", "entropy_bits", "spread", "mean_distance", "previous", "first", "self",
            "label"]
 
@@ -24,7 +26,7 @@ def head_stats(probs, mask=None, aligned: bool | None = None) -> pd.DataFrame:
              pass False: those columns are NaN.
 
     Columns: head ('L1 H2'), layer and head_in_layer (1-based), entropy_bits (mean row entropy),
-    spread (entropy / its maximum, 0 = one key, 1 = uniform), mean_distance (|query - key| in
+    spread (entropy / its maximum, 0 = one key, 1 = uniform; over rows with >= 4 keys to choose from), mean_distance (|query - key| in
     tokens, attention-weighted), previous (mass on key i-1), first (mass on key 0), self (mass
     on key i), label: "previous-token", "first-token sink", "self", "broad" or "mixed".
     The first query row is left out of the averages: in a causal model it has only one choice.
@@ -48,6 +50,8 @@ def head_stats(probs, mask=None, aligned: bool | None = None) -> pd.DataFrame:
         choices = mask[rows].sum(-1)  # (r,)
         max_entropy = np.log2(np.maximum(choices, 1))
         spread = np.where(max_entropy > 0, entropy / np.where(max_entropy > 0, max_entropy, 1), np.nan)
+        if (choices >= MIN_CHOICES).any():  # a row with 2 or 3 keys is "broad" too easily
+            spread = np.where(choices >= MIN_CHOICES, spread, np.nan)
     first = p[..., 0].mean(-1)
     nan = np.full((n_layers, n_heads), np.nan)
     if aligned:

@@ -80,4 +80,4 @@ def caption(steps, d: int) -> str:
                else f"no 1/√d scaling, so scores are √{d} ≈ {math.sqrt(d):.1f} times larger and softmax is sharper")
     return (f"**Temperature {t:.3g}, {scaling}:** {shape}.  \n"
             f"Mean entropy {entropy.mean():.2f} nats ({spread:.0%} of uniform); "
-            f"largest weight {top.max():.2f}, average largest weight per row {top.mean():.2f}.")
+            f"on average the top key of a row gets weight {top.mean():.2f}.")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from model import api
-from model.alignment import best_head, month_alignment
+from model.alignment import month_attention, most_month_attentive_head
 from model.config import TransformerConfig
 from model.history import read_history
 from model.positional import cosine_similarity, position_table, sinusoidal_table
@@ -23,15 +23,15 @@ def test_narrow_heads_cost_one_full_head_and_wide_heads_h_times_more():
     assert dates.attention_layers == 2 + 2 * 2
 
 
-def test_month_alignment_picks_the_head_looking_at_the_month():
+def test_month_attention_picks_the_head_looking_at_the_month():
     source = "21 Nov 2026"  # month at characters 3..6
     probs = np.full((2, 3, 11, len(source)), 1 / len(source), dtype=np.float32)
     probs[1, 2, 5:7] = 0
     probs[1, 2, 5:7, 3:6] = 1 / 3
-    scores = month_alignment(probs, source)
+    scores = month_attention(probs, source)
     assert scores.shape == (2, 3) and scores[1, 2] == pytest.approx(1.0)
-    assert best_head(probs, source)[:2] == (1, 2)
-    assert best_head(probs, "no month here") is None
+    assert most_month_attentive_head(probs, source)[:2] == (1, 2)
+    assert most_month_attentive_head(probs, "no month here") is None
 
 
 def test_history_reads_loss_snapshots_and_evaluation(tmp_path, tiny_trained_models):

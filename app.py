@@ -1,0 +1,73 @@
+"""Attention, made visible: type a sentence and see every head of a small trained transformer.
+
+Run `python app.py` (honours GRADIO_SERVER_NAME / GRADIO_SERVER_PORT; ATTENTION_ASSETS points
+at another folder of trained models). Models load once at start; the GPU is used when present.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from pathlib import Path
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no network: no telemetry
+
+import gradio as gr  # noqa: E402
+
+from ui import attention  # noqa: E402
+from ui.controls import CSS, build_controls, wire_page  # noqa: E402
+from ui.models import InputError, ModelRegistry  # noqa: E402
+
+DESCRIPTION = """# Attention, made visible
+Type a sentence and pick a model. Each **head** decides, for every token (a row), how much to look at
+every other token (a column); darker means more. Start with one head, then compare every head at once.
+"""
+# The lecture tabs, in teaching order. A module that does not exist yet is skipped; one that
+# exists but fails to import is a bug and raises.
+LECTURE_TABS = ["ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning", "ui.multihead"]
+THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
+                          font_mono=["ui-monospace", "SFMono-Regular", "monospace"])
+
+
+def lecture_modules(names=LECTURE_TABS) -> list:
+    return [importlib.import_module(name) for name in names if importlib.util.find_spec(name) is not None]
+
+
+def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None = None) -> gr.Blocks:
+    """The whole page. `assets` (or $ATTENTION_ASSETS) picks the folder of trained models."""
+    registry = registry or ModelRegistry.load(assets)
+    with gr.Blocks(title="Attention, made visible", analytics_enabled=False) as demo:
+        gr.Markdown(DESCRIPTION)
+        ctx, examples = build_controls(demo, registry)
+        with gr.Tabs() as tabs:
+            ctx.tabs = tabs
+            attention.build(ctx)
+            for module in lecture_modules():
+                module.build(ctx)
+        wire_page(ctx, examples)
+
+        def translate(text: str, beam: int = 1) -> str:
+            """The dates model's ISO 8601 reading of `text`; beam is the beam width (1 = greedy, up to 8)."""
+            return attention.friendly(attention.translate)(registry, text, beam)
+
+        def ping() -> str:
+            """Does nothing; for measuring the round trip."""
+            return "ok"
+
+        gr.api(translate, api_name="translate")
+        gr.api(ping, api_name="ping", concurrency_limit=None, queue=False)
+    demo.registry = registry  # handy in notebooks and tests
+    return demo
+
+
+def launch_options() -> dict:
+    """Theme and CSS (Gradio 6 takes them in launch()); host and port come from GRADIO_SERVER_*."""
+    return dict(theme=THEME, css=CSS, footer_links=["api"])
+
+
+def main() -> None:
+    build_demo().queue(default_concurrency_limit=2).launch(**launch_options())
+
+
+if __name__ == "__main__":
+    main()

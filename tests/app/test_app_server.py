@@ -1,0 +1,78 @@
+"""The app launched for real (python app.py on a free port) and called through gradio_client."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from gradio_client.exceptions import AppError
+
+from live_app import ARTIFACTS, live_app
+
+
+def endpoint_parameters(client, api_name: str) -> list[str]:
+    info = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    assert api_name in info, f"the app has no endpoint {api_name}; it has {sorted(info)}"
+    return [p["parameter_name"] for p in info[api_name]["parameters"]]
+
+
+@pytest.fixture(scope="module")
+def app(model_assets):
+    with live_app(ARTIFACTS / "logs" / "app_core.log", env={"ATTENTION_ASSETS": str(model_assets)}) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return app.client()
+
+
+def test_the_api_names_its_endpoints(client):
+    assert endpoint_parameters(client, "/analyze")[:2] == ["text", "name"]
+    assert endpoint_parameters(client, "/translate") == ["text", "beam"]
+    assert client.predict(api_name="/ping") == "ok"
+
+
+def test_analyze_returns_the_core_outputs(client):
+    note, tokens, grid, average, table, csv_file, predicted, picker = client.predict(
+        "The cat sat on the mat", "lm", api_name="/analyze")
+    assert tokens[0]["token"] == "<s>"
+    figure = json.loads(grid["plot"])
+    assert figure["layout"]["coloraxis"] if "coloraxis" in figure["layout"] else figure["data"][0]["zmax"] == 1
+    assert any(a["text"] == "<b>L1 H1</b>" for a in figure["layout"]["annotations"])
+    assert table["headers"][:2] == ["head", "layer"] and table["data"][0][0] == "L1 H1"
+    assert Path(csv_file).read_text().startswith("head,layer")
+    assert "Next token" in predicted
+
+
+def test_translate_gives_an_iso_like_string(client):
+    out = client.predict("Saturday, 21st of November 2026", api_name="/translate")
+    assert isinstance(out, str) and out
+    assert client.predict("Saturday, 21st of November 2026", 2, api_name="/translate")
+
+
+@pytest.mark.parametrize("args,message", [
+    (("", "lm"), "Type a sentence"),
+    (("x" * 2500, "lm"), "at most 2000"),
+])
+def test_bad_input_is_a_clear_message_and_the_next_call_works(client, args, message):
+    with pytest.raises(AppError, match=message):
+        client.predict(*args, api_name="/analyze")
+    assert client.predict("Mary gave roses to Susan", "lm", api_name="/analyze")[1][0]["token"] == "<s>"
+
+
+def test_wrong_types_and_out_of_range_heads_are_clear(client):
+    with pytest.raises(AppError, match="must be a string"):
+        client.predict(123, api_name="/translate")
+    with pytest.raises(AppError, match="between 1 and|maximum value"):
+        client.predict("The cat", "lm", 99, 1, api_name="/head")
+    assert client.predict(api_name="/ping") == "ok"
+
+
+def test_default_analyze_is_fast(client):
+    text = "The animal didn't cross the street because it was too tired, so it lay down and slept by the road"
+    client.predict(text, "lm", api_name="/analyze")  # warm the cache and the first-call costs
+    started = time.perf_counter()
+    client.predict(text + " again", "lm", api_name="/analyze")
+    assert time.perf_counter() - started < 3.0  # well under a second on an idle 2-core CPU; slack for busy CI

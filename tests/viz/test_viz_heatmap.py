@@ -1,0 +1,80 @@
+import numpy as np
+import pytest
+
+from viz import heatmap
+
+
+def causal(t: int, seed: int = 0, layers: int = 2, heads: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    mask = np.tril(np.ones((t, t), dtype=bool))
+    probs = rng.random((layers, heads, t, t)).astype(np.float32) * mask
+    return probs / probs.sum(-1, keepdims=True), mask
+
+
+def test_one_head_puts_tokens_on_both_axes_by_position_with_a_fixed_colour_scale():
+    probs, mask = causal(4)
+    tokens = ["<s>", "the", "cat", "the"]
+    fig = heatmap.attention_heatmap(probs[0, 0], tokens, tokens, title="L1 H1", mask=mask)
+    trace = fig.data[0]
+    assert (trace.zmin, trace.zmax) == (0.0, 1.0)
+    assert list(fig.layout.xaxis.tickvals) == [0, 1, 2, 3]
+    assert list(fig.layout.xaxis.ticktext) == ["&lt;s&gt;", "the", "cat", "the"]
+    assert list(fig.layout.yaxis.ticktext) == list(fig.layout.xaxis.ticktext)
+    assert fig.layout.yaxis.autorange == "reversed"  # first query on top
+    assert fig.layout.height and fig.layout.height >= 300
+    assert trace.text[3][1] == "the → the"
+    assert "%{z" in trace.hovertemplate
+    z = np.asarray(trace.z)
+    assert z.dtype == np.float32
+    assert np.isnan(z[0, 1]) and z[1, 0] == pytest.approx(probs[0, 0, 1, 0])  # masked future left blank
+
+
+def test_one_head_rejects_wrong_shapes_with_a_fix():
+    probs, _ = causal(3)
+    with pytest.raises(ValueError, match="2 dimensions"):
+        heatmap.attention_heatmap(probs, ["a"] * 3, ["a"] * 3)
+    with pytest.raises(ValueError, match="query labels"):
+        heatmap.attention_heatmap(probs[0, 0], ["a"] * 2, ["a"] * 3)
+    with pytest.raises(ValueError, match="key labels"):
+        heatmap.attention_heatmap(probs[0, 0], ["a"] * 3, ["a"] * 4)
+
+
+def test_all_heads_are_one_trace_with_every_tile_named_and_placed():
+    t, layers, heads = 5, 2, 3
+    probs, mask = causal(t, layers=layers, heads=heads)
+    fig = heatmap.all_heads_grid(probs, ["x"] * t, ["x"] * t, mask=mask)
+    assert len(fig.data) == 1, "one tiled heatmap, not a trace per subplot"
+    names = [a.text for a in fig.layout.annotations]
+    assert names == [f"<b>L{l} H{h}</b>" for l in range(1, layers + 1) for h in range(1, heads + 1)]
+    big = np.asarray(fig.data[0].z)
+    assert big.dtype == np.float32
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
+    # every tile's values appear exactly once, in layer-major order, with gaps between tiles
+    finite = big[np.isfinite(big)]
+    assert finite.size == int(mask.sum()) * layers * heads
+    assert np.isclose(finite.sum(), probs.sum(), atol=1e-3)
+    assert big.shape[0] > layers * t and big.shape[1] > heads * t
+    assert fig.layout.height and fig.layout.height > 0
+
+
+def test_layer_average_keeps_rows_summing_to_one():
+    probs, mask = causal(6)
+    average = heatmap.layer_average(probs)
+    assert average.shape == (2, 6, 6)
+    np.testing.assert_allclose(average.sum(-1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(average[1], probs[1].mean(0), rtol=1e-6)
+    fig = heatmap.layer_average_grid(probs, mask=mask)
+    assert [a.text for a in fig.layout.annotations] == ["<b>L1 mean</b>", "<b>L2 mean</b>"]
+
+
+def test_grid_rejects_a_single_head():
+    probs, _ = causal(3)
+    with pytest.raises(ValueError, match=r"\(L, H|4 dimensions"):
+        heatmap.all_heads_grid(probs[0, 0])
+
+
+def test_cross_attention_shapes_are_allowed():
+    probs = np.full((1, 2, 3, 5), 0.2, dtype=np.float32)
+    fig = heatmap.attention_heatmap(probs[0, 1], ["a", "b", "c"], list("vwxyz"))
+    assert list(fig.layout.xaxis.tickvals) == [0, 1, 2, 3, 4]
+    assert len(heatmap.all_heads_grid(probs).layout.annotations) == 2

@@ -1,0 +1,87 @@
+"""viz/compare.py, positions.py, cross.py, learning.py, multihead.py: shapes, labels and the numbers shown."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from model.order import OrderDemo
+from model.sizes import head_sizes
+from model.config import TransformerConfig
+from viz import compare, cross, learning, multihead, positions
+
+TOKENS = ["<s>", "a", "b", "a"]
+
+
+def test_masks_and_side_by_side():
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    fig = compare.masks_figure(causal, np.ones((4, 4), dtype=bool), TOKENS)
+    np.testing.assert_array_equal(np.asarray(fig.data[0].z), np.tril(np.ones((4, 4))))
+    assert np.asarray(fig.data[1].z).min() == 1.0
+    lm = causal / causal.sum(-1, keepdims=True)
+    mlm = np.full((4, 4), 0.25)
+    side = compare.side_by_side_figure(lm, mlm, TOKENS)
+    np.testing.assert_allclose(np.asarray(side.data[2].z), lm - mlm, atol=1e-6)
+    with pytest.raises(ValueError, match="different tokens"):
+        compare.side_by_side_figure(lm, mlm[:3, :3], TOKENS)
+    before_after = compare.before_after_figure(np.ones((4, 4)), causal, lm, TOKENS)
+    assert np.isnan(np.asarray(before_after.data[1].z)[0, 3]) and np.asarray(before_after.data[0].z)[0, 3] == 1
+
+
+def test_position_figures_mark_the_sentence():
+    table = np.random.default_rng(0).normal(size=(20, 8)).astype(np.float32)
+    fig = positions.tables_figure({"sin": table, "learned": table}, t=5)
+    assert len(fig.data) == 2 and len(fig.layout.shapes) == 2
+    assert fig.layout.shapes[0].y1 == pytest.approx(4.5)
+    waves = positions.waves_figure(table, [0, 3], t=5)
+    assert len(waves.data) == 4 and len(waves.data[2].x) == 5
+    with pytest.raises(ValueError, match="between 0 and 7"):
+        positions.waves_figure(table, [8], t=5)
+    added = positions.addition_figure(table[:4], table[:4] * 0 + 1, TOKENS)
+    np.testing.assert_allclose(np.asarray(added.data[2].z), table[:4] + 1)
+
+
+def test_order_figures_put_the_shuffled_weights_back():
+    w = np.random.default_rng(0).dirichlet(np.ones(4), size=4).astype(np.float32)
+    order = np.array([0, 2, 3, 1])
+    demo = OrderDemo(TOKENS, [TOKENS[i] for i in order], order, w, w[np.ix_(order, order)], w, w.T, "layer 1", 0)
+    plain, positioned = positions.order_figures(demo)
+    np.testing.assert_allclose(np.asarray(plain.data[2].z), w, atol=1e-7)
+    assert list(plain.layout.xaxis2.ticktext) == ["&lt;s&gt;", "b", "a", "a"]
+    assert "difference" in positioned.layout.title.text and demo.positioned_difference > 0
+
+
+def test_cross_attention_figure_is_target_by_source():
+    probs = np.random.default_rng(0).dirichlet(np.ones(7), size=4).astype(np.float32)
+    targets, sources = ["<s>", "2", "0", "2"], list("21 Nov.")
+    fig = cross.cross_figure(probs, targets, sources, step=2)
+    assert np.asarray(fig.data[0].z).shape == (4, 7)
+    assert list(fig.layout.yaxis.ticktext) == ["&lt;s&gt;", "2", "0", "2"]
+    assert fig.layout.shapes[0].y0 == pytest.approx(1.5)
+    bars = cross.step_figure(probs[2], sources, "2", 2)
+    assert bars.data[0].marker.color[int(probs[2].argmax())] == cross.HIGHLIGHT
+    with pytest.raises(ValueError):
+        cross.cross_figure(probs, targets, sources, step=9)
+    table = cross.beams_table([SimpleNamespace(text="2026-11-21", score=-0.1, finished=True),
+                               SimpleNamespace(text="2026-11-12", score=-2.5, finished=True)])
+    assert list(table["rank"]) == [1, 2] and table["probability"][0] == pytest.approx(np.exp(-0.1), rel=1e-3)
+
+
+def test_learning_figures():
+    fig = learning.loss_figure([10, 100, 1000], [5, 3, 2], [5.1, 3.2, 2.4], current=100)
+    assert len(fig.data) == 2 and fig.layout.shapes[0].x0 == 100 and fig.layout.xaxis.type == "log"
+    strip = learning.snapshots_strip(np.full((3, 4, 4), 0.25, np.float32), [10, 100, 1000])
+    assert strip.layout.meta["tiles"] == ["step 10", "step 100", "step 1000"]
+    with pytest.raises(ValueError, match="one"):
+        learning.snapshots_strip(np.zeros((2, 4, 4)), [1, 2, 3])
+
+
+def test_multihead_figure_and_sizes_table():
+    probs = np.full((4, 5, 5), 0.2, np.float32)
+    fig = multihead.heads_figure(probs, layer=1)
+    assert fig.layout.meta["tiles"] == ["head 1", "head 2", "head 3", "head 4"]
+    assert "Layer 2" in fig.layout.title.text and fig.layout.height > 0
+    table = multihead.sizes_table(head_sizes(TransformerConfig(arch="decoder", vocab_size=9)))
+    assert list(table["parameters per attention layer"]) == [65664, 262272]
+    assert list(table["this model"]) == ["✓", ""]

@@ -1,0 +1,75 @@
+import numpy as np
+import pytest
+
+from viz.stats import head_stats
+
+T = 6
+CAUSAL = np.tril(np.ones((T, T), dtype=bool))
+
+
+def one_head(matrix: np.ndarray) -> np.ndarray:
+    return matrix[None, None].astype(np.float32)
+
+
+def previous_token() -> np.ndarray:
+    m = np.zeros((T, T))
+    m[0, 0] = 1
+    m[np.arange(1, T), np.arange(T - 1)] = 1
+    return m
+
+
+def test_perfect_previous_token_head():
+    row = head_stats(one_head(previous_token()), CAUSAL).iloc[0]
+    assert row["previous"] == 1.0
+    assert row["self"] == 0.0
+    assert row["mean_distance"] == 1.0
+    assert row["entropy_bits"] == 0.0
+    assert row["label"] == "previous-token"
+    assert row["head"] == "L1 H1"
+
+
+def test_first_token_sink_and_self_heads():
+    sink = np.zeros((T, T)); sink[:, 0] = 1
+    itself = np.eye(T)
+    frame = head_stats(np.stack([np.stack([sink, itself])]).astype(np.float32), CAUSAL)
+    assert list(frame["label"]) == ["first-token sink", "self"]
+    assert frame.loc[0, "first"] == 1.0 and frame.loc[1, "self"] == 1.0
+    assert frame.loc[0, "mean_distance"] == pytest.approx(np.mean(np.arange(1, T)))
+    assert frame.loc[1, "mean_distance"] == 0.0
+
+
+def test_uniform_causal_head_is_broad():
+    uniform = CAUSAL / CAUSAL.sum(-1, keepdims=True)
+    row = head_stats(one_head(uniform), CAUSAL).iloc[0]
+    assert row["spread"] == 1.0
+    assert row["label"] == "broad"
+    expected = np.mean([np.log2(i + 1) for i in range(1, T)])
+    assert row["entropy_bits"] == pytest.approx(expected, abs=1e-3)
+
+
+def test_half_and_half_is_mixed():
+    m = 0.5 * previous_token() + 0.5 * np.eye(T)
+    m[0] = 0; m[0, 0] = 1
+    m[1] = 0; m[1, 0] = 0.5; m[1, 1] = 0.5
+    frame = head_stats(one_head(m), CAUSAL)
+    assert frame.loc[0, "previous"] == 0.5 and frame.loc[0, "self"] == 0.5
+    assert frame.loc[0, "label"] in ("previous-token", "self")  # exactly at the threshold counts as clear
+    m2 = 0.4 * previous_token() + 0.3 * np.eye(T) + 0.3 * (CAUSAL / CAUSAL.sum(-1, keepdims=True))
+    assert head_stats(one_head(m2), CAUSAL).loc[0, "label"] == "mixed"
+
+
+def test_cross_attention_leaves_position_columns_empty():
+    probs = np.full((1, 1, 3, 5), 0.2, dtype=np.float32)
+    row = head_stats(probs, aligned=False).iloc[0]
+    assert np.isnan(row["previous"]) and np.isnan(row["self"]) and np.isnan(row["mean_distance"])
+    assert row["first"] == pytest.approx(0.2)
+    assert row["label"] == "broad"
+
+
+def test_rows_per_head_and_bad_shapes():
+    frame = head_stats(np.full((2, 3, 4, 4), 0.25, dtype=np.float32))
+    assert list(frame["head"]) == ["L1 H1", "L1 H2", "L1 H3", "L2 H1", "L2 H2", "L2 H3"]
+    with pytest.raises(ValueError, match=r"\(L, H, t, s\)"):
+        head_stats(np.ones((4, 4)))
+    with pytest.raises(ValueError, match="mask shape"):
+        head_stats(np.ones((1, 1, 4, 4)) / 4, mask=np.ones((3, 3), bool))

@@ -1,0 +1,60 @@
+"""viz/steps.py and viz/panels.py: panel shapes, escaped labels by position, masked cells blank, captions."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model.steps import attention_steps
+from viz import steps as viz_steps
+from viz.panels import Panel, heatmap_row, note_figure
+
+TOKENS = ["<s>", "the", "cat", "the", "</s>"]
+RNG = np.random.default_rng(1)
+
+
+def _steps(temperature=1.0):
+    q, k, v = (RNG.normal(size=(5, 4)).astype(np.float32) for _ in range(3))
+    return attention_steps(q, k, v, np.tril(np.ones((5, 5), dtype=bool)), temperature=temperature), v
+
+
+def test_panels_are_placed_by_position_with_escaped_labels():
+    fig = heatmap_row([Panel(np.eye(5, dtype=np.float32), "a", TOKENS, TOKENS)], font_size=12)
+    assert list(fig.layout.xaxis.tickvals) == [0, 1, 2, 3, 4]
+    assert list(fig.layout.yaxis.ticktext) == ["&lt;s&gt;", "the", "cat", "the", "&lt;/s&gt;"]
+    assert fig.layout.height > 0 and fig.layout.yaxis.autorange == "reversed"
+    with pytest.raises(ValueError, match="row labels"):
+        heatmap_row([Panel(np.eye(5), "a", TOKENS[:3], None)])
+    assert note_figure("nothing").layout.height > 0
+
+
+def test_scores_figure_shows_the_four_steps_with_masked_cells_blank():
+    steps, _ = _steps()
+    fig = viz_steps.scores_figure(steps, TOKENS, TOKENS)
+    assert len(fig.data) == 4
+    assert all(np.asarray(trace.z).shape == (5, 5) for trace in fig.data)
+    masked = np.asarray(fig.data[2].z)
+    assert np.isnan(masked[np.triu_indices(5, 1)]).all() and np.isfinite(masked[np.tril_indices(5)]).all()
+    np.testing.assert_allclose(np.asarray(fig.data[3].z), steps.probs)
+    assert (fig.data[3].zmin, fig.data[3].zmax) == (0.0, 1.0)
+    assert "T=1" in fig.layout.annotations[1].text
+
+
+def test_qkv_and_output_figures_are_tokens_by_dimensions():
+    steps, v = _steps()
+    qkv = viz_steps.qkv_figure(v, v, v, TOKENS, TOKENS)
+    assert [np.asarray(t.z).shape for t in qkv.data] == [(5, 4)] * 3
+    out = viz_steps.output_figure(steps, v, TOKENS, TOKENS)
+    np.testing.assert_allclose(np.asarray(out.data[2].z), steps.probs @ v, rtol=1e-5)
+    with pytest.raises(ValueError, match="tokens, dims"):
+        viz_steps.qkv_figure(v[None], v, v, TOKENS, TOKENS)
+
+
+def test_caption_names_hard_and_uniform_attention():
+    assert "one-hot" in viz_steps.caption(_steps(0.01)[0], 4)
+    assert "uniform" in viz_steps.caption(_steps(100.0)[0], 4)
+    assert "√d = √4" in viz_steps.caption(_steps()[0], 4)
+
+
+def test_parameter_free_figure_title_says_what_it_is():
+    probs = np.full((5, 5), 0.2, dtype=np.float32)
+    assert "softmax(X Xᵀ)" in viz_steps.parameter_free_figure(probs, TOKENS).layout.title.text

@@ -1,0 +1,175 @@
+"""The core tab: type a sentence, see every head of a trained model.
+
+One head in detail, every head tiled in one figure, the average per layer, per-head
+statistics (downloadable) and what the model predicts. Handlers are plain functions of
+(registry, inputs) so tests can call them without a server.
+"""
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+
+import gradio as gr
+import pandas as pd
+
+from ui.context import Context, figure_font, friendly
+from ui.models import KIND_LABELS, InputError, ModelRegistry, check_index, clean_text
+from viz import heatmap, stats
+from viz.labels import head_name, markdown_label, parse_head_name
+
+TAB_ID = "attention"
+TOP_K = 5
+GENERATE_TOKENS = 12
+STATS_DIR = Path(tempfile.gettempdir()) / "attention-demo-stats"
+
+NO_MASK_HELP = ("No `<mask>` in the text. Replace a word with `<mask>` to ask the model to fill it in, "
+                "e.g. *The cat sat on the &lt;mask&gt;*.")
+
+
+# ---- handlers: pure functions of the registry and the inputs ------------------------------------
+def token_view(trace) -> list[tuple[str, str]]:
+    """(token, id) pairs for gr.HighlightedText: the text exactly as the model reads it."""
+    return [(token, str(int(i))) for token, i in zip(trace.tokens, trace.ids)]
+
+
+def notice(registry: ModelRegistry, name: str, trace) -> str:
+    """Markdown noting anything the viewer should know about this input (empty when all is normal)."""
+    notes = []
+    if trace.truncated:
+        limit = registry.get(name).config.max_len
+        notes.append(f"⚠️ The text is longer than the model's context: showing the first {limit} tokens.")
+    return "\n\n".join(notes)
+
+
+def predictions(registry: ModelRegistry, name: str, text: str) -> str:
+    """What the model does with the text, as Markdown: next tokens (lm), fillers (mlm), ISO date (dates)."""
+    model = registry.get(name)
+    text = clean_text(text)
+    if model.arch == "decoder":
+        rows = "\n".join(f"| {markdown_label(token)} | {p:.1%} |" for token, p in model.next_tokens(text, TOP_K))
+        continuation = model.generate(text, GENERATE_TOKENS)
+        return (f"**Next token** (top {TOP_K})\n\n| token | probability |\n|---|---|\n{rows}\n\n"
+                f"**Greedy continuation:** {markdown_label(text)} **{markdown_label(continuation)}**")
+    if model.arch == "encoder":
+        answers = model.fill(text, TOP_K)
+        if not answers:
+            return NO_MASK_HELP
+        blocks = []
+        for n, answer in enumerate(answers, 1):
+            rows = "\n".join(f"| {markdown_label(token)} | {p:.1%} |" for token, p in answer)
+            blocks.append(f"**&lt;mask&gt; {n}** (top {TOP_K})\n\n| token | probability |\n|---|---|\n{rows}")
+        return "\n\n".join(blocks)
+    return f"**ISO 8601:** `{model.translate(text)}`"
+
+
+def stats_table(registry: ModelRegistry, name: str, text: str, kind: str | None) -> pd.DataFrame:
+    att = registry.attention(name, text, kind)
+    return stats.head_stats(att.probs, att.mask, aligned=att.kind != "cross")
+
+
+def stats_csv(frame: pd.DataFrame, name: str, text: str, kind: str) -> str:
+    """Write the stats to a CSV in the system temp folder (which Gradio serves) and return its path."""
+    STATS_DIR.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha1(f"{name}\0{kind}\0{text}".encode()).hexdigest()[:12]
+    path = STATS_DIR / f"head_stats_{name}_{kind}_{digest}.csv"
+    frame.to_csv(path, index=False)
+    return str(path)
+
+
+def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False):
+    """Everything about the sentence that does not depend on the chosen head.
+
+    Returns (notice, tokens, all-heads figure, layer-average figure, stats DataFrame, CSV path,
+    predictions Markdown, head names for the picker)."""
+    trace = registry.trace(name, text)
+    att = registry.attention(name, text, kind)
+    font = figure_font(presenter)
+    label = KIND_LABELS[att.kind]
+    grid = heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask, font_size=font,
+                                  title=f"Every head ({label}): rows are layers, columns are heads")
+    average = heatmap.layer_average_grid(att.probs, mask=att.mask, font_size=font,
+                                         title=f"Average over the {att.n_heads} heads of each layer")
+    frame = stats_table(registry, name, text, att.kind)
+    names = [head_name(layer, head) for layer in range(att.n_layers) for head in range(att.n_heads)]
+    return (notice(registry, name, trace), token_view(trace), grid, average, frame,
+            stats_csv(frame, name, clean_text(text), att.kind), predictions(registry, name, text), names)
+
+
+def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):
+    """The detail figure of one head (layer and head are 1-based, as shown)."""
+    att, layer0, head0 = registry.layer_head(name, text, layer, head, kind)
+    return heatmap.attention_heatmap(
+        att.probs[layer0, head0], att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
+        title=f"Layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}")
+
+
+MAX_BEAM = 8
+
+
+def translate(registry: ModelRegistry, text, beam=1) -> str:
+    """The dates model's ISO 8601 output for `text` (beam width 1 = greedy)."""
+    beam = check_index(beam, MAX_BEAM, "beam width") + 1
+    return registry.get("dates").translate(clean_text(text), beam=beam)
+
+
+def pick_tile(choice: str, n_layers: int | None = None, n_heads: int | None = None) -> tuple[int, int]:
+    """1-based (layer, head) from a tile name 'L1 H2' chosen beside the grid."""
+    try:
+        layer0, head0 = parse_head_name(choice)
+    except ValueError as e:
+        raise InputError(f"Choose a head like 'L1 H2' ({e}).") from None
+    return layer0 + 1, head0 + 1
+
+
+# ---- the tab ------------------------------------------------------------------------------------------
+def build(ctx: Context) -> None:
+    registry = ctx.registry
+    with ctx.tab("Every head", id=TAB_ID):
+        info = gr.Markdown(elem_id="attention-notice")
+        tokens = gr.HighlightedText(label="Tokens as the model reads them (label = token id)",
+                                    show_legend=False, combine_adjacent=False, elem_id="tokens")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=3):
+                detail = gr.Plot(label="One head: each row shows where that token looks", elem_id="head-detail")
+            with gr.Column(scale=2):
+                predicted = gr.Markdown(label="Predictions", elem_id="predictions")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5):
+                grid = gr.Plot(label="Every head at once", elem_id="all-heads")
+            with gr.Column(scale=1, min_width=160):
+                tile = gr.Dropdown(label="Open a head in detail", choices=[], value=None, interactive=True,
+                                   elem_id="tile-picker")
+                gr.Markdown("Pick a tile to show it above. Every tile uses the same 0 – 1 colour scale.")
+        average = gr.Plot(label="Average over heads, per layer", elem_id="layer-average")
+        with gr.Accordion("Head statistics", open=True):
+            gr.Markdown("Averages over query tokens (the first token is left out: in a causal model it can only "
+                        "look at itself). *previous*, *first* and *self* are the share of attention on the token "
+                        "just before, on the first token and on the token itself; *spread* is 0 for a head that "
+                        "looks at one token and 1 for one that looks at all equally.")
+            table = gr.Dataframe(label="Per head", interactive=False, elem_id="head-stats", max_height=420)
+            download = gr.DownloadButton("Download CSV", value=None, elem_id="stats-csv")
+
+    def run_analyze(text, name, kind, presenter):
+        (note, token_pairs, grid_fig, average_fig, frame, csv_path, predicted_md,
+         names) = friendly(analyze)(registry, text, name, kind, presenter)
+        if note:
+            gr.Warning(note)
+        return (note, token_pairs, grid_fig, average_fig, frame, csv_path, predicted_md,
+                gr.Dropdown(choices=names, value=None))
+
+    def run_show_head(text, name, layer, head, kind, presenter):
+        return friendly(show_head)(registry, text, name, layer, head, kind, presenter)
+
+    def run_pick_tile(choice):
+        if not choice:
+            return gr.skip(), gr.skip()
+        return friendly(pick_tile)(choice)
+
+    ctx.listen(run_analyze, inputs=[ctx.text, ctx.model, ctx.kind, ctx.presenter],
+               outputs=[info, tokens, grid, average, table, download, predicted, tile], api_name="analyze",
+               triggers=ctx.triggers + [ctx.kind.input])
+    ctx.listen(run_show_head, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter],
+               outputs=[detail], api_name="head", triggers=ctx.head_triggers)
+    picked = tile.input(run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head")
+    ctx.run_after(picked, "picked", head_only=True)

@@ -1,0 +1,162 @@
+"""The controls above the tabs (sentence, model, layer, head, kind, presenter mode, examples)
+and the page-level wiring: fitting the controls to the chosen model, settings from the URL,
+the "link to this view" box and presenter mode."""
+from __future__ import annotations
+
+import gradio as gr
+
+from ui.context import Context, friendly
+from ui.links import ViewSettings, make_link, parse_query
+from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, ModelRegistry
+
+EXAMPLES = [
+    ("The animal didn't cross the street because it was too tired", "lm"),
+    ("The cat sat on the mat", "lm"),
+    ("Mary gave roses to Susan", "lm"),
+    ("The cat sat on the <mask>", "mlm"),
+    ("Mary gave <mask> to Susan because she loves her", "mlm"),
+    ("The animal didn't cross the <mask> because it was too tired", "mlm"),
+    ("Saturday, 21st of November 2026", "dates"),
+    ("3 March 1999", "dates"),
+    ("the twelfth of june, 2024", "dates"),
+]
+DEFAULT_TEXT = EXAMPLES[0][0]
+# Presenter mode: bigger type everywhere, by overriding the theme's size variables under one class.
+CSS = """
+body.presenter { --text-xxs: 14px; --text-xs: 16px; --text-sm: 18px; --text-md: 22px; --text-lg: 26px;
+                 --text-xl: 30px; --text-xxl: 36px; --block-label-text-size: 18px; --block-info-text-size: 18px;
+                 --block-title-text-size: 20px; --section-header-text-size: 22px; }
+body.presenter .prose, body.presenter textarea, body.presenter input { font-size: 22px !important; }
+#tokens .token { font-family: ui-monospace, monospace; background-color: #dbeafe !important; }
+#tokens .label { background-color: #1e3a8a !important; color: white !important; }
+"""
+PRESENTER_JS = "(on) => { document.body.classList.toggle('presenter', !!on); return []; }"
+
+
+def default_settings(registry: ModelRegistry) -> ViewSettings:
+    model = "lm" if "lm" in registry.available else (registry.default or "lm")
+    text = next((t for t, m in EXAMPLES if m == model), DEFAULT_TEXT)
+    kinds = registry.kinds(model) if model in registry.available else ("self",)
+    return ViewSettings(text=text, model=model, kind=kinds[0])
+
+
+def slider_max(count: int) -> int:
+    """Gradio sliders need maximum > minimum; a one-layer model (tiny test models) gets a range of 2,
+    and choosing 2 gives a friendly out-of-range message."""
+    return max(int(count), 2)
+
+
+def kind_choices() -> list[tuple[str, str]]:
+    """Every attention kind a model with several kinds offers. The choices never change (a
+    stale value could otherwise fail Gradio's check); a model with only "self" hides the radio
+    and passes None, which the registry reads as the model's only kind."""
+    kinds = dict.fromkeys(k for arch_kinds in KINDS_BY_ARCH.values() if len(arch_kinds) > 1 for k in arch_kinds)
+    return [(KIND_LABELS[k], k) for k in kinds]
+
+
+def fit_controls(registry: ModelRegistry, name, layer, head, kind):
+    """Slider ranges and the attention kind for the model (keeps the chosen numbers where they fit)."""
+    kinds = registry.kinds(name)
+    kind = kind if kind in kinds else kinds[0]
+    layers, heads = registry.shape(name, kind)
+    layer = min(max(int(layer or 1), 1), layers)
+    head = min(max(int(head or 1), 1), heads)
+    return (gr.Slider(minimum=1, maximum=slider_max(layers), value=layer, step=1),
+            gr.Slider(minimum=1, maximum=slider_max(heads), value=head, step=1),
+            gr.Radio(value=kind, visible=True) if len(kinds) > 1 else gr.Radio(visible=False))
+
+
+def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, gr.Dataset]:
+    """The shared controls and the examples; returns the Context every tab builds against."""
+    start = default_settings(registry)
+    layers, heads = registry.shape(start.model, start.kind) if start.model in registry.available else (1, 1)
+    kinds = registry.kinds(start.model) if start.model in registry.available else ("self",)
+    if registry.errors:
+        gr.Markdown("\n\n".join(f"⚠️ {message}" for message in registry.errors.values()), elem_id="load-errors")
+    with gr.Row(equal_height=True):
+        text = gr.Textbox(label="Sentence", value=start.text, max_length=MAX_CHARS, lines=2, scale=4,
+                          placeholder="Type a sentence and press Enter", elem_id="sentence",
+                          info="lm predicts the next word · mlm fills in <mask> · dates writes a date as ISO 8601")
+        with gr.Column(scale=1, min_width=200):
+            model = gr.Dropdown(label="Model", choices=list(registry.names), value=start.model, elem_id="model")
+            analyze = gr.Button("Show attention", variant="primary", elem_id="analyze")
+    examples = gr.Dataset(components=[text, model], samples=[list(e) for e in EXAMPLES], label="Lecture examples (click to load)",
+                          samples_per_page=len(EXAMPLES), layout="gallery", elem_id="examples")
+    with gr.Row(equal_height=True):
+        layer = gr.Slider(1, slider_max(layers), value=1, step=1, label="Layer", elem_id="layer")
+        head = gr.Slider(1, slider_max(heads), value=1, step=1, label="Head", elem_id="head")
+        # a single-kind model ignores the (hidden) value; it is never None so API callers may omit it
+        kind = gr.Radio(choices=kind_choices(), value=start.kind if len(kinds) > 1 else kind_choices()[0][1],
+                        label="Attention",
+                        visible=len(kinds) > 1, elem_id="kind")
+        presenter = gr.Checkbox(label="Presenter mode (large fonts)", value=False, elem_id="presenter")
+    # The tab the viewer has open (set on page load and tab change). None for API callers,
+    # whose calls are therefore never skipped as "not on screen".
+    current_tab = gr.State(None)
+    ctx = Context(demo=demo, registry=registry, text=text, model=model, analyze=analyze, layer=layer, head=head,
+                  kind=kind, presenter=presenter, current_tab=current_tab)
+    return ctx, examples
+
+
+def tab_ids(tabs: gr.Tabs) -> list[str]:
+    return [str(child.id) for child in tabs.children if getattr(child, "id", None) is not None]
+
+
+def wire_page(ctx: Context, examples: gr.Dataset) -> None:
+    """Call after every tab is built: chains the registered listeners after model changes,
+    example clicks and the page load, and keeps the link box and presenter mode in step."""
+    registry, ids = ctx.registry, tab_ids(ctx.tabs)
+    defaults = default_settings(registry)
+    controls = [ctx.layer, ctx.head, ctx.kind]
+    current_tab = ctx.current_tab
+    with gr.Row():
+        link = gr.Textbox(label="Link to this view", interactive=False, buttons=["copy"], elem_id="view-link")
+
+    def on_model(name, layer, head, kind):
+        return friendly(fit_controls)(registry, name, layer, head, kind)
+
+    model_event = ctx.model.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_controls")
+    ctx.run_after(model_event, "model")
+    ctx.kind.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_kind")
+
+    def on_example(sample):
+        text, name = sample
+        return (text, name) + friendly(fit_controls)(registry, name, 1, 1, None)
+
+    example_event = examples.click(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls,
+                                   api_name="example")
+    ctx.run_after(example_event, "example")
+
+    def on_load(request: gr.Request):
+        params = dict(request.query_params) if request is not None else {}
+        settings, notes = parse_query(params, registry, defaults, tuple(ids))
+        for note in notes:
+            gr.Warning(note)
+        fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
+            if settings.model in registry.available else (gr.skip(),) * 3
+        return (settings.text, settings.model, *fitted, settings.presenter, gr.Tabs(selected=settings.tab),
+                settings.tab)
+
+    load_event = ctx.demo.load(on_load, inputs=None,
+                               outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab],
+                               api_name="load_settings", api_visibility="undocumented")
+    ctx.run_after(load_event, "load")
+
+    def view_link(text, name, layer, head, kind, presenter, tab, request: gr.Request):
+        settings = ViewSettings(str(text or "")[:MAX_CHARS], str(name), int(layer or 1), int(head or 1),
+                                str(kind or "self"), bool(presenter), str(tab or "attention"))
+        if name not in registry.available or len(registry.kinds(name)) == 1:  # only one kind: leave it out
+            settings.kind = ""
+        page = request.headers.get("referer") if request is not None else None
+        return make_link(settings, page)
+
+    for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event)):
+        event.then(view_link, inputs=[ctx.text, ctx.model, *controls, ctx.presenter, current_tab], outputs=[link],
+                   api_name=f"link_{suffix}", api_visibility="undocumented", show_progress="hidden")
+    gr.on(triggers=[ctx.text.change, ctx.layer.change, ctx.head.change, ctx.kind.change,
+                    ctx.presenter.change, current_tab.change],
+          fn=view_link, inputs=[ctx.text, ctx.model, *controls, ctx.presenter, current_tab], outputs=[link],
+          api_name="link", api_visibility="undocumented", show_progress="hidden", trigger_mode="always_last",
+          queue=False)
+    ctx.presenter.change(None, inputs=[ctx.presenter], outputs=None, js=PRESENTER_JS, api_name="presenter_css")
+    ctx.finish()

@@ -1,0 +1,182 @@
+"""Tab "Encoder-decoder": the dates model's cross-attention, step by step decoding, greedy vs beam."""
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+
+from model.alignment import most_month_attentive_head
+from model.dates import month_span
+from model.history import read_history
+from ui.context import Context, figure_font, friendly
+from ui.models import InputError, ModelRegistry, check_index, clean_text
+from viz import cross
+from viz.heatmap import attention_heatmap
+from viz.labels import head_name, parse_head_name
+
+MODEL = "dates"
+EXAMPLE = "Saturday, 21st of November 2026"
+MAX_BEAM = 8
+
+EXPLANATION = """
+**An encoder reads, a decoder writes.** The dates model's encoder reads the written date with ordinary
+self-attention (every character may see every other). The decoder writes the ISO date one character at
+a time: its own self-attention is masked so it sees only what it has written so far, and its
+*cross-attention* lets each output character look back at the encoder's characters. To write the month
+digits the decoder should look at the month ("November", "Nov.", "11") wherever it is: the step slider
+shows what each character looked at as it was written. Type a date in the text box above.
+"""
+
+BEAM_EXPLANATION = """
+**Greedy versus beam search.** Greedy decoding takes the single most likely character at every step and
+never takes a choice back. Beam search keeps the *width* best partial outputs alive and compares whole
+outputs by their total log-probability (the sum of each character's log-probability; closer to 0 is
+more likely). With a confident model both agree; the beams show what the runners-up were.
+"""
+
+
+def head_choices(registry: ModelRegistry) -> list[str]:
+    if MODEL not in registry.available:
+        return ["L1 H1"]
+    config = registry.get(MODEL).config
+    return [head_name(layer, head) for layer in range(config.n_decoder_layers) for head in range(config.n_heads)]
+
+
+def opening_head(registry: ModelRegistry) -> str:
+    """The head the tab opens on: evaluation's best cross head, else the best month-aligned head on an
+    example date, else the last layer's first head."""
+    choices = head_choices(registry)
+    if MODEL not in registry.available:
+        return choices[0]
+    loaded = registry.get(MODEL)
+    best = read_history(loaded.directory).evaluation.get("best_cross_head")
+    if isinstance(best, dict) and "layer" in best and "head" in best:
+        name = head_name(int(best["layer"]), int(best["head"]))
+        if name in choices:
+            return name
+    try:
+        found = most_month_attentive_head(registry.attention(MODEL, EXAMPLE, "cross").probs, EXAMPLE)
+    except (InputError, ValueError):
+        found = None
+    if found is not None:
+        return head_name(found[0], found[1])
+    return head_name(loaded.config.n_decoder_layers - 1, 0)
+
+
+def _layer_head(registry: ModelRegistry, text, head_label) -> tuple[int, int]:
+    try:
+        layer0, head0 = parse_head_name(head_label)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    cross_att = registry.attention(MODEL, text, "cross")
+    check_index(layer0 + 1, cross_att.n_layers, "layer")
+    check_index(head0 + 1, cross_att.n_heads, "head")
+    return layer0, head0
+
+
+def step_view(registry: ModelRegistry, text, head_label, step, presenter):
+    """Cross-attention with the decoding step framed, and that step's weights over the source."""
+    font = figure_font(presenter)
+    trace = registry.trace(MODEL, text)
+    att = trace.attention["cross"]
+    layer0, head0 = _layer_head(registry, text, head_label)
+    rows = att.probs.shape[2]
+    step0 = min(max(int(step or 1), 1), rows) - 1
+    written = trace.target_tokens[step0 + 1] if step0 + 1 < len(trace.target_tokens) else "</s>"
+    probs = att.probs[layer0, head0]
+    heat = cross.cross_figure(probs, att.queries, att.keys, step=step0, font_size=font,
+                              title=f"Cross-attention, decoder layer {layer0 + 1}, head {head0 + 1}: "
+                                    "output (rows) × input (columns)")
+    bars = cross.step_figure(probs[step0], att.keys, written, step0, font_size=font)
+    return heat, bars
+
+
+def view(registry: ModelRegistry, text, head_label, step, presenter):
+    """Translation, cross-attention, the decoding step, encoder and masked decoder self-attention."""
+    if MODEL not in registry.available:
+        raise InputError(registry.errors.get(MODEL, "The dates model is not installed."))
+    text = clean_text(text)
+    font = figure_font(presenter)
+    trace = registry.trace(MODEL, text)
+    layer0, head0 = _layer_head(registry, text, head_label)
+    output = "".join(trace.target_tokens[1:])
+    found = most_month_attentive_head(trace.attention["cross"].probs, text)
+    best = (f" On this date **{head_name(found[0], found[1])}** puts the most weight on the month "
+            f"({found[2]:.0%} of the month digits' attention)." if found else "")
+    evaluated = read_history(registry.get(MODEL).directory).evaluation.get("best_cross_head")
+    if isinstance(evaluated, dict) and "score" in evaluated:
+        best += (f" Over {evaluated.get('examples', 'many')} validation dates, "
+                 f"**{head_name(int(evaluated['layer']), int(evaluated['head']))}** puts its strongest look on the month "
+                 f"in {float(evaluated['score']):.0%} of them.")
+    summary = f"**{html.escape(text)}** → **{html.escape(output)}**.{best}"  # typed text is shown, not run
+    if month_span(text) is None:
+        summary += (f"  \nThis does not look like a date the model was trained on; type one in the text box, "
+                    f"e.g. *{EXAMPLE}*.")
+    heat, bars = step_view(registry, text, head_label, step, presenter)
+    encoder, decoder = trace.attention["encoder"], trace.attention["decoder"]
+    enc_layer, dec_layer = min(layer0, encoder.n_layers - 1), min(layer0, decoder.n_layers - 1)
+    enc_fig = attention_heatmap(encoder.probs[enc_layer, head0], encoder.queries, encoder.keys, font_size=font,
+                                title=f"Encoder self-attention (layer {enc_layer + 1}, head {head0 + 1}): no mask")
+    dec_fig = attention_heatmap(decoder.probs[dec_layer, head0], decoder.queries, decoder.keys, mask=decoder.mask,
+                                font_size=font,
+                                title=f"Decoder self-attention (layer {dec_layer + 1}, head {head0 + 1}): masked")
+    rows = trace.attention["cross"].probs.shape[2]
+    slider = gr.update(minimum=1, maximum=max(rows, 2), value=min(max(int(step or 1), 1), rows))
+    return summary, heat, bars, enc_fig, dec_fig, slider
+
+
+def beams_view(registry: ModelRegistry, text, width):
+    """Greedy output and the `width` best beams, as tables with log-probabilities and probabilities."""
+    loaded = registry.get(MODEL)
+    text = clean_text(text)
+    try:
+        width = int(width)
+    except (TypeError, ValueError):
+        raise InputError(f"The beam width must be a whole number from 1 to {MAX_BEAM}.") from None
+    if not 1 <= width <= MAX_BEAM:
+        raise InputError(f"The beam width must be from 1 to {MAX_BEAM}, got {width}.")
+    greedy = loaded.translations(text, 1)
+    beams = loaded.translations(text, width) if width > 1 else greedy
+    return cross.beams_table(greedy), cross.beams_table(beams)
+
+
+def build(ctx: Context) -> None:
+    choices = head_choices(ctx.registry)
+    with ctx.tab("Encoder-decoder", id="encoder_decoder"):
+        gr.Markdown(EXPLANATION)
+        summary = gr.Markdown()
+        with gr.Row():
+            head = gr.Dropdown(choices, value=opening_head(ctx.registry), label="cross-attention head",
+                               info="opens on the head that lines up output and input best")
+            step = gr.Slider(1, 11, value=6, step=1, label="decoding step",
+                             info="which output character is being written")
+        heat = gr.Plot(label="cross-attention")
+        bars = gr.Plot(label="one decoding step")
+        with gr.Row():
+            enc_fig = gr.Plot(label="encoder self-attention")
+            dec_fig = gr.Plot(label="decoder self-attention")
+        gr.Markdown(BEAM_EXPLANATION)
+        width = gr.Slider(1, MAX_BEAM, value=4, step=1, label="beam width")
+        with gr.Row():
+            greedy_table = gr.Dataframe(label="greedy (beam width 1)", interactive=False)
+            beam_table = gr.Dataframe(label="beam search", interactive=False)
+
+    @friendly
+    def on_view(text, head_label, step_value, presenter):
+        return view(ctx.registry, text, head_label, step_value, presenter)
+
+    @friendly
+    def on_step(text, head_label, step_value, presenter):
+        return step_view(ctx.registry, text, head_label, step_value, presenter)
+
+    @friendly
+    def on_beams(text, width_value):
+        return beams_view(ctx.registry, text, width_value)
+
+    ctx.listen(on_view, inputs=[ctx.text, head, step, ctx.presenter],
+               outputs=[summary, heat, bars, enc_fig, dec_fig, step], api_name="encoder_decoder",
+               triggers=ctx.triggers + [head.change])
+    step.release(on_step, inputs=[ctx.text, head, step, ctx.presenter], outputs=[heat, bars],
+                 api_name="decoding_step")
+    ctx.listen(on_beams, inputs=[ctx.text, width], outputs=[greedy_table, beam_table], api_name="beams",
+               triggers=[ctx.text.submit, ctx.analyze.click, width.release])

@@ -1,0 +1,125 @@
+"""Tab "Learning": one head's attention at each saved training snapshot, with the loss."""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import gradio as gr
+import numpy as np
+
+from model.history import read_history
+from ui.context import Context, figure_font, friendly
+from ui.models import InputError, ModelRegistry, clean_text
+from viz import learning as viz_learning
+from viz.heatmap import attention_heatmap
+
+EXPLANATION = """
+**Attention is learned.** At the start of training the query and key projections are random, so every
+head spreads its weight almost evenly. As the loss falls, heads find jobs: looking at the previous
+token, at the start of the sentence, at the word that a pronoun refers to. The slider moves through the
+weights saved during training; the same sentence, layer and head are shown at each step.
+"""
+
+
+class SnapshotTraces:
+    """Models at their training snapshots, each loaded once, and their traces (LRU cached).
+    Read-only after loading, so one instance is shared by every user of the app."""
+
+    def __init__(self, registry: ModelRegistry, max_traces: int = 128):
+        self.registry = registry
+        self.max_traces = max_traces
+        self._models: dict = {}
+        self._traces: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def steps(self, name: str) -> list[int]:
+        return sorted(self.registry.get(name).snapshot_files)
+
+    def model(self, name: str, step: int):
+        key = (name, int(step))
+        with self._lock:
+            if key in self._models:
+                return self._models[key]
+        loaded = self.registry.get(name).at_snapshot(int(step))
+        with self._lock:
+            return self._models.setdefault(key, loaded)
+
+    def warm(self) -> None:
+        """Load every available model's snapshots (the app calls this in a background thread at
+        start, so the first visit to the tab does not wait for six loads)."""
+        for name in self.registry.available:
+            for step in self.steps(name):
+                try:
+                    self.model(name, step)
+                except Exception:  # a damaged snapshot shows its error when chosen, not at start
+                    pass
+
+    def trace(self, name: str, step: int, text: str, output: str | None = None):
+        """The snapshot's trace; `output` fixes the decoder's side (teacher forcing) so every
+        snapshot of the dates model is shown writing the same characters."""
+        key = (name, int(step), text, output)
+        with self._lock:
+            if key in self._traces:
+                self._traces.move_to_end(key)
+                return self._traces[key]
+        result = self.model(name, step).trace(text, output)
+        with self._lock:
+            self._traces[key] = result
+            while len(self._traces) > self.max_traces:
+                self._traces.popitem(last=False)
+        return result
+
+
+def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer, head, kind, snapshot, presenter):
+    """The chosen head at snapshot number `snapshot` (1-based), the loss curve, and every snapshot in a row."""
+    font = figure_font(presenter)
+    text = clean_text(text)
+    final, layer0, head0 = registry.layer_head(model, text, layer, head, kind)
+    steps = snapshots.steps(model)
+    if not steps:
+        raise InputError(f"The {model} model was saved without training snapshots; retrain it to see learning.")
+    index = min(max(int(snapshot or len(steps)), 1), len(steps)) - 1  # the count differs between models
+    step = steps[index]
+    output = None
+    trace = registry.trace(model, text)
+    if trace.target_ids is not None:  # encoder-decoder: every snapshot writes the trained model's output
+        output = registry.get(model).tokenizer.decode([int(i) for i in trace.target_ids[1:]])
+    maps = []
+    for s in steps:
+        att = snapshots.trace(model, s, text, output).attention[final.kind]
+        maps.append(att.probs[layer0, head0])
+    current = maps[index]
+    history = read_history(registry.get(model).directory)
+    loss = history.loss_at(step)
+    loss_text = f"train loss {loss[0]:.3f}, validation loss {loss[1]:.3f}" if loss else "loss not logged at this step"
+    summary = f"**Snapshot {index + 1} of {len(steps)}: training step {step}** — {loss_text}."
+    mask = final.mask if final.causal else None
+    heat = attention_heatmap(current, final.queries, final.keys, mask=mask, font_size=font,
+                             title=f"Layer {layer0 + 1}, head {head0 + 1} after {step} training steps")
+    curve = viz_learning.loss_figure(history.steps, history.train_loss, history.val_loss, current=step, font_size=font)
+    strip = viz_learning.snapshots_strip(np.stack(maps), steps, mask=mask, font_size=font)
+    slider = gr.update(minimum=1, maximum=max(len(steps), 2), value=index + 1)
+    return summary, heat, curve, strip, slider
+
+
+def build(ctx: Context) -> None:
+    snapshots = SnapshotTraces(ctx.registry)
+    threading.Thread(target=snapshots.warm, name="warm-snapshots", daemon=True).start()
+    default = ctx.registry.default
+    count = max(1, len(snapshots.steps(default))) if default else 1
+    with ctx.tab("Learning", id="learning"):
+        gr.Markdown(EXPLANATION)
+        snapshot = gr.Slider(1, max(count, 2), value=count, step=1, label="training snapshot",
+                             info="1 = earliest saved weights; the last one is the trained model")
+        summary = gr.Markdown()
+        heat = gr.Plot(label="attention at this snapshot")
+        curve = gr.Plot(label="loss curve")
+        strip = gr.Plot(label="every snapshot")
+
+    @friendly
+    def on_view(text, model, layer, head, kind, snapshot_value, presenter):
+        return view(ctx.registry, snapshots, text, model, layer, head, kind, snapshot_value, presenter)
+
+    ctx.listen(on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, snapshot, ctx.presenter],
+               outputs=[summary, heat, curve, strip, snapshot], api_name="learning",
+               triggers=ctx.head_triggers + [snapshot.release])

@@ -1,0 +1,53 @@
+"""Tab "Masking": the causal lm beside the bidirectional mlm on the same sentence."""
+from __future__ import annotations
+
+import gradio as gr
+
+from model.steps import attention_steps
+from ui.context import Context, figure_font, friendly
+from ui.models import InputError, ModelRegistry
+from viz import compare
+
+EXPLANATION = """
+**Masking decides what each token may look at.** The language model (lm) predicts the next word, so
+while reading position *i* it must not see positions after *i*: its mask is lower-triangular, and the
+scores above the diagonal are set to −∞ before the softmax, which turns them into weight 0. The masked
+language model (mlm) fills in blanks and may look both ways, so it has no mask. Below, both read the
+same sentence at the same layer and head; the last figure shows the lm's scores before and after its
+mask.
+"""
+
+
+def view(registry: ModelRegistry, text, layer, head, presenter):
+    """Masks, weights of lm and mlm side by side with their difference, and lm's scores before/after masking."""
+    font = figure_font(presenter)
+    lm, layer0, head0 = registry.layer_head("lm", text, layer, head, "self")
+    mlm, mlm_layer0, mlm_head0 = registry.layer_head("mlm", text, layer, head, "self")
+    if lm.queries != mlm.queries:
+        raise InputError("The two models read this text as different tokens (a <mask> marker?). "
+                         "Type a plain sentence to compare them.")
+    tokens = lm.queries
+    masks = compare.masks_figure(lm.mask, mlm.mask, tokens, font_size=font)
+    side = compare.side_by_side_figure(lm.probs[layer0, head0], mlm.probs[mlm_layer0, mlm_head0], tokens,
+                                       font_size=font, where=f" (layer {layer0 + 1}, head {head0 + 1})")
+    steps = attention_steps(lm.q[layer0, head0], lm.k[layer0, head0], lm.v[layer0, head0], lm.mask)
+    before_after = compare.before_after_figure(steps.scaled, steps.mask, steps.probs, tokens, font_size=font,
+                                               model="the lm")
+    return masks, side, before_after
+
+
+def build(ctx: Context) -> None:
+    with ctx.tab("Masking", id="masking"):
+        gr.Markdown(EXPLANATION)
+        masks = gr.Plot(label="masks")
+        side = gr.Plot(label="lm and mlm side by side")
+        gr.Markdown("Grey cells are −∞: the query is not allowed to see that key, and after the softmax its "
+                    "weight is exactly 0. Each row still sums to 1 over the keys it may see.")
+        before_after = gr.Plot(label="before and after the mask")
+
+    @friendly
+    def on_view(text, layer, head, presenter):
+        return view(ctx.registry, text, layer, head, presenter)
+
+    ctx.listen(on_view, inputs=[ctx.text, ctx.layer, ctx.head, ctx.presenter], outputs=[masks, side, before_after],
+               api_name="masking", triggers=ctx.head_triggers)

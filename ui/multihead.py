@@ -1,0 +1,55 @@
+"""Tab "Multi-head": every head of a layer side by side, and wide versus narrow heads."""
+from __future__ import annotations
+
+import gradio as gr
+
+from model.sizes import head_sizes
+from ui.context import Context, figure_font, friendly
+from ui.models import ModelRegistry
+from viz import multihead as viz_multihead
+
+EXPLANATION = """
+**Several heads look for different things at once.** One head produces one set of weights per token, so
+it can only mix information in one way. A layer with *h* heads computes *h* attentions in parallel, each
+with its own queries, keys and values, and joins their outputs. Below, every head of the chosen layer
+reads the same sentence: compare where each one looks.
+"""
+
+
+def sizes_text(sizes, model: str) -> str:
+    used = "wide" if sizes.wide else "narrow"
+    return (
+        f"**Wide or narrow?** The {model} model has embeddings of size k = {sizes.k} and h = {sizes.heads} heads. "
+        f"*Narrow* heads (what {model} uses{'' if used == 'narrow' else ' not'}) split the embedding: each head "
+        f"works in k/h = {sizes.d_narrow} dimensions, so all {sizes.heads} heads together cost "
+        f"{sizes.params_narrow:,} parameters per attention layer — the same as one head of full size. "
+        f"*Wide* heads each see all k = {sizes.d_wide} dimensions: richer, but {sizes.params_wide:,} parameters, "
+        f"{sizes.params_wide / sizes.params_narrow:.1f}× as many, for each of the model's "
+        f"{sizes.attention_layers} attention layers."
+    )
+
+
+def view(registry: ModelRegistry, text, model, layer, kind, presenter):
+    """All heads of one layer as one tiled figure, the wide/narrow explanation and the size table."""
+    font = figure_font(presenter)
+    att, layer0, _ = registry.layer_head(model, text, layer, 1, kind)
+    mask = att.mask if att.causal else None
+    fig = viz_multihead.heads_figure(att.probs[layer0], layer0, mask=mask, font_size=font)
+    sizes = head_sizes(registry.get(model).config)
+    return fig, sizes_text(sizes, model), viz_multihead.sizes_table(sizes)
+
+
+def build(ctx: Context) -> None:
+    with ctx.tab("Multi-head", id="multihead"):
+        gr.Markdown(EXPLANATION)
+        heads = gr.Plot(label="every head of this layer")
+        sizes = gr.Markdown()
+        table = gr.Dataframe(label="one attention layer, narrow vs wide", interactive=False)
+
+    @friendly
+    def on_view(text, model, layer, kind, presenter):
+        return view(ctx.registry, text, model, layer, kind, presenter)
+
+    ctx.listen(on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.kind, ctx.presenter],
+               outputs=[heads, sizes, table], api_name="multihead",
+               triggers=ctx.triggers + [ctx.layer.input, ctx.kind.input])

@@ -1,0 +1,62 @@
+"""Encoder-decoder views: cross-attention (output characters × input characters), what
+one output character looked at as it was written, and greedy versus beam search.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from viz.heatmap import attention_heatmap
+from viz.labels import axis_ticks, token_labels
+
+HIGHLIGHT = "#ff7f0e"
+
+
+def cross_figure(probs, targets, sources, step: int | None = None, title: str = "",
+                 font_size: int = 12) -> go.Figure:
+    """probs (t, s): rows are decoder positions (output side), columns the source characters.
+    `step` frames the row of the output character being written."""
+    probs = np.asarray(probs, np.float32)
+    fig = attention_heatmap(probs, targets, sources, title=title, font_size=font_size)
+    fig.update_xaxes(title_text="")  # the title says it: columns are the source characters
+    fig.update_yaxes(title_text="decoder input → writes next")
+    if step is not None:
+        if not 0 <= step < probs.shape[0]:
+            raise ValueError(f"step must be between 0 and {probs.shape[0] - 1}, got {step}")
+        fig.add_shape(type="rect", x0=-0.5, x1=probs.shape[1] - 0.5, y0=step - 0.5, y1=step + 0.5,
+                      line=dict(color=HIGHLIGHT, width=3))
+    return fig
+
+
+def step_figure(weights, sources, written: str, step: int, font_size: int = 12) -> go.Figure:
+    """One decoding step: the weights (s,) one output character put on each source character."""
+    weights = np.asarray(weights, np.float32)
+    if weights.ndim != 1 or len(weights) != len(sources):
+        raise ValueError(f"weights must be one row of {len(sources)} source weights, got shape {weights.shape}")
+    top = int(weights.argmax())
+    colors = [HIGHLIGHT if i == top else "#1f77b4" for i in range(len(weights))]
+    labels = token_labels(sources)
+    fig = go.Figure(go.Bar(x=np.arange(len(weights)), y=weights, marker_color=colors, hovertext=labels,
+                           hovertemplate="%{hovertext}: %{y:.3f}<extra></extra>"))
+    fig.update_xaxes(**axis_ticks(sources), title_text="source characters")
+    fig.update_yaxes(range=[0, 1], title_text="weight")
+    fig.update_layout(
+        title=dict(text=f"Step {step + 1}: writing {token_labels([written])[0]!s} — it looked most at "
+                        f"{labels[top]!s} (position {top + 1})", x=0.01, font=dict(size=font_size + 4)),
+        height=340, font=dict(size=font_size), margin=dict(l=10, r=10, t=60 + 2 * font_size, b=10),
+        paper_bgcolor="white",
+    )
+    return fig
+
+
+def beams_table(translations) -> pd.DataFrame:
+    """Outputs best first: rank, output, log-probability and probability of the whole output.
+
+    translations: objects with .text, .score (log-probability) and .finished."""
+    rows = [{"rank": i + 1, "output": t.text, "log-prob": round(float(t.score), 4),
+             "probability": float(f"{math.exp(float(t.score)):.4g}"), "finished": bool(t.finished)}
+            for i, t in enumerate(translations)]
+    return pd.DataFrame(rows, columns=["rank", "output", "log-prob", "probability", "finished"])

@@ -1,0 +1,37 @@
+"""Multi-head attention: every head of one layer side by side, and what wide and
+narrow heads cost."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from viz.heatmap import tiled_heatmap
+
+
+def heads_figure(probs, layer: int, mask=None, font_size: int = 12, title: str | None = None) -> go.Figure:
+    """probs (H, t, s) of one layer -> one row of H tiles with a shared 0..1 scale. `layer` is 0-based."""
+    probs = np.asarray(probs, np.float32)
+    if probs.ndim != 3:
+        raise ValueError(f"probs must be (heads, t, s) for one layer, got shape {probs.shape}")
+    names = [[f"head {h + 1}" for h in range(probs.shape[0])]]
+    title = title or f"Layer {layer + 1}: every head on the same sentence"
+    return tiled_heatmap(probs[None], names, title=title, mask=mask, font_size=font_size, tile_px=260)
+
+
+def sizes_table(sizes) -> pd.DataFrame:
+    """Narrow versus wide heads for a model's real sizes.
+
+    sizes: model.sizes.HeadSizes (k, heads, wide, d_narrow, d_wide, params_narrow, params_wide, params_single)."""
+    used = "wide" if sizes.wide else "narrow"
+    rows = [
+        {"variant": "narrow (split k across heads)", "size of each head": f"k/h = {sizes.d_narrow}",
+         "parameters per attention layer": sizes.params_narrow,
+         "vs one full-size head": f"{sizes.params_narrow / sizes.params_single:.2f}×",
+         "this model": "✓" if used == "narrow" else ""},
+        {"variant": "wide (each head sees all of k)", "size of each head": f"k = {sizes.d_wide}",
+         "parameters per attention layer": sizes.params_wide,
+         "vs one full-size head": f"{sizes.params_wide / sizes.params_single:.2f}×",
+         "this model": "✓" if used == "wide" else ""},
+    ]
+    return pd.DataFrame(rows)
