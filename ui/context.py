@@ -8,6 +8,7 @@ creates its own sentence box or model picker.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from dataclasses import dataclass, field
 from typing import Callable
@@ -119,6 +120,10 @@ class Context:
             return fn(*args)
         gated.__name__ = getattr(fn, "__name__", "view")
         gated.__doc__ = fn.__doc__
+        # keep the view's own parameter names in the API docs (the open tab is hidden state)
+        own = list(inspect.signature(fn).parameters.values())
+        first = inspect.Parameter("current_tab", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        gated.__signature__ = inspect.Signature([first] + own)
         return gated
 
     def listen(self, fn: Callable, inputs: list, outputs: list, api_name: str, triggers: list | None = None,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gradio as gr
 
+from ui import components
+
 from ui.context import Context, friendly
 from ui.links import ViewSettings, make_link, parse_query
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, ModelRegistry
@@ -83,8 +85,8 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
     examples = gr.Dataset(components=[text, model], samples=[list(e) for e in EXAMPLES], label="Lecture examples (click to load)",
                           samples_per_page=len(EXAMPLES), layout="gallery", elem_id="examples")
     with gr.Row(equal_height=True):
-        layer = gr.Slider(1, slider_max(layers), value=1, step=1, label="Layer", elem_id="layer")
-        head = gr.Slider(1, slider_max(heads), value=1, step=1, label="Head", elem_id="head")
+        layer = components.Slider(1, slider_max(layers), value=1, step=1, label="Layer", elem_id="layer")
+        head = components.Slider(1, slider_max(heads), value=1, step=1, label="Head", elem_id="head")
         # a single-kind model ignores the (hidden) value; it is never None so API callers may omit it
         kind = gr.Radio(choices=kind_choices(), value=start.kind if len(kinds) > 1 else kind_choices()[0][1],
                         label="Attention",

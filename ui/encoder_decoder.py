@@ -5,6 +5,8 @@ import html
 
 import gradio as gr
 
+from ui import components
+
 from model.alignment import most_month_attentive_head
 from model.dates import month_span
 from model.history import read_history
@@ -148,7 +150,7 @@ def build(ctx: Context) -> None:
         with gr.Row():
             head = gr.Dropdown(choices, value=opening_head(ctx.registry), label="cross-attention head",
                                info="opens on the head that lines up output and input best")
-            step = gr.Slider(1, 11, value=6, step=1, label="decoding step",
+            step = components.Slider(1, 11, value=6, step=1, label="decoding step",
                              info="which output character is being written")
         heat = gr.Plot(label="cross-attention")
         bars = gr.Plot(label="one decoding step")
@@ -156,7 +158,7 @@ def build(ctx: Context) -> None:
             enc_fig = gr.Plot(label="encoder self-attention")
             dec_fig = gr.Plot(label="decoder self-attention")
         gr.Markdown(BEAM_EXPLANATION)
-        width = gr.Slider(1, MAX_BEAM, value=4, step=1, label="beam width")
+        width = components.Slider(1, MAX_BEAM, value=4, step=1, label="beam width")
         with gr.Row():
             greedy_table = gr.Dataframe(label="greedy (beam width 1)", interactive=False)
             beam_table = gr.Dataframe(label="beam search", interactive=False)

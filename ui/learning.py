@@ -5,6 +5,8 @@ import threading
 from collections import OrderedDict
 
 import gradio as gr
+
+from ui import components
 import numpy as np
 
 from model.history import read_history
@@ -109,7 +111,7 @@ def build(ctx: Context) -> None:
     count = max(1, len(snapshots.steps(default))) if default else 1
     with ctx.tab("Learning", id="learning"):
         gr.Markdown(EXPLANATION)
-        snapshot = gr.Slider(1, max(count, 2), value=count, step=1, label="training snapshot",
+        snapshot = components.Slider(1, max(count, 2), value=count, step=1, label="training snapshot",
                              info="1 = earliest saved weights; the last one is the trained model")
         summary = gr.Markdown()
         heat = gr.Plot(label="attention at this snapshot")

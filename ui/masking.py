@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from model.api import MASK_MARKERS
 from model.steps import attention_steps
 from ui.context import Context, figure_font, friendly
 from ui.models import InputError, ModelRegistry
@@ -21,6 +22,10 @@ mask.
 def view(registry: ModelRegistry, text, layer, head, presenter):
     """Masks, weights of lm and mlm side by side with their difference, and lm's scores before/after masking."""
     font = figure_font(presenter)
+    if isinstance(text, str) and MASK_MARKERS.search(text):
+        # only mlm has a mask token; a plain blank keeps both models on the same tokens
+        text = MASK_MARKERS.sub("_", text)
+        gr.Info("Comparing with each <mask> written as “_”: only mlm knows the mask token.")
     lm, layer0, head0 = registry.layer_head("lm", text, layer, head, "self")
     mlm, mlm_layer0, mlm_head0 = registry.layer_head("mlm", text, layer, head, "self")
     if lm.queries != mlm.queries:

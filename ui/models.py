@@ -11,6 +11,8 @@ helpers directly.
 """
 from __future__ import annotations
 
+import math
+
 import os
 import threading
 import unicodedata
@@ -72,7 +74,7 @@ def check_index(value, count: int, what: str) -> int:
         number = float(value)
     except (TypeError, ValueError):
         raise InputError(f"The {what} must be a number between 1 and {count}, not {value!r}.") from None
-    if number != int(number) or not 1 <= number <= count:
+    if not math.isfinite(number) or number != int(number) or not 1 <= number <= count:
         raise InputError(f"This model has {count} {what}s: choose a {what} between 1 and {count} (got {value!r}).")
     return int(number) - 1
 
@@ -117,6 +119,8 @@ class ModelRegistry:
 
     def get(self, name) -> api.LoadedModel:
         """The loaded model, or InputError with the reason it cannot be used."""
+        if not isinstance(name, str):
+            raise InputError(f"The model name must be a string such as 'lm', not {type(name).__name__}.")
         if name in self.models:
             return self.models[name]
         if name in self.errors:

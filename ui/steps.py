@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import gradio as gr
 
+from ui import components
+
 from model.steps import attention_steps, simple_attention, temperature_from_slider
 from ui.context import Context, figure_font, friendly
 from ui.models import ModelRegistry
@@ -58,7 +60,7 @@ def build(ctx: Context) -> None:
     with ctx.tab("Step by step", id="steps"):
         gr.Markdown(EXPLANATION)
         with gr.Row():
-            temperature = gr.Slider(-2, 2, value=0, step=0.05, label="temperature, log₁₀ scale",
+            temperature = components.Slider(-2, 2, value=0, step=0.05, label="temperature, log₁₀ scale",
                                     info="−2 → 0.01 (hard, argmax-like) · 0 → 1 (as trained) · 2 → 100 (uniform)")
             scale = gr.Checkbox(value=True, label="divide scores by √d (scaling)")
         caption = gr.Markdown()

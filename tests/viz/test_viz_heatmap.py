@@ -47,13 +47,15 @@ def test_all_heads_are_one_trace_with_every_tile_named_and_placed():
     names = [a.text for a in fig.layout.annotations]
     assert names == [f"<b>L{l} H{h}</b>" for l in range(1, layers + 1) for h in range(1, heads + 1)]
     big = np.asarray(fig.data[0].z)
-    assert big.dtype == np.float32
-    assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
-    # every tile's values appear exactly once, in layer-major order, with gaps between tiles
-    finite = big[np.isfinite(big)]
-    assert finite.size == int(mask.sum()) * layers * heads
-    assert np.isclose(finite.sum(), probs.sum(), atol=1e-3)
+    assert big.dtype == np.uint8, "the overview is sent as whole percents, one byte a cell"
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (0, 100)
+    assert list(fig.data[0].colorbar.ticktext) == ["0", "0.25", "0.5", "0.75", "1"]
+    # every tile's values appear exactly once (rounded to percents), with gaps between tiles
+    expected = np.rint(probs * mask * 100)
+    assert big.sum() == expected.sum()
     assert big.shape[0] > layers * t and big.shape[1] > heads * t
+    # the last tile (layer 2, head 3) sits in the bottom-right corner
+    np.testing.assert_array_equal(big[-t:, -t:], expected[-1, -1])
     assert fig.layout.height and fig.layout.height > 0
 
 
