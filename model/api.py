@@ -144,13 +144,14 @@ class LoadedModel:
         return [(self.label(int(i)), float(p)) for p, i in zip(top.values, top.indices)]
 
     @torch.no_grad()
-    def generate(self, prompt: str, n: int = 20) -> str:
-        """Greedy continuation of `prompt` by up to n tokens (stops at the end-of-line token)."""
+    def generate(self, prompt: str, n: int = 20, no_repeat_ngram: int = 3) -> str:
+        """Greedy continuation of `prompt` by up to n tokens (stops at the end-of-line token),
+        never repeating a 3-gram (set no_repeat_ngram=0 for plain greedy)."""
         self._require("decoder", "generation")
         ids = self.encode(prompt).ids
         room = self.config.max_len - len(ids)
         step = lambda prefix: torch.log_softmax(self._no_specials(self.model(prefix)[0][:, -1], keep=(tok.EOS,)), -1)
-        out = decoding.greedy(step, ids, self.special(tok.EOS), max(0, min(n, room)), self.device)
+        out = decoding.greedy(step, ids, self.special(tok.EOS), max(0, min(n, room)), self.device, no_repeat_ngram)
         return self.tokenizer.decode(out.ids)
 
     @torch.no_grad()

@@ -20,12 +20,28 @@ class Hypothesis:
     finished: bool
 
 
-def greedy(step: Step, start: list[int], end: int | None, max_new: int, device="cpu") -> Hypothesis:
-    """Take the single most likely token each step: fast, but it can never take back a choice."""
+def repeated_ngram_tokens(ids: list[int], n: int) -> list[int]:
+    """Tokens that would repeat an n-gram already in `ids` (for no-repeat-n-gram decoding)."""
+    if n < 1 or len(ids) < n:
+        return []
+    prefix = tuple(ids[len(ids) - n + 1:]) if n > 1 else ()
+    return [ids[i + n - 1] for i in range(len(ids) - n + 1) if tuple(ids[i:i + n - 1]) == prefix]
+
+
+def greedy(step: Step, start: list[int], end: int | None, max_new: int, device="cpu",
+           no_repeat_ngram: int = 0) -> Hypothesis:
+    """Take the single most likely token each step: fast, but it can never take back a choice.
+
+    no_repeat_ngram=n forbids any n-gram from appearing twice: small models otherwise
+    loop ("a person who is a person who ...")."""
     ids = list(start)
     score = 0.0
     for _ in range(max_new):
         logp = step(torch.tensor([ids], device=device))[0]
+        banned = repeated_ngram_tokens(ids, no_repeat_ngram)
+        if banned:
+            logp = logp.clone()
+            logp[banned] = float("-inf")
         best = int(logp.argmax())
         score += float(logp[best])
         if best == end:

@@ -24,7 +24,7 @@ from model import api, batches, corpus, dates
 from model import tokenizer as tok
 from model.checkpoint import CheckpointError
 
-README_PROMPTS = ["The cat sat on the", "a person who", "the act of", "He told me that"]
+README_PROMPTS = ["water:", "guitar:", "the act of", "a person who", "The cat sat on the", "He told me that"]
 MONTH_DIGIT_ROWS = (5, 6)  # decoder rows that write the month digits of YYYY-MM-DD
 
 

@@ -46,16 +46,6 @@ class SnapshotTraces:
         with self._lock:
             return self._models.setdefault(key, loaded)
 
-    def warm(self) -> None:
-        """Load every available model's snapshots (the app calls this in a background thread at
-        start, so the first visit to the tab does not wait for six loads)."""
-        for name in self.registry.available:
-            for step in self.steps(name):
-                try:
-                    self.model(name, step)
-                except Exception:  # a damaged snapshot shows its error when chosen, not at start
-                    pass
-
     def trace(self, name: str, step: int, text: str, output: str | None = None):
         """The snapshot's trace; `output` fixes the decoder's side (teacher forcing) so every
         snapshot of the dates model is shown writing the same characters."""
@@ -106,7 +96,6 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
 
 def build(ctx: Context) -> None:
     snapshots = SnapshotTraces(ctx.registry)
-    threading.Thread(target=snapshots.warm, name="warm-snapshots", daemon=True).start()
     default = ctx.registry.default
     count = max(1, len(snapshots.steps(default))) if default else 1
     with ctx.tab("Learning", id="learning"):

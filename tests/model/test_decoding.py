@@ -160,3 +160,23 @@ def test_exhaustive_search_agrees_with_a_wide_beam_on_a_small_space():
     top = [h for h in beam_search(step, [START], END, max_new=4, width=64) if h.finished][0]
     assert top.ids == best
     assert top.score == pytest.approx(best_score, abs=1e-5)
+
+
+def test_no_repeat_ngram_stops_a_greedy_loop():
+    """A step function that always prefers token (last + 1) mod 3 loops 0 1 2 0 1 2 ...;
+    forbidding repeated bigrams must break every repeat, and the helper must name the culprits."""
+    from model.decoding import repeated_ngram_tokens
+
+    def step(prefix):
+        logp = torch.full((prefix.size(0), 5), -5.0)
+        logp[:, (int(prefix[0, -1]) + 1) % 3] = -0.1
+        return torch.log_softmax(logp, -1)
+
+    looping = greedy(step, [0], None, 8)
+    assert looping.ids == [1, 2, 0, 1, 2, 0, 1, 2]
+    fixed = greedy(step, [0], None, 8, no_repeat_ngram=2)
+    seq = [0] + fixed.ids
+    bigrams = list(zip(seq, seq[1:]))
+    assert len(bigrams) == len(set(bigrams)), seq
+    assert repeated_ngram_tokens([1, 2, 3, 1, 2], 3) == [3]
+    assert repeated_ngram_tokens([1, 2], 3) == []
