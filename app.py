@@ -66,7 +66,8 @@ def launch_options() -> dict:
 
 
 def main() -> None:
-    build_demo().queue(default_concurrency_limit=2).launch(**launch_options())
+    # max_size: a full lecture hall (100 at once) waits its turn; beyond that people are told "busy"
+    build_demo().queue(default_concurrency_limit=4, max_size=128).launch(**launch_options())
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ class TrainSettings:
     eval_every: int = 250
     snapshots: int = 6  # kept at log-spaced steps, so early learning is visible
     vocab_size: int = 4096  # BPE tokenizer size (text models)
+    mask_rate: float = 0.15  # masked-language-model only: share of tokens to predict
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ class TextTask:
         s = self.settings
         if self.masked:
             return batches.masked_batch(stream, s.batch_size, s.seq_len, gen, mask_id=self.ids[tok.MASK],
-                                        vocab_size=self.vocab_size, n_special=len(tok.SPECIALS))
+                                        vocab_size=self.vocab_size, n_special=len(tok.SPECIALS), rate=s.mask_rate)
         return batches.next_token_batch(stream, s.batch_size, s.seq_len, gen)
 
     def batch(self):

@@ -76,7 +76,7 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
     if registry.errors:
         gr.Markdown("\n\n".join(f"⚠️ {message}" for message in registry.errors.values()), elem_id="load-errors")
     with gr.Row(equal_height=True):
-        text = gr.Textbox(label="Sentence", value=start.text, max_length=MAX_CHARS, lines=2, scale=4,
+        text = gr.Textbox(label="Sentence", value=start.text, max_length=MAX_CHARS, lines=1, max_lines=1, scale=4,
                           placeholder="Type a sentence and press Enter", elem_id="sentence",
                           info="lm predicts the next word · mlm fills in <mask> · dates writes a date as ISO 8601")
         with gr.Column(scale=1, min_width=200):
