@@ -27,6 +27,8 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run"]
 URL_LINE = re.compile(r"Running on local URL:\s*(http://\S+)")
+GENERIC_ERROR = "upstream Gradio app has raised an exception"
+BUG_PREFIX = "Something went wrong"  # ui.context.friendly's wording for an unexpected exception
 START_TIMEOUT_S = 180  # three models load at start; the machine may be busy with other work
 
 
@@ -131,3 +133,12 @@ class Endpoints:
         assert not unknown, f"{api_name} takes {names}, not {sorted(unknown)}"
         return [given[p["parameter_name"]] if p["parameter_name"] in given else p.get("parameter_default")
                 for p in params]
+
+
+def assert_clear_message(message, what: str) -> None:
+    """An error message for a person: present, specific, no traceback, not the app's bug catch-all."""
+    assert message, f"{what}: the error carries no message at all"
+    message = str(message)
+    assert GENERIC_ERROR not in message, f"{what}: Gradio's generic error instead of a clear message"
+    assert "Traceback" not in message and 'File "' not in message, f"{what}: a traceback reached the caller"
+    assert not message.startswith(BUG_PREFIX), f"{what}: the app hit a bug: {message}"

@@ -39,7 +39,7 @@ def test_analyze_returns_the_core_outputs(client):
         "The cat sat on the mat", "lm", api_name="/analyze")
     assert tokens[0]["token"] == "<s>"
     figure = json.loads(grid["plot"])
-    assert figure["layout"]["coloraxis"] if "coloraxis" in figure["layout"] else figure["data"][0]["zmax"] == 1
+    assert (figure["data"][0]["zmin"], figure["data"][0]["zmax"]) == (0, 100)  # whole percents, fixed scale
     assert any(a["text"] == "<b>L1 H1</b>" for a in figure["layout"]["annotations"])
     assert table["headers"][:2] == ["head", "layer"] and table["data"][0][0] == "L1 H1"
     assert Path(csv_file).read_text().startswith("head,layer")

@@ -1,0 +1,134 @@
+"""python -m bench [--quick]: every figure in docs/benchmarks.md, measured on this machine in one run.
+
+Starts the real app (python app.py) once, then measures /analyze against /ping through
+gradio_client, the response size over raw HTTP, click-to-drawn in headless Chromium, 100
+simultaneous clients, the queue limit, and bertviz on the same attention tensors.
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import platform
+import re
+import sys
+import time
+from pathlib import Path
+
+from bench import browser, load, measure, report
+from bench.bertviz_compare import bertviz_sizes
+from bench.sentences import sentence
+from tests.live_app import ARTIFACTS, ROOT, Endpoints, live_app
+
+LENGTHS = (8, 32, 128, 256)
+SIZE_LENGTHS = (8, 32, 64, 128, 256)
+REPEATS = {8: 15, 32: 15, 128: 10, 256: 6}
+CLICK_LENGTHS = (32, 128)
+CLIENTS = 100
+QUEUE_DEMO = dict(max_size=8, clients=30)
+# The app as app.py starts it, but with a small queue limit: shows what a visitor gets past it.
+APP_WITH_QUEUE_LIMIT = [sys.executable, "-c",
+                        "import app\n"
+                        "app.build_demo().queue(default_concurrency_limit={concurrency}, max_size={max_size})"
+                        ".launch(**app.launch_options())\n"]
+
+
+def app_queue_setting() -> dict:
+    """What app.py passes to queue(): read from its source, without building the app."""
+    import app
+
+    source = inspect.getsource(app.main)
+    found = re.search(r"max_size\s*=\s*([\w.]+)", source)
+    limit = re.search(r"default_concurrency_limit\s*=\s*([\w.]+)", source)
+    return dict(max_size=found.group(1) if found else None, default_concurrency_limit=limit.group(1) if limit else None,
+                call=re.search(r"\.queue\([^)]*\)", source).group(0) if ".queue(" in source else None)
+
+
+def machine() -> dict:
+    import gradio
+    import plotly
+    import torch
+
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    return dict(cpu=cpu, cores=os.cpu_count(), load_average_at_start=[round(x, 2) for x in os.getloadavg()],
+                python=platform.python_version(), torch=torch.__version__, gradio=gradio.__version__,
+                plotly=plotly.__version__, torch_threads=torch.get_num_threads(),
+                date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+
+
+def run(quick: bool) -> dict:
+    from model import api
+    from ui.models import assets_dir
+
+    lm = api.load("lm", assets_dir())
+    scale = (lambda n: max(3, n // 3)) if quick else (lambda n: n)
+    results = dict(machine=machine(), queue_setting=app_queue_setting(), assets=str(assets_dir()))
+    with live_app(ARTIFACTS / "logs" / "bench_app.log") as app:
+        client = app.client()
+        endpoints = Endpoints(client)
+        analyze_args = lambda text: endpoints.args("/analyze", text=text, name="lm", kind=None)
+        # warm up: first calls pay for imports and caches
+        measure.timed_calls(client, "/analyze", [analyze_args(sentence(lm, 16, seed=s)) for s in range(2)])
+        measure.timed_calls(client, "/ping", [[] for _ in range(3)])
+
+        print("latency ...", file=sys.stderr)
+        results["ping"] = measure.summary(measure.timed_calls(client, "/ping", [[] for _ in range(scale(30))]))
+        results["ping_raw_http"] = measure.summary([measure.response_size(app.url, "ping", [])["seconds"]
+                                                    for _ in range(scale(30))])
+        results["analyze"] = {}
+        for n in LENGTHS:
+            texts = [sentence(lm, n, seed=100 * n + s) for s in range(scale(REPEATS[n]))]  # distinct: no cache hits
+            results["analyze"][n] = measure.summary(measure.timed_calls(client, "/analyze", [analyze_args(t) for t in texts]))
+
+        print("response size ...", file=sys.stderr)
+        results["size"] = {n: measure.response_size(app.url, "analyze", analyze_args(sentence(lm, n, seed=7)))
+                           for n in SIZE_LENGTHS}
+
+        print("click to drawn ...", file=sys.stderr)
+        results["click_to_drawn"] = {
+            n: measure.summary(browser.click_to_drawn(app.url, [sentence(lm, n, seed=900 + s) for s in range(scale(5))]))
+            for n in CLICK_LENGTHS}
+
+        clients = 20 if quick else CLIENTS
+        print(f"{clients} simultaneous clients ...", file=sys.stderr)
+        crowd = load.simultaneous(app.url, "/analyze",
+                                  [analyze_args(sentence(lm, 32, seed=5000 + i)) for i in range(clients)])
+        crowd.update(measure.summary(crowd.pop("seconds_ok")) if crowd["answered"] else {})
+        crowd.pop("seconds_refused")
+        results["load"] = crowd
+
+    print("queue limit ...", file=sys.stderr)
+    concurrency = results["queue_setting"]["default_concurrency_limit"] or "1"
+    command = [APP_WITH_QUEUE_LIMIT[0], APP_WITH_QUEUE_LIMIT[1],
+               APP_WITH_QUEUE_LIMIT[2].format(max_size=QUEUE_DEMO["max_size"], concurrency=concurrency)]
+    with live_app(ARTIFACTS / "logs" / "bench_queue_limit.log", command=command) as limited:
+        endpoints = Endpoints(limited.client())
+        burst = load.simultaneous(limited.url, "/analyze",
+                                  [endpoints.args("/analyze", text=sentence(lm, 128, seed=7000 + i), name="lm", kind=None)
+                                   for i in range(QUEUE_DEMO["clients"])])
+        refused = burst.pop("seconds_refused")
+        burst.update(measure.summary(burst.pop("seconds_ok")) if burst["answered"] else {})
+        burst["refused_within_s"] = round(max(refused), 3) if refused else None
+        results["queue_limit"] = dict(QUEUE_DEMO, concurrency=concurrency, **burst)
+
+    print("bertviz ...", file=sys.stderr)
+    results["bertviz"] = {n: bertviz_sizes(lm, sentence(lm, n, seed=7)) for n in (64, 256)}
+    return results
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run of the harness)")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    args = parser.parse_args(argv)
+    results = run(args.quick)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+    args.out.write_text(report.markdown(results))
+    print(args.out.read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""Many simultaneous clients, each with its own sentence; and what happens past a queue limit."""
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from gradio_client import Client
+from gradio_client.utils import QueueError
+
+
+def simultaneous(url: str, api_name: str, argument_lists: list[list], timeout: float = 600) -> dict:
+    """One gradio_client per caller, all released at once by a barrier; each call's wall time,
+    the errors by type, and how many never answered within `timeout`."""
+    clients = [Client(url, verbose=False) for _ in argument_lists]  # connecting is not timed
+    barrier = threading.Barrier(len(clients))
+
+    def one(index: int):
+        barrier.wait()
+        start = time.perf_counter()
+        try:
+            job = clients[index].submit(*argument_lists[index], api_name=api_name)
+            job.result(timeout=timeout)
+            return "ok", time.perf_counter() - start, ""
+        except QueueError as e:
+            return "QueueError", time.perf_counter() - start, str(e)
+        except TimeoutError as e:
+            return "no answer", time.perf_counter() - start, str(e)
+        except Exception as e:  # anything else is an error the visitor would see
+            return type(e).__name__, time.perf_counter() - start, str(e)[:200]
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=len(clients)) as pool:
+        outcomes = list(pool.map(one, range(len(clients))))
+    total = time.perf_counter() - start
+    for client in clients:
+        client.close()
+    errors: dict[str, int] = {}
+    for kind, _, _ in outcomes:
+        if kind != "ok":
+            errors[kind] = errors.get(kind, 0) + 1
+    return dict(clients=len(clients), answered=sum(k == "ok" for k, _, _ in outcomes), errors=errors,
+                seconds_ok=[s for k, s, _ in outcomes if k == "ok"],
+                seconds_refused=[s for k, s, _ in outcomes if k != "ok"],
+                messages=sorted({m for k, _, m in outcomes if k != "ok"})[:3], total_s=round(total, 2))

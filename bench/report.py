@@ -1,0 +1,160 @@
+"""docs/benchmarks.md from the measured results, with each target marked met or missed.
+
+    python -m bench.report docs/benchmarks.json    # rewrite docs/benchmarks.md from saved results
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+KB = 1000
+
+
+def _kb(n: int) -> str:
+    return f"{n / KB:,.1f} KB" if n < 1_000_000 else f"{n / 1_000_000:,.2f} MB"
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1000:,.0f} ms"
+
+
+def _verdict(met: bool, how: str) -> str:
+    return f"**met** ({how})" if met else f"**missed** ({how})"
+
+
+def targets(r: dict) -> list[tuple[str, str]]:
+    rows = []
+    ping, a32 = r["ping"]["p50_s"], r["analyze"][32]["p50_s"]
+    ratio = a32 / ping
+    rows.append(("/analyze p50 at 32 tokens within 1.5× of /ping",
+                 _verdict(ratio <= 1.5, f"{_ms(a32)} vs {_ms(ping)}: {ratio:.2f}×")))
+    ours, theirs = r["size"][64]["body_bytes"], r["bertviz"][64]["model_view"]["bytes"]
+    rows.append(("default view at 64 tokens under 300 KB",
+                 _verdict(ours < 300 * KB, f"{_kb(ours)}; {ours / (300 * KB):.1f}× the target")))
+    rows.append(("… and at least 10× smaller than bertviz's model_view",
+                 _verdict(theirs / ours >= 10, f"bertviz {_kb(theirs)} is {theirs / ours:.1f}× ours")))
+    big = r["analyze"][256]
+    rows.append(("a 256-token input answered in under 2 s",
+                 _verdict(big["p95_s"] < 2, f"p50 {_ms(big['p50_s'])}, p95 {_ms(big['p95_s'])}")))
+    crowd = r["load"]
+    errors = sum(crowd["errors"].values())
+    p95 = crowd.get("p95_s", float("inf"))
+    rows.append((f"{crowd['clients']} simultaneous clients: zero errors, p95 under 5 s",
+                 _verdict(errors == 0 and p95 < 5, f"{crowd['answered']} answered, {errors} errors, p95 {p95:.1f} s")))
+    click = r["click_to_drawn"][32]["p50_s"]
+    rows.append(("click-to-drawn under 1.5 s at 32 tokens", _verdict(click < 1.5, f"p50 {_ms(click)}")))
+    return rows
+
+
+def markdown(r: dict) -> str:
+    m = r["machine"]
+    lines = [
+        "# Benchmarks",
+        "",
+        "Measured by `make bench` (`python -m bench`) in one run on one machine: "
+        f"{m['cpu']}, {m['cores']} cores, Python {m['python']}, torch {m['torch']} (CPU, {m['torch_threads']} threads), "
+        f"gradio {m['gradio']}, plotly {m['plotly']}, {m['date']}. Load average when the run started: "
+        f"{m['load_average_at_start']} (anything else running on the machine slows every figure below).",
+        "",
+        "The app is started exactly as `make run` starts it (`python app.py`) with the shipped models "
+        f"(`{r['assets']}`). Sentences are built to an exact number of lm tokens (counting `<s>`), a different "
+        "sentence for every request so the app's trace cache never answers.",
+        "",
+        "## Targets",
+        "",
+        "| target | result |",
+        "|---|---|",
+        *[f"| {name} | {verdict} |" for name, verdict in targets(r)],
+        "",
+        "## Latency through gradio_client",
+        "",
+        "Sequential `Client.predict` calls (wall time, including Gradio's queue and the SSE round trip). "
+        "`/ping` does nothing and returns \"ok\": the floor Gradio itself costs.",
+        "",
+        "| endpoint | tokens | n | p50 | p95 | max |",
+        "|---|---|---|---|---|---|",
+        f"| /ping | – | {r['ping']['n']} | {_ms(r['ping']['p50_s'])} | {_ms(r['ping']['p95_s'])} | {_ms(r['ping']['max_s'])} |",
+        *([f"| /ping over raw HTTP (no gradio_client) | – | {r['ping_raw_http']['n']} | {_ms(r['ping_raw_http']['p50_s'])} | "
+           f"{_ms(r['ping_raw_http']['p95_s'])} | {_ms(r['ping_raw_http']['max_s'])} |"] if "ping_raw_http" in r else []),
+        *[f"| /analyze | {n} | {s['n']} | {_ms(s['p50_s'])} | {_ms(s['p95_s'])} | {_ms(s['max_s'])} |"
+          for n, s in r["analyze"].items()],
+        "",
+        "## Response size of the default view",
+        "",
+        "Bytes of one `/analyze` answer (the core tab's default view: tokens, every-head grid, layer averages, "
+        "head statistics, predictions). Method: raw HTTP, `POST /gradio_api/call/analyze` then `GET "
+        "/gradio_api/call/analyze/<event_id>`; *body* is the SSE stream as received and parsed by a client, "
+        "*wire* the bytes that crossed the socket. Time is for that one call.",
+        "",
+        "| tokens | body | wire | time |",
+        "|---|---|---|---|",
+        *[f"| {n} | {_kb(s['body_bytes'])} | {_kb(s['wire_bytes'])} | {_ms(s['seconds'])} |" for n, s in r["size"].items()],
+        "",
+        "## Click to drawn in headless Chromium",
+        "",
+        "Debian Chromium driven by Playwright: time from clicking *Show attention* to the one-head heatmap "
+        "being redrawn with the new sentence's tokens as its tick labels (read from the SVG). A click also "
+        "re-runs every lecture tab's view, which share the app's two workers.",
+        "",
+        "| tokens | n | p50 | p95 | max |",
+        "|---|---|---|---|---|",
+        *[f"| {n} | {s['n']} | {_ms(s['p50_s'])} | {_ms(s['p95_s'])} | {_ms(s['max_s'])} |"
+          for n, s in r["click_to_drawn"].items()],
+        "",
+        f"## {r['load']['clients']} simultaneous clients",
+        "",
+        f"{r['load']['clients']} threads, each with its own gradio_client and its own 32-token sentence, released at "
+        "once by a barrier; each call's wall time from release to answer.",
+        "",
+        f"- answered: {r['load']['answered']} of {r['load']['clients']}; errors: {r['load']['errors'] or 'none'}"
+        + (f" ({r['load']['messages']})" if r['load']['messages'] else ""),
+        f"- p50 {r['load'].get('p50_s', float('nan')):.2f} s, p95 {r['load'].get('p95_s', float('nan')):.2f} s, "
+        f"max {r['load'].get('max_s', float('nan')):.2f} s; all done after {r['load']['total_s']:.1f} s",
+        "",
+        "## Past the queue's limit",
+        "",
+        f"app.py calls `{r['queue_setting']['call']}`: max_size is "
+        + (f"`{r['queue_setting']['max_size']}`." if r["queue_setting"]["max_size"]
+           else "**not set, so the queue never refuses anyone**: under a crowd every visitor waits, however long."),
+        f"To show what a visitor gets past a limit, the same app was started with `max_size={r['queue_limit']['max_size']}`"
+        + (f" and `default_concurrency_limit={r['queue_limit']['concurrency']}`" if "concurrency" in r["queue_limit"] else "")
+        + f" (bench only) and {r['queue_limit']['clients']} clients sent a 128-token sentence at once: "
+        f"{r['queue_limit']['answered']} answered, refused: {r['queue_limit']['errors'] or 'none'}"
+        + (f", each refusal within {r['queue_limit']['refused_within_s']:.2f} s with `{r['queue_limit']['messages'][0]}`"
+           if r["queue_limit"]["refused_within_s"] is not None and r["queue_limit"]["messages"] else "")
+        + " (gradio_client raises `gradio_client.utils.QueueError`; the browser shows Gradio's \"busy\" message).",
+        "",
+        "## Against bertviz",
+        "",
+        "bertviz 1.4.1 in its own environment (`.bench-venv`: `pip install torch==2.13.0 bertviz==1.4.1`), given "
+        "the very attention our app shows: the lm's trace probabilities for the sentence, one `(1, heads, t, t)` "
+        "tensor per layer; `head_view`/`model_view` with `html_action='return'`, best of 3. Ours: the `/analyze` "
+        "answer above (which also carries the statistics table and predictions).",
+        "",
+        "| tokens | bertviz head_view | bertviz model_view | ours (/analyze body) | model_view ÷ ours |",
+        "|---|---|---|---|---|",
+        *[f"| {n} | {_kb(b['head_view']['bytes'])}, {_ms(b['head_view']['seconds'])} | "
+          f"{_kb(b['model_view']['bytes'])}, {_ms(b['model_view']['seconds'])} | "
+          f"{_kb(r['size'][n]['body_bytes'])}, {_ms(r['size'][n]['seconds'])} | "
+          f"{b['model_view']['bytes'] / r['size'][n]['body_bytes']:.1f}× |"
+          for n, b in r["bertviz"].items()],
+        "",
+        "bertviz's times are HTML generation only (the browser still has to draw it); ours are a full request "
+        "through Gradio, model forward pass and figures included.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def from_json(path: Path) -> dict:
+    """Saved results, with the token counts JSON turned into strings made numbers again."""
+    results = json.loads(Path(path).read_text())
+    for key in ("analyze", "size", "click_to_drawn", "bertviz"):
+        results[key] = {int(n): value for n, value in results[key].items()}
+    return results
+
+
+if __name__ == "__main__":
+    source = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/benchmarks.json")
+    source.with_suffix(".md").write_text(markdown(from_json(source)))

@@ -1,0 +1,269 @@
+"""Hostile and odd input through the real app's API (gradio_client and raw HTTP), plus a
+property-based test of the text-to-figures handler in-process.
+
+Every input must get either a correct result or a clear message: a gradio_client AppError
+whose text is written for a person, never Gradio's generic "upstream Gradio app has raised
+an exception", never a traceback, never the app's catch-all for its own bugs. And the next
+normal request must still work.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from gradio_client.exceptions import AppError
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.hostile_strings import HOSTILE, LONE_SURROGATES, MAX_CHARS, expects_result
+from tests.live_app import ARTIFACTS, Endpoints, assert_clear_message, live_app
+
+NORMAL = "The cat sat on the mat"
+
+
+@pytest.fixture(scope="module")
+def app():
+    with live_app(ARTIFACTS / "logs" / "hostile_api.log") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return app.client()
+
+
+@pytest.fixture(scope="module")
+def api(client):
+    return Endpoints(client)
+
+
+def plot_layout(payload) -> dict:
+    assert isinstance(payload, dict) and payload.get("type") == "plotly", f"not a Plotly figure: {payload!r:.200}"
+    figure = json.loads(payload["plot"])
+    assert figure.get("data"), "a figure with no traces"
+    return figure["layout"]
+
+
+def tick_texts(layout: dict) -> list[list[str]]:
+    return [axis["ticktext"] for key, axis in layout.items()
+            if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict) and "ticktext" in axis]
+
+
+def assert_escaped_labels(layout: dict, tokens: list[str] | None = None) -> None:
+    """Tick labels are HTML-escaped (Plotly would swallow '<s>'), and show the tokens themselves."""
+    axes = tick_texts(layout)
+    for labels in axes:
+        for label in labels:
+            assert html.escape(html.unescape(label), quote=False) == label, f"tick label not escaped: {label!r}"
+    if tokens is not None:
+        assert axes, "the head figure has no token tick labels"
+        plain = [t for t in tokens if t.isprintable() and t.strip()]
+        for labels in axes:
+            shown = [html.unescape(label) for label in labels]
+            assert len(shown) == len(tokens), f"{len(shown)} tick labels for {len(tokens)} tokens"
+            assert all(t in shown for t in plain), f"tokens missing from the labels: {set(plain) - set(shown)}"
+
+
+def check_analyze(result) -> list[str]:
+    """The /analyze outputs are a coherent view; returns the tokens the app says it read."""
+    note, highlighted, grid, average, frame, csv_path, predictions, tile = result
+    tokens = highlighted["value"] if isinstance(highlighted, dict) and "value" in highlighted else highlighted
+    tokens = [t["token"] for t in tokens]
+    assert tokens, "no tokens shown"
+    for figure in (grid, average):
+        assert_escaped_labels(plot_layout(figure))
+    assert frame["data"], "empty head statistics"
+    assert isinstance(predictions, str) and predictions, "no predictions text"
+    return tokens
+
+
+def analyze_and_head(client, api, text, name="lm"):
+    tokens = check_analyze(client.predict(*api.args("/analyze", text=text, name=name, kind=None), api_name="/analyze"))
+    head = client.predict(*api.args("/head", text=text, name=name, layer=1, head=1, kind=None), api_name="/head")
+    assert_escaped_labels(plot_layout(head), tokens)
+    return tokens
+
+
+def assert_still_works(client, api) -> None:
+    tokens = analyze_and_head(client, api, NORMAL)
+    assert len(tokens) > 2
+
+
+# ---- text through /analyze and /head ----------------------------------------------------
+@pytest.mark.parametrize("text", [t for _, t in HOSTILE], ids=[i for i, _ in HOSTILE])
+def test_hostile_text_lm(client, api, text):
+    try:
+        tokens = analyze_and_head(client, api, text)
+    except AppError as e:
+        assert_clear_message(e.message, f"lm refused {text[:40]!r}")
+        assert not expects_result(text), f"lm refused text it should draw: {e.message}"
+        if len(text) > MAX_CHARS:
+            assert str(MAX_CHARS) in e.message, f"the message should state the limit: {e.message}"
+    else:
+        assert expects_result(text), f"lm drew text it should refuse ({len(text)} chars)"
+        if "<img" in text:
+            assert "<img" in "".join(tokens).replace("▁", " "), f"'<img' not shown literally: {tokens}"
+    assert_still_works(client, api)
+
+
+MODEL_SAMPLE = ["", "a" * 100_000, "\x00", "👩\u200d👩\u200d👧\u200d👦 family", "שלום עולם", "中文字符测试",
+                "<img src=x onerror=alert(1)>", "</s>", "<s>", "<mask>", "<mask><mask><mask>", "{{7*7}}",
+                "'; DROP TABLE users; --", "w" * 5000, "the dog and " * 120]
+
+
+@pytest.mark.parametrize("name", ["mlm", "dates"])
+def test_hostile_text_other_models(client, api, name):
+    for text in MODEL_SAMPLE:
+        try:
+            check_analyze(client.predict(*api.args("/analyze", text=text, name=name, kind=None), api_name="/analyze"))
+        except AppError as e:
+            assert_clear_message(e.message, f"{name} refused {text[:40]!r}")
+            assert not expects_result(text), f"{name} refused text it should draw: {e.message}"
+        else:
+            assert expects_result(text), f"{name} drew text it should refuse ({len(text)} chars)"
+    normal = "3 March 1999" if name == "dates" else NORMAL
+    check_analyze(client.predict(*api.args("/analyze", text=normal, name=name, kind=None), api_name="/analyze"))
+
+
+@pytest.mark.parametrize("text", ["", "a" * 100_000, "\x00", "😀 <img src=x onerror=alert(1)>", "</s> <s>",
+                                  "{{7*7}}", "中文"])
+def test_hostile_text_translate(client, api, text):
+    try:
+        answer = client.predict(*api.args("/translate", text=text), api_name="/translate")
+    except AppError as e:
+        assert_clear_message(e.message, f"/translate refused {text[:40]!r}")
+        assert not expects_result(text), f"/translate refused text it should read: {e.message}"
+    else:
+        assert isinstance(answer, str)
+        assert expects_result(text)
+
+
+# ---- raw HTTP: what gradio_client cannot send -------------------------------------------
+def raw_call(base_url: str, api: str, data: list, timeout: float = 60) -> tuple[str, object]:
+    """POST /gradio_api/call/<api>, then read its SSE stream: ("complete", outputs) or ("error", payload)."""
+    with httpx.Client(base_url=base_url, timeout=timeout) as http:
+        # json.dumps keeps lone surrogates as \\udXXX escapes: valid JSON text, even if not valid UTF-16
+        posted = http.post(f"gradio_api/call/{api}", content=json.dumps({"data": data}),
+                           headers={"content-type": "application/json"})
+        assert posted.status_code == 200, f"POST {api}: HTTP {posted.status_code} {posted.text[:300]}"
+        stream = http.get(f"gradio_api/call/{api}/{posted.json()['event_id']}")
+        assert stream.status_code == 200, f"GET {api}: HTTP {stream.status_code}"
+    event, payload = None, None
+    for line in stream.text.splitlines():
+        if line.startswith("event:"):
+            event = line.split(":", 1)[1].strip()
+        elif line.startswith("data:") and event in ("complete", "error"):
+            payload = json.loads(line.split(":", 1)[1])
+            return event, payload
+    raise AssertionError(f"no result in the stream: {stream.text[:300]}")
+
+
+def error_message(payload) -> str | None:
+    return payload.get("error") if isinstance(payload, dict) else payload
+
+
+@pytest.mark.parametrize("text", [t for _, t in LONE_SURROGATES], ids=[i for i, _ in LONE_SURROGATES])
+def test_lone_surrogates(app, client, api, text):
+    event, payload = raw_call(app.url, "analyze", api.args("/analyze", text=text, name="lm", kind=None))
+    if event == "error":
+        assert_clear_message(error_message(payload), f"lone surrogate {text!r}")
+    else:
+        highlighted = payload[1]["value"] if isinstance(payload[1], dict) else payload[1]
+        assert [t["token"] for t in highlighted], "no tokens"
+    assert_still_works(client, api)
+
+
+WRONG_TEXT = [42, 3.5, None, True, [], ["a", "b"], {"a": 1}, {"text": "<img src=x onerror=alert(1)>"}]
+
+
+@pytest.mark.parametrize("value", WRONG_TEXT, ids=[repr(v) for v in WRONG_TEXT])
+def test_wrong_type_text(app, client, api, value):
+    event, payload = raw_call(app.url, "analyze", api.args("/analyze", text=value, name="lm", kind=None))
+    if event == "error":
+        assert_clear_message(error_message(payload), f"text={value!r}")
+    else:
+        highlighted = payload[1]["value"] if isinstance(payload[1], dict) else payload[1]
+        assert [t["token"] for t in highlighted], f"text={value!r}: no tokens"
+    assert_still_works(client, api)
+
+
+WRONG_MODEL = ["gpt-4", "", None, 42, "../lm", "LM", ["lm"], {"name": "lm"}, "lm\x00"]
+
+
+@pytest.mark.parametrize("name", WRONG_MODEL, ids=[repr(v) for v in WRONG_MODEL])
+def test_unknown_model(app, client, api, name):
+    event, payload = raw_call(app.url, "analyze", api.args("/analyze", text=NORMAL, name=name, kind=None))
+    assert event == "error", f"model={name!r} was accepted"
+    assert_clear_message(error_message(payload), f"model={name!r}")
+    assert_still_works(client, api)
+
+
+WRONG_INDEX = [0, -1, 5, 99, 1e9, 2.5, "x", "1", None, [1], {"n": 1}, True]
+
+
+@pytest.mark.parametrize("field", ["layer", "head"])
+@pytest.mark.parametrize("value", WRONG_INDEX, ids=[repr(v) for v in WRONG_INDEX])
+def test_out_of_range_layer_head(app, client, api, field, value):
+    numbers = {"layer": 1, "head": 1, field: value}
+    event, payload = raw_call(app.url, "head", api.args("/head", text=NORMAL, name="lm", kind=None, **numbers))
+    if event == "error":
+        assert_clear_message(error_message(payload), f"{field}={value!r}")
+    else:  # "1" as a string may fairly be read as 1
+        assert value == "1", f"{field}={value!r} was accepted: {str(payload)[:200]}"
+    assert_still_works(client, api)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, "NaN", "Infinity"], ids=repr)
+def test_non_finite_layer_is_refused(app, client, api, value):
+    """Python's JSON parser on the server accepts the NaN and Infinity tokens that json.dumps writes."""
+    event, payload = raw_call(app.url, "head", api.args("/head", text=NORMAL, name="lm", layer=value, head=1, kind=None))
+    assert event == "error", f"layer={value!r} was accepted"
+    assert_clear_message(error_message(payload), f"layer={value!r}")
+    assert_still_works(client, api)
+
+
+def test_server_log_has_no_handler_crash(app, client, api):
+    """Runs last in this module: the app's own handlers never crashed on any input above."""
+    assert_still_works(client, api)
+    log = app.log_text()
+    crashes = re.findall(r"handler \S+ failed", log)
+    assert not crashes, f"the app's handlers crashed {len(crashes)} times ({crashes[:3]}); see {app.log}"
+
+
+# ---- in-process property test of the text-to-figures path -------------------------------
+@pytest.fixture(scope="module")
+def registry():
+    from ui.models import ModelRegistry
+
+    loaded = ModelRegistry.load()
+    assert loaded.available, f"no models loaded: {loaded.errors}"
+    return loaded
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=80) | st.sampled_from([t for _, t in HOSTILE]),
+       name=st.sampled_from(["lm", "mlm", "dates"]), presenter=st.booleans())
+def test_analyze_handler_property(registry, text, name, presenter):
+    from ui.attention import analyze, show_head
+    from ui.models import InputError
+
+    try:
+        note, tokens, grid, average, frame, csv_path, predictions, names = analyze(registry, text, name, None, presenter)
+        detail = show_head(registry, text, name, 1, 1, None, presenter)
+    except InputError as e:
+        assert_clear_message(str(e), f"{name} refused {text[:40]!r}")
+        assert not expects_result(text), f"{name} refused text it should draw: {e}"
+        return
+    assert expects_result(text), f"{name} drew text it should refuse ({len(text)} chars)"
+    assert tokens and all(isinstance(t, str) for t, _ in tokens)
+    assert Path(csv_path).is_file()
+    for figure in (grid, average, detail):
+        assert figure.layout.height, "every figure needs an explicit height"
+        assert_escaped_labels(figure.to_plotly_json()["layout"])
+    assert_escaped_labels(detail.to_plotly_json()["layout"], [t for t, _ in tokens])
+    assert len(names) == len(set(names)) > 0

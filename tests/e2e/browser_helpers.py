@@ -1,0 +1,97 @@
+"""Reading the page as a person sees it: drawn Plotly figures, their SVG tick labels, toasts.
+
+Plain functions of a Playwright page, shared by the browser tests and `python -m bench`.
+"""
+from __future__ import annotations
+
+import html
+
+from ui.models import assets_dir, clean_text
+from viz.labels import token_label
+
+WAIT_MS = 120_000  # generous: CI shares two cores with everything else
+PLOT = ".js-plotly-plot"
+DETAIL = "#head-detail"  # the one-head heatmap of the core tab
+TOAST_TEXT = "[data-testid=toast-text]"
+
+_lm = None
+
+
+def lm():
+    """The shipped causal model, loaded once in the test process, to know which tokens to expect."""
+    global _lm
+    if _lm is None:
+        from model import api
+
+        _lm = api.load("lm", assets_dir())
+    return _lm
+
+
+def expected_labels(text: str, model=None) -> list[str]:
+    """The tick labels a reader should see for `text`: the model's tokens, as Plotly draws them
+    (the app escapes them for Plotly; the SVG text shows the unescaped characters)."""
+    model = model or lm()
+    return [html.unescape(token_label(t)) for t in model.encode(clean_text(text)).tokens]
+
+
+def tick_labels(page, plot_selector: str = DETAIL, axis: str = "x") -> list[str]:
+    return page.eval_on_selector_all(f"{plot_selector} .{axis}tick text", "els => els.map(e => e.textContent)")
+
+
+def wait_for_ticks(page, expected: list[str], plot_selector: str = DETAIL, axis: str = "x",
+                   timeout: float = WAIT_MS) -> None:
+    """Wait until the figure is (re)drawn with exactly these tick labels, in order."""
+    page.wait_for_function(
+        """([selector, want]) => {
+            const got = [...document.querySelectorAll(selector)].map(e => e.textContent);
+            return got.length === want.length && got.every((label, i) => label === want[i]);
+        }""",
+        arg=[f"{plot_selector} .{axis}tick text", list(expected)],
+        timeout=timeout, polling=50)
+
+
+def drawn_figures(page, scope: str = "body") -> list[dict]:
+    """Every Plotly figure under `scope` that is on the page: whether it has an SVG and drawn data."""
+    return page.eval_on_selector_all(
+        f"{scope} {PLOT}",
+        """els => els.map(e => ({
+            id: (e.closest('[id]') || {}).id || '',
+            svg: !!e.querySelector('svg.main-svg'),
+            marks: e.querySelectorAll('.heatmaplayer image, canvas, .scatterlayer path, .barlayer path, '
+                                      + '.trace path, .cartesianlayer .point').length,
+            visible: e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().height > 0,
+        }))""")
+
+
+def wait_for_figures(page, scope: str, count: int = 1, timeout: float = WAIT_MS) -> list[dict]:
+    """Wait until at least `count` visible figures under `scope` have an SVG with data marks drawn."""
+    page.wait_for_function(
+        """([selector, count]) => {
+            const plots = [...document.querySelectorAll(selector)];
+            const drawn = plots.filter(p => p.getBoundingClientRect().width > 0
+                && p.querySelector('svg.main-svg') && p.querySelectorAll(
+                '.heatmaplayer image, canvas, .scatterlayer path, .barlayer path, .trace path').length > 0);
+            return drawn.length >= count;
+        }""",
+        arg=[f"{scope} {PLOT}", count], timeout=timeout, polling=100)
+    return drawn_figures(page, scope)
+
+
+def error_toasts(page) -> list[str]:
+    return page.eval_on_selector_all(TOAST_TEXT, "els => els.filter(e => e.className.includes('error'))"
+                                                 ".map(e => e.innerText)")
+
+
+def close_toasts(page) -> None:
+    page.evaluate("() => document.querySelectorAll('[data-testid=toast-close]').forEach(b => b.click())")
+
+
+def press_analyze(page) -> None:
+    """Click "Show attention". The click is dispatched on the button itself: a stack of error
+    toasts from an earlier input can lie over it (see test_e2e_hostile)."""
+    close_toasts(page)
+    page.locator("#analyze").dispatch_event("click")
+
+
+def sentence_box(page):
+    return page.locator("#sentence textarea, #sentence input").first

@@ -1,0 +1,78 @@
+"""Real-browser fixtures: the app started once for the browser tests, one headless Chromium,
+and a fresh page per test that fails the test if the page ever opens a dialog (a script ran)
+or throws an uncaught JavaScript error. Screenshots go to test-artifacts/screens/."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.live_app import ARTIFACTS, CHROMIUM_ARGS, live_app, require_chromium
+
+from tests.e2e.browser_helpers import WAIT_MS
+
+SCREENS = ARTIFACTS / "screens"
+
+
+@pytest.fixture(scope="session")
+def live():
+    with live_app(ARTIFACTS / "logs" / "e2e.log") as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def browser():
+    try:
+        executable = require_chromium()
+    except RuntimeError as e:
+        pytest.fail(str(e), pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.call_failed = report.failed
+    return report
+
+
+def screenshot(page, name: str, selector: str | None = None) -> None:
+    """Save the viewport (or one element, e.g. the open tab) as test-artifacts/screens/<name>.png."""
+    SCREENS.mkdir(parents=True, exist_ok=True)
+    path = str(SCREENS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png")
+    if selector:
+        page.locator(selector).first.screenshot(path=path, timeout=60_000)
+    else:
+        page.screenshot(path=path, timeout=60_000)
+
+
+@pytest.fixture
+def page(browser, request):
+    """A new page (own context, so no state is shared between tests). Dialogs and page errors
+    are recorded and fail the test: no input may ever make the page run a script."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    page.dialogs, page.page_errors = [], []
+
+    def on_dialog(dialog):
+        page.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.on("pageerror", lambda error: page.page_errors.append(str(error)))
+    yield page
+    if getattr(request.node, "call_failed", False):
+        try:
+            screenshot(page, f"FAILED-{request.node.name}")
+        except Exception:  # the failure itself is what matters
+            pass
+    context.close()
+    assert not page.dialogs, f"the page opened dialogs (a script ran): {page.dialogs}"
+    assert not page.page_errors, f"uncaught JavaScript errors on the page: {page.page_errors[:3]}"

@@ -1,0 +1,125 @@
+"""The app in a real browser: type a sentence, see the heatmaps with the tokens as tick labels,
+visit every tab, presenter mode, and a deep link that reopens a view."""
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+
+from tests.e2e.browser_helpers import (DETAIL, error_toasts, expected_labels, press_analyze, sentence_box,
+                                       tick_labels, wait_for_figures, wait_for_ticks)
+from tests.e2e.conftest import screenshot
+
+SENTENCE = "Mary gave roses to Susan because she loves her"
+
+
+def open_app(page, live, query: str = "", scope: str = DETAIL):
+    page.goto(live.url + query)
+    wait_for_figures(page, scope)
+
+
+def tab_names(page) -> list[str]:
+    return page.eval_on_selector_all("button[role=tab]", "els => els.map(e => e.textContent.trim())")
+
+
+def selected_tab(page) -> str:
+    return page.eval_on_selector("button[role=tab][aria-selected=true]", "e => e.textContent.trim()")
+
+
+def test_sentence_draws_heatmaps_with_token_labels(page, live):
+    open_app(page, live)
+    sentence_box(page).fill(SENTENCE)
+    press_analyze(page)
+    expected = expected_labels(SENTENCE)
+    wait_for_ticks(page, expected)
+    assert tick_labels(page, axis="y") == expected, "rows (queries) should be the same tokens"
+    for scope in ("#all-heads", "#layer-average"):
+        figures = wait_for_figures(page, scope)
+        assert all(f["svg"] and f["marks"] for f in figures), f"{scope} not drawn: {figures}"
+    assert not error_toasts(page)
+    screenshot(page, "core-tab", "[role=tabpanel]")
+
+
+def test_every_tab_renders_its_figures(page, live):
+    from app import lecture_modules
+
+    open_app(page, live)
+    names = tab_names(page)
+    assert len(names) == 1 + len(lecture_modules()), f"tabs shown: {names}"
+    for name in names:
+        page.get_by_role("tab", name=name, exact=True).click()
+        figures = [f for f in wait_for_figures(page, "[role=tabpanel]") if f["visible"]]
+        assert figures, f"tab {name!r} shows no figure"
+        undrawn = [f for f in figures if not (f["svg"] and f["marks"])]
+        assert not undrawn, f"tab {name!r}: figures without drawn data: {undrawn}"
+        assert not error_toasts(page), f"tab {name!r} showed errors: {error_toasts(page)}"
+        screenshot(page, f"tab-{name}", "[role=tabpanel]:visible")
+
+
+def figure_font_px(page) -> float:
+    sizes = page.eval_on_selector_all(f"{DETAIL} .xtick text", "els => els.map(e => parseFloat(e.style.fontSize))")
+    assert sizes, "no tick labels drawn"
+    return max(sizes)
+
+
+def test_presenter_mode_enlarges_text(page, live):
+    open_app(page, live)
+    normal = figure_font_px(page)
+    page.locator("#presenter input[type=checkbox]").check()
+    page.wait_for_function("() => document.body.classList.contains('presenter')")
+    page.wait_for_function(
+        """([selector, before]) => [...document.querySelectorAll(selector)]
+               .some(e => parseFloat(e.style.fontSize) > before)""",
+        arg=[f"{DETAIL} .xtick text", normal])
+    assert figure_font_px(page) >= normal * 1.4, "presenter mode should make figure text clearly larger"
+    link = page.locator("#view-link textarea, #view-link input").first
+    page.wait_for_function("() => /presenter=1/.test((document.querySelector('#view-link textarea, "
+                           "#view-link input') || {}).value || '')")
+    assert "presenter=1" in link.input_value()
+    screenshot(page, "presenter-mode")
+
+
+@pytest.mark.parametrize("view", [
+    dict(text="Mary gave <mask> to Susan", model="mlm", layer="2", head="3", tab="multihead", presenter="1"),
+    dict(text="The cat sat on the mat", model="lm", layer="4", head="2", tab="attention", presenter="0"),
+], ids=["mlm-multihead-presenter", "lm-attention"])
+def test_deep_link_opens_the_same_view(page, live, view):
+    from app import lecture_modules
+    from model import api
+    from ui.models import assets_dir
+
+    tab_order = ["attention"] + [m.__name__.split(".")[-1] for m in lecture_modules()]
+    open_app(page, live, "?" + urlencode(view), scope="[role=tabpanel]")
+    names = tab_names(page)
+    assert selected_tab(page) == names[tab_order.index(view["tab"])], "the link's tab is not the one shown"
+    assert sentence_box(page).input_value() == view["text"]
+    assert page.locator("#model input").first.input_value() == view["model"]
+    assert page.locator("#layer input[type=number]").input_value() == view["layer"]
+    assert page.locator("#head input[type=number]").input_value() == view["head"]
+    presenter = page.evaluate("() => document.body.classList.contains('presenter')")
+    assert presenter == (view["presenter"] == "1")
+    assert page.locator("#presenter input[type=checkbox]").is_checked() == presenter
+
+    # The link box reproduces the view it was opened with.
+    page.wait_for_function("() => ((document.querySelector('#view-link textarea, #view-link input') || {}).value "
+                           "|| '').includes('text=')")
+    shared = parse_qs(urlsplit(page.locator("#view-link textarea, #view-link input").first.input_value()).query)
+    assert {k: shared.get(k, [None])[0] for k in view} == view
+    screenshot(page, f"deep-link-{view['model']}-{view['tab']}")
+
+    # The core tab shows that model's tokens and the chosen head.
+    if view["tab"] != "attention":
+        page.get_by_role("tab", name=names[0], exact=True).click()
+    wait_for_ticks(page, expected_labels(view["text"], api.load(view["model"], assets_dir())))
+    title = page.eval_on_selector(f"{DETAIL} .gtitle", "e => e.textContent")
+    assert f"Layer {view['layer']}, head {view['head']}" in title, f"detail title: {title!r}"
+
+
+def test_enter_submits_as_the_placeholder_says(page, live):
+    """The box's placeholder tells the reader to press Enter: Enter must redraw."""
+    open_app(page, live)
+    placeholder = sentence_box(page).get_attribute("placeholder") or ""
+    sentence_box(page).fill("The cat sat on the mat")
+    sentence_box(page).press("Enter")
+    if "Enter" in placeholder:
+        wait_for_ticks(page, expected_labels("The cat sat on the mat"), timeout=60_000)

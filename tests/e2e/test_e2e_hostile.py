@@ -1,0 +1,80 @@
+"""Hostile text typed into the real page: either drawn with the literal text as tick labels or
+refused with a clear message; never a script run (the page fixture fails on any dialog or page
+error), never HTML injected, and the page keeps working afterwards."""
+from __future__ import annotations
+
+from tests.e2e.browser_helpers import (DETAIL, close_toasts, error_toasts, expected_labels, press_analyze,
+                                       sentence_box, tick_labels, wait_for_figures, wait_for_ticks)
+from tests.e2e.conftest import screenshot
+from tests.hostile_strings import HOSTILE, expects_result
+from tests.live_app import assert_clear_message
+
+CANARY = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>'
+# Every string here makes the page re-run every tab, so the page gets a sample (the API test takes
+# them all). One long string only: the box's maxlength cuts any of them to a 256-token, 2000-character text.
+PAGE_SAMPLE = ["empty", "whitespace-mix", "nul-inside", "ansi-escape", "zwj-family", "rtl-override", "cjk-chinese",
+               "combining-marks", "img-onerror", "script-tag", "attr-breakout", "html-entities", "specials-mixed",
+               "template-jinja", "100k-chars"]
+NORMAL = "The cat sat on the mat"
+
+
+CASE_WAIT_MS = 60_000
+
+
+def submit(page, text: str) -> str:
+    """Type text into the sentence box and click the button; returns what the box really holds
+    (the browser may drop characters, e.g. past the box's maximum length)."""
+    close_toasts(page)
+    box = sentence_box(page)
+    box.fill(text)
+    held = box.input_value()
+    press_analyze(page)
+    return held
+
+
+def wait_for_error(page) -> list[str]:
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=toast-text]')]"
+                           ".some(e => e.className.includes('error'))", timeout=CASE_WAIT_MS)
+    return error_toasts(page)
+
+
+def injected_markup(page) -> dict:
+    """Elements that only exist if typed text was rendered as HTML."""
+    return page.evaluate("""() => ({
+        pwned: window.__pwned || null,
+        images: document.querySelectorAll('img[src="x"]').length,
+        svgs: [...document.querySelectorAll('svg')].filter(s => s.getAttribute('onload')).length,
+        bold: [...document.querySelectorAll('#tokens b, #predictions b, #attention-notice b')].length,
+    })""")
+
+
+def test_hostile_text_in_the_page(page, live):
+    page.goto(live.url)
+    wait_for_figures(page, DETAIL)
+    cases = dict(HOSTILE) | {"canary": CANARY}
+    problems = []
+    for case in PAGE_SAMPLE + ["canary"]:
+        held = submit(page, cases[case])
+        try:
+            if expects_result(held):
+                expected = expected_labels(held)
+                wait_for_ticks(page, expected, timeout=CASE_WAIT_MS)
+                shown = "".join(tick_labels(page)).replace("▁", " ")
+                if "<img" in held and "<img" not in shown:
+                    problems.append(f"{case}: '<img' not shown literally in the labels: {shown[:80]!r}")
+            else:
+                for message in wait_for_error(page):
+                    assert_clear_message(message.strip(), case)
+        except AssertionError as e:
+            problems.append(str(e).splitlines()[0])
+        except Exception as e:  # a timeout: neither drawn nor refused
+            problems.append(f"{case}: {type(e).__name__}: {str(e).splitlines()[0]}")
+            screenshot(page, f"hostile-{case}")
+        markup = injected_markup(page)
+        if any(markup.values()):
+            problems.append(f"{case}: typed text became page markup: {markup}")
+    screenshot(page, "hostile-after-canary")
+
+    submit(page, NORMAL)
+    wait_for_ticks(page, expected_labels(NORMAL))
+    assert not problems, "\n".join(problems)
