@@ -28,7 +28,13 @@ run: $(VENV)/.run
 test: $(VENV)/.dev /usr/bin/chromium
 	$(PY) -m pytest
 
-bench: $(VENV)/.dev /usr/bin/chromium
+# bertviz gets its own environment so its dependencies never touch the app's
+.bench-venv/.ok:
+	$(PYTHON) -m venv .bench-venv
+	.bench-venv/bin/python -m pip install -q torch==2.13.0 bertviz==1.4.1
+	touch $@
+
+bench: $(VENV)/.dev /usr/bin/chromium .bench-venv/.ok
 	$(PY) -m bench
 
 # Retrain the shipped models (needs: apt-get install wordnet-base fortunes-min)

@@ -47,7 +47,7 @@ def screenshot(page, name: str, selector: str | None = None) -> None:
     SCREENS.mkdir(parents=True, exist_ok=True)
     path = str(SCREENS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png")
     if selector:
-        page.locator(selector).first.screenshot(path=path, timeout=60_000)
+        page.locator(f"{selector}:visible").first.screenshot(path=path, timeout=60_000)
     else:
         page.screenshot(path=path, timeout=60_000)
 

@@ -53,7 +53,7 @@ def test_every_tab_renders_its_figures(page, live):
         undrawn = [f for f in figures if not (f["svg"] and f["marks"])]
         assert not undrawn, f"tab {name!r}: figures without drawn data: {undrawn}"
         assert not error_toasts(page), f"tab {name!r} showed errors: {error_toasts(page)}"
-        screenshot(page, f"tab-{name}", "[role=tabpanel]:visible")
+        screenshot(page, f"tab-{name}", "[role=tabpanel]")
 
 
 def figure_font_px(page) -> float:
