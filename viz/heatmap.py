@@ -76,6 +76,8 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
         yaxis=dict(**axis_ticks(queries), autorange="reversed", title=dict(text="queries (looking)"),
                    showgrid=False, scaleanchor="x", constrain="domain", constraintoward="top"),
     )
+    # the key labels and their axis title sit on top: leave them room below the figure title
+    layout["margin"]["t"] = int(50 + 3 * font_size + tick_room)
     return go.Figure(data=[heatmap], layout=layout)
 
 
