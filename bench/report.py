@@ -43,7 +43,8 @@ def targets(r: dict) -> list[tuple[str, str]]:
     rows.append((f"{crowd['clients']} simultaneous clients: zero errors, p95 under 5 s",
                  _verdict(errors == 0 and p95 < 5, f"{crowd['answered']} answered, {errors} errors, p95 {p95:.1f} s")))
     click = r["click_to_drawn"][32]["p50_s"]
-    rows.append(("click-to-drawn under 1.5 s at 32 tokens", _verdict(click < 1.5, f"p50 {_ms(click)}")))
+    rows.append(("click-to-drawn under 1 s at 32 tokens (the issue: \"well under a second\")",
+                 _verdict(click < 1.0, f"p50 {_ms(click)}")))
     return rows
 
 
@@ -94,8 +95,9 @@ def markdown(r: dict) -> str:
         "## Click to drawn in headless Chromium",
         "",
         "Debian Chromium driven by Playwright: time from clicking *Show attention* to the one-head heatmap "
-        "being redrawn with the new sentence's tokens as its tick labels (read from the SVG). A click also "
-        "re-runs every lecture tab's view, which share the app's two workers.",
+        "being redrawn with the new sentence's tokens as its tick labels (read from the SVG). A click is one "
+        "event: it computes the open tab's views (one head, every head, statistics, predictions) and sends "
+        "each as soon as it is ready, the one-head figure first.",
         "",
         "| tokens | n | p50 | p95 | max |",
         "|---|---|---|---|---|",

@@ -100,12 +100,17 @@ class _SingleStack(nn.Module):
 
     def forward(self, ids: torch.Tensor, record: bool = False) -> tuple[torch.Tensor, Recording | None]:
         """ids (b, t) -> logits (b, t, v) and, with record=True, every attention step."""
+        x, recording = self.features(ids, record)
+        return self.to_vocab(x), recording
+
+    def features(self, ids: torch.Tensor, record: bool = False) -> tuple[torch.Tensor, Recording | None]:
+        """ids (b, t) -> the last layer's vectors (b, t, k), before the projection to the vocabulary
+        (training a masked model projects only the masked positions)."""
         recording = Recording() if record else None
         x = self.embed(ids, recording, "input")
         t = ids.size(1)
         mask = causal_mask(t, device=ids.device) if self.causal else None
-        x = self.stack(x, mask, recording, {"self": "self"})
-        return self.to_vocab(x), recording
+        return self.stack(x, mask, recording, {"self": "self"}), recording
 
 
 class CausalLM(_SingleStack):

@@ -81,7 +81,8 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False):
     """Everything about the sentence that does not depend on the chosen head.
 
     Returns (notice, tokens, all-heads figure, layer-average figure, stats DataFrame, CSV path,
-    predictions Markdown, head names for the picker)."""
+    head names for the picker). What the model predicts is `predictions` (its own endpoint,
+    /predict: generating text costs more than drawing every head)."""
     trace = registry.trace(name, text)
     att = registry.attention(name, text, kind)
     font = figure_font(presenter)
@@ -93,7 +94,7 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False):
     frame = stats_table(registry, name, text, att.kind)
     names = [head_name(layer, head) for layer in range(att.n_layers) for head in range(att.n_heads)]
     return (notice(registry, name, trace), token_view(trace), grid, average, frame,
-            stats_csv(frame, name, clean_text(text), att.kind), predictions(registry, name, text), names)
+            stats_csv(frame, name, clean_text(text), att.kind), names)
 
 
 def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):
@@ -151,12 +152,14 @@ def build(ctx: Context) -> None:
             download = gr.DownloadButton("Download CSV", value=None, elem_id="stats-csv")
 
     def run_analyze(text, name, kind, presenter):
-        (note, token_pairs, grid_fig, average_fig, frame, csv_path, predicted_md,
-         names) = friendly(analyze)(registry, text, name, kind, presenter)
+        note, token_pairs, grid_fig, average_fig, frame, csv_path, names = friendly(analyze)(
+            registry, text, name, kind, presenter)
         if note:
             gr.Warning(note)
-        return (note, token_pairs, grid_fig, average_fig, frame, csv_path, predicted_md,
-                gr.Dropdown(choices=names, value=None))
+        return note, token_pairs, grid_fig, average_fig, frame, csv_path, gr.Dropdown(choices=names, value=None)
+
+    def run_predict(text, name):
+        return friendly(predictions)(registry, name, text)
 
     def run_show_head(text, name, layer, head, kind, presenter):
         return friendly(show_head)(registry, text, name, layer, head, kind, presenter)
@@ -166,10 +169,12 @@ def build(ctx: Context) -> None:
             return gr.skip(), gr.skip()
         return friendly(pick_tile)(choice)
 
-    ctx.listen(run_analyze, inputs=[ctx.text, ctx.model, ctx.kind, ctx.presenter],
-               outputs=[info, tokens, grid, average, table, download, predicted, tile], api_name="analyze",
-               triggers=ctx.triggers + [ctx.kind.input])
+    # the detail first: a dispatcher runs a tab's views in this order, sending each when ready
     ctx.listen(run_show_head, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter],
                outputs=[detail], api_name="head", triggers=ctx.head_triggers)
+    ctx.listen(run_analyze, inputs=[ctx.text, ctx.model, ctx.kind, ctx.presenter],
+               outputs=[info, tokens, grid, average, table, download, tile], api_name="analyze",
+               triggers=ctx.triggers + [ctx.kind.input])
+    ctx.listen(run_predict, inputs=[ctx.text, ctx.model], outputs=[predicted], api_name="predict")
     picked = tile.input(run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head")
     ctx.run_after(picked, "picked", head_only=True)

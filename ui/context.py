@@ -8,7 +8,6 @@ creates its own sentence box or model picker.
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 from dataclasses import dataclass, field
 from typing import Callable
@@ -74,6 +73,9 @@ class Context:
     Don't listen to ctx.model.change yourself: the controls may not fit the new model yet.
     The triggers are user actions (.input): when app code sets layer/head/kind/presenter it
     re-runs the listeners itself (ctx.run_after), so nothing runs twice.
+    In the browser one click is one event: the views of every tab that share a trigger are run
+    by one dispatcher that computes only the open tab's views (ctx.finish). API callers call each
+    view by its api_name and always get it computed.
     """
 
     demo: gr.Blocks
@@ -91,6 +93,12 @@ class Context:
     _building_tab: str | None = field(default=None, repr=False)
     _tabs: dict = field(default_factory=dict, repr=False)
     _chains: list = field(default_factory=list, repr=False)
+    _hidden_button: gr.Button | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        # API-only endpoints need an event to hang on; this button is never shown (created here,
+        # beside the controls, because a gr.Tabs may hold only tabs)
+        self._hidden_button = gr.Button(visible=False, elem_id="api-only")
 
     # User actions only (.input, not .change): when app code sets these controls (URL, examples,
     # model switch, tile picker) it re-runs the listeners itself with run_after, exactly once.
@@ -113,64 +121,112 @@ class Context:
         self._tabs[id] = tab
         return tab
 
-    def _only_when_open(self, fn: Callable, tab_id: str, n_outputs: int) -> Callable:
-        def gated(current_tab, *args):
-            if current_tab is not None and current_tab != tab_id:
-                return gr.skip() if n_outputs == 1 else tuple(gr.skip() for _ in range(n_outputs))
-            return fn(*args)
-        gated.__name__ = getattr(fn, "__name__", "view")
-        gated.__doc__ = fn.__doc__
-        # keep the view's own parameter names in the API docs (the open tab is hidden state)
-        own = list(inspect.signature(fn).parameters.values())
-        first = inspect.Parameter("current_tab", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        gated.__signature__ = inspect.Signature([first] + own)
-        return gated
-
     def listen(self, fn: Callable, inputs: list, outputs: list, api_name: str, triggers: list | None = None,
                **kwargs) -> None:
-        """Register fn on `triggers` (default ctx.triggers) and for the chained runs (see the class doc)."""
-        kwargs.setdefault("trigger_mode", "always_last")
-        tab_id = self._building_tab
-        if tab_id is not None and self.current_tab is not None:
-            fn = self._only_when_open(fn, tab_id, len(outputs))
-            inputs = [self.current_tab] + list(inputs)
+        """Register fn on `triggers` (default ctx.triggers) and for the chained runs (see the class doc).
+
+        fn becomes the API endpoint `/<api_name>` (always computed). In the browser the shared
+        triggers (sentence, button, presenter, layer, head, kind) do not fire one event per view:
+        finish() folds every view listening to the same shared events into one dispatcher event
+        that computes only the open tab's views. Triggers of the tab's own controls (a slider
+        inside the tab) fire fn directly."""
         triggers = triggers or self.triggers
-        gr.on(triggers=triggers, fn=fn, inputs=inputs, outputs=outputs, api_name=api_name, **kwargs)
-        head_events = [self.layer.input, self.head.input, self.kind.input,
-                       self.layer.change, self.head.change, self.kind.change]
+        shared = [t for t in triggers if any(self._same_event(t, e) for e in self._shared_events)]
+        local = [t for t in triggers if t not in shared]
+        if not local:
+            local = [self._hidden_button.click]
+        gr.on(triggers=local, fn=fn, inputs=inputs, outputs=outputs, api_name=api_name,
+              **{"trigger_mode": "always_last", **kwargs})
+        head_events = [self.layer.input, self.head.input, self.kind.input]
         follows_head = any(self._same_event(t, e) for t in triggers for e in head_events)
-        self._listeners.append((fn, inputs, outputs, api_name, kwargs, follows_head, tab_id))
+        self._listeners.append(_Listener(fn, list(inputs), list(outputs), api_name, kwargs, follows_head,
+                                         self._building_tab, shared))
+
+    @property
+    def _shared_events(self) -> list:
+        return self.head_triggers
+
+    @property
+    def _direct_events(self) -> list:
+        """Shared events that redraw at once; a new attention kind first refits the layer and head
+        sliders (ui.controls runs the views after it with run_after(..., like=ctx.kind.input))."""
+        return [e for e in self._shared_events if not self._same_event(e, self.kind.input)]
 
     @staticmethod
     def _same_event(a, b) -> bool:
         return getattr(a, "__self__", None) is getattr(b, "__self__", None) and \
             getattr(a, "event_name", None) == getattr(b, "event_name", None)
 
-    def run_after(self, event, suffix: str, head_only: bool = False) -> None:
+    def run_after(self, event, suffix: str, head_only: bool = False, like=None) -> None:
         """Re-run the registered listeners after `event` (e.g. an event that sets ctx.layer/head).
-        Applied by finish() once every tab is built; head_only: just the listeners following the head."""
-        self._chains.append((event, suffix, head_only))
+        Applied by finish() once every tab is built; head_only: just the listeners following the head;
+        like: just the listeners triggered by that shared event."""
+        self._chains.append((event, suffix, head_only, like))
 
     def finish(self) -> None:
-        """Wire every run_after chain (app.py calls this after all tabs are built), and make
-        opening a tab draw its views."""
-        for event, suffix, head_only in self._chains:
-            self._chain(event, suffix, head_only)
+        """Wire the browser's events (app.py calls this after all tabs are built): one dispatcher
+        event per group of shared triggers, one after each run_after event, one when a tab opens."""
+        by_events: dict[tuple, list] = {}
+        for event in self._direct_events:
+            chosen = tuple(i for i, lst in enumerate(self._listeners)
+                           if any(self._same_event(t, event) for t in lst.shared))
+            if chosen:
+                by_events.setdefault(chosen, []).append(event)
+        for n, (chosen, events) in enumerate(by_events.items()):
+            self._dispatch(events, [self._listeners[i] for i in chosen], f"redraw_{n}")
+        for event, suffix, head_only, like in self._chains:
+            chosen = [lst for lst in self._listeners if (lst.follows_head or not head_only)
+                      and (like is None or any(self._same_event(t, like) for t in lst.shared))]
+            self._dispatch(event, chosen, f"redraw_after_{suffix}")
         self._chains.clear()
         for tab_id, tab in self._tabs.items():
             if self.current_tab is not None:
                 opened = tab.select(lambda t=tab_id: t, inputs=None, outputs=[self.current_tab],
                                     api_name=f"open_{tab_id}", api_visibility="private", queue=False)
-                self._chain(opened, f"open_{tab_id}", head_only=False, only_tab=tab_id)
+                self._dispatch(opened, [lst for lst in self._listeners if lst.tab == tab_id], f"redraw_{tab_id}")
 
-    def _chain(self, event, suffix: str, head_only: bool, only_tab: str | None = None) -> None:
-        """One listener after another in registration order (the first tab's views appear first
-        instead of every tab competing for the CPU at once). Endpoints: '<api_name>_<suffix>'."""
-        for fn, inputs, outputs, api_name, kwargs, follows_head, tab_id in self._listeners:
-            if head_only and not follows_head:
-                continue
-            if only_tab is not None and tab_id != only_tab:
-                continue
-            kwargs = {k: v for k, v in kwargs.items() if k not in ("api_visibility", "trigger_mode")}
-            event = event.then(fn, inputs=inputs, outputs=outputs, api_name=f"{api_name}_{suffix}",
-                               api_visibility="undocumented", **kwargs)
+    def _dispatch(self, trigger, listeners: list, api_name: str) -> None:
+        """One event for many views: `trigger` is a list of events (fired together) or an event to
+        follow with .then. In the browser only the open tab's views compute; each view's figures
+        are sent as soon as they are ready (the handler is a generator), in registration order."""
+        if not listeners:
+            return
+        inputs = list(dict.fromkeys(c for lst in listeners for c in lst.inputs))
+        outputs = list(dict.fromkeys(c for lst in listeners for c in lst.outputs))
+        where = {id(c): i for i, c in enumerate(inputs)}
+        current_tab = self.current_tab
+
+        def dispatch(open_tab, *values):
+            first_error = None
+            for lst in listeners:
+                if open_tab is not None and lst.tab is not None and lst.tab != open_tab:
+                    continue
+                try:
+                    result = lst.fn(*(values[where[id(c)]] for c in lst.inputs))
+                except gr.Error as e:  # the same bad input fails every view: say it once
+                    first_error = first_error or e
+                    continue
+                result = result if len(lst.outputs) > 1 else (result,)
+                yield dict(zip(lst.outputs, result))
+            if first_error is not None:
+                raise first_error
+
+        options = dict(inputs=[current_tab] + inputs if current_tab is not None else inputs, outputs=outputs,
+                       api_name=api_name, api_visibility="private", show_progress="minimal")
+        fn = dispatch if current_tab is not None else (lambda *values: (yield from dispatch(None, *values)))
+        if isinstance(trigger, list):
+            gr.on(triggers=trigger, fn=fn, trigger_mode="always_last", **options)
+        else:
+            trigger.then(fn, **options)
+
+
+@dataclass
+class _Listener:
+    fn: Callable
+    inputs: list
+    outputs: list
+    api_name: str
+    kwargs: dict
+    follows_head: bool
+    tab: str | None
+    shared: list

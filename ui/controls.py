@@ -119,7 +119,8 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
 
     model_event = ctx.model.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_controls")
     ctx.run_after(model_event, "model")
-    ctx.kind.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_kind")
+    kind_event = ctx.kind.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_kind")
+    ctx.run_after(kind_event, "kind", like=ctx.kind.input)
 
     def on_example(sample):
         text, name = sample

@@ -37,6 +37,9 @@ def _masked(probs: np.ndarray, mask) -> np.ndarray:
     return np.where(mask, probs, np.float32(np.nan)).astype(np.float32)
 
 
+LABEL_CHARS = 16  # longer token labels may be clipped at the figure's edge
+
+
 def _layout(title: str, height: int, font_size: int, **extra) -> dict:
     """Shared layout as one dict: building the figure in one go is much faster than many update_* calls."""
     return dict(
@@ -62,7 +65,10 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     # square cells that fit a ~600 px wide column; the height follows the rows it has to show
     cell = min(2.2 * font_size, 560 / max(s, 1))
     longest = max((len(k) for k in keys), default=1)
-    tick_room = font_size * (1.5 if longest <= 2 else 0.6 * min(longest, 12) + 1)
+    tick_room = font_size * (1.5 if longest <= 2 else 0.6 * min(longest, LABEL_CHARS) + 1)
+    # room for the query labels and the axis title: set here, not found by Plotly's automargin,
+    # whose extra layout passes doubled the time to draw this figure in the browser
+    left = int(font_size * (0.62 * min(max((len(q) for q in queries), default=1), LABEL_CHARS) + 2.5) + 10)
     height = height or int(min(1100, max(320, t * cell + tick_room + 5 * font_size + 60)))
     heatmap = go.Heatmap(
         z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
@@ -71,13 +77,13 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     )
     layout = _layout(
         title, height, font_size,
-        xaxis=dict(**axis_ticks(keys), side="top", tickangle=0 if longest <= 2 else -60,
+        xaxis=dict(**axis_ticks(keys), side="top", tickangle=0 if longest <= 2 else -60, automargin=False,
                    title=dict(text="keys (looked at)"), showgrid=False, constrain="domain", constraintoward="left"),
-        yaxis=dict(**axis_ticks(queries), autorange="reversed", title=dict(text="queries (looking)"),
+        yaxis=dict(**axis_ticks(queries), autorange="reversed", title=dict(text="queries (looking)"), automargin=False,
                    showgrid=False, scaleanchor="x", constrain="domain", constraintoward="top"),
     )
     # the key labels and their axis title sit on top: leave them room below the figure title
-    layout["margin"]["t"] = int(50 + 3 * font_size + tick_room)
+    layout["margin"].update(t=int(50 + 3 * font_size + tick_room), l=left)
     return go.Figure(data=[heatmap], layout=layout)
 
 

@@ -72,8 +72,9 @@ def test_unknown_model_names_the_choices(registry):
 
 # ---- handlers -----------------------------------------------------------------------------------------
 def test_analyze_lm_gives_every_core_output(registry):
-    note, tokens, grid, average, frame, csv_path, predicted, names = attention.analyze(
+    note, tokens, grid, average, frame, csv_path, names = attention.analyze(
         registry, "The cat sat on the mat", "lm")
+    predicted = attention.predictions(registry, "lm", "The cat sat on the mat")
     trace = registry.trace("lm", "The cat sat on the mat")
     att = trace.attention["self"]
     assert note == ""
@@ -104,7 +105,7 @@ def test_mlm_predictions_per_mask_and_help_without_one(registry):
 def test_dates_kinds_translation_and_cross_attention_stats(registry):
     assert registry.kinds("dates") == ("encoder", "decoder", "cross")
     out = attention.analyze(registry, "Saturday, 21st of November 2026", "dates", "cross")
-    assert out[6].startswith("**ISO 8601:**")
+    assert attention.predictions(registry, "dates", "Saturday, 21st of November 2026") == "**ISO 8601:** `2026-11-21`"
     assert out[4]["previous"].isna().all()  # no "previous token" across two sequences
     iso = attention.translate(registry, "Saturday, 21st of November 2026")
     assert iso == registry.get("dates").translate("Saturday, 21st of November 2026")

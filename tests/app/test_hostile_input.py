@@ -71,20 +71,21 @@ def assert_escaped_labels(layout: dict, tokens: list[str] | None = None) -> None
 
 def check_analyze(result) -> list[str]:
     """The /analyze outputs are a coherent view; returns the tokens the app says it read."""
-    note, highlighted, grid, average, frame, csv_path, predictions, tile = result
+    note, highlighted, grid, average, frame, csv_path, tile = result
     tokens = highlighted["value"] if isinstance(highlighted, dict) and "value" in highlighted else highlighted
     tokens = [t["token"] for t in tokens]
     assert tokens, "no tokens shown"
     for figure in (grid, average):
         assert_escaped_labels(plot_layout(figure))
     assert frame["data"], "empty head statistics"
-    assert isinstance(predictions, str) and predictions, "no predictions text"
     return tokens
 
 
 def analyze_and_head(client, api, text, name="lm"):
     tokens = check_analyze(client.predict(*api.args("/analyze", text=text, name=name, kind=None), api_name="/analyze"))
     head = client.predict(*api.args("/head", text=text, name=name, layer=1, head=1, kind=None), api_name="/head")
+    predicted = client.predict(*api.args("/predict", text=text, name=name), api_name="/predict")
+    assert isinstance(predicted, str) and predicted, "no predictions text"
     assert_escaped_labels(plot_layout(head), tokens)
     return tokens
 
@@ -253,7 +254,7 @@ def test_analyze_handler_property(registry, text, name, presenter):
     from ui.models import InputError
 
     try:
-        note, tokens, grid, average, frame, csv_path, predictions, names = analyze(registry, text, name, None, presenter)
+        note, tokens, grid, average, frame, csv_path, names = analyze(registry, text, name, None, presenter)
         detail = show_head(registry, text, name, 1, 1, None, presenter)
     except InputError as e:
         assert_clear_message(str(e), f"{name} refused {text[:40]!r}")

@@ -1,0 +1,83 @@
+"""In the browser one click is one event: a dispatcher runs only the open tab's views.
+
+API callers keep one endpoint per view (tested through the server in test_app_server.py)."""
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+
+import app
+from ui.models import ModelRegistry
+
+
+@pytest.fixture(scope="module")
+def demo(model_assets):
+    registry = ModelRegistry.load(model_assets, device="cpu")
+    assert not registry.errors, registry.errors
+    return app.build_demo(registry=registry)
+
+
+def component(demo, elem_id: str):
+    found = [b for b in demo.blocks.values() if getattr(b, "elem_id", None) == elem_id]
+    assert len(found) == 1, f"{len(found)} components with elem_id {elem_id!r}"
+    return found[0]
+
+
+def listeners_of(demo, elem_id: str, event: str) -> list:
+    block = component(demo, elem_id)
+    return [fn for fn in demo.fns.values() if (block._id, event) in fn.targets]
+
+
+def endpoint(demo, api_name: str):
+    return next(fn for fn in demo.fns.values() if fn.api_name == api_name)
+
+
+def run(fn, open_tab: str, **overrides) -> tuple[list[dict], Exception | None]:
+    """Drive a dispatcher as Gradio would: the open tab, then every input's current value."""
+    values = [overrides.get(getattr(c, "elem_id", None), c.value) for c in fn.inputs[1:]]
+    updates, error = [], None
+    try:
+        for update in fn.fn(open_tab, *values):
+            updates.append(update)
+    except gr.Error as e:
+        error = e
+    return updates, error
+
+
+@pytest.mark.parametrize("elem_id,event", [("analyze", "click"), ("sentence", "submit"), ("presenter", "input"),
+                                           ("layer", "input"), ("head", "input")])
+def test_each_shared_control_fires_one_event(demo, elem_id, event):
+    fired = listeners_of(demo, elem_id, event)
+    assert len(fired) == 1, [fn.name for fn in fired]
+    assert fired[0].api_visibility == "private" and fired[0].types_generator
+
+
+def test_a_new_attention_kind_refits_the_sliders_then_redraws_once(demo):
+    (fit,) = listeners_of(demo, "kind", "input")
+    assert fit.api_name == "fit_kind"
+    after = [fn for fn in demo.fns.values() if fn.trigger_after == fit._id]
+    assert len(after) == 1 and after[0].types_generator
+
+
+@pytest.mark.parametrize("open_tab,views", [("attention", ["head", "analyze", "predict"]), ("steps", ["steps"]),
+                                            ("masking", ["masking"]), ("positions", ["positions", "shuffle"]),
+                                            ("multihead", ["multihead"])])
+def test_the_dispatcher_computes_only_the_open_tabs_views_in_order(demo, open_tab, views):
+    (dispatcher,) = listeners_of(demo, "analyze", "click")
+    updates, error = run(dispatcher, open_tab)
+    assert error is None
+    expected = [endpoint(demo, name).outputs for name in views]
+    assert [list(update) for update in updates] == expected  # one update per view, in order, nothing else
+
+
+def test_bad_input_is_one_message_not_one_per_view(demo):
+    (dispatcher,) = listeners_of(demo, "analyze", "click")
+    updates, error = run(dispatcher, "attention", sentence="   ")
+    assert updates == [] and isinstance(error, gr.Error)
+    assert "empty" in str(error.message).lower()
+
+
+def test_changing_the_head_redraws_only_views_that_follow_it(demo):
+    (dispatcher,) = listeners_of(demo, "head", "input")
+    updates, error = run(dispatcher, "attention")
+    assert error is None and [list(u) for u in updates] == [endpoint(demo, "head").outputs]
