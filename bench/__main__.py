@@ -19,12 +19,14 @@ from pathlib import Path
 from bench import browser, load, measure, report
 from bench.bertviz_compare import bertviz_sizes
 from bench.sentences import sentence
+from model import dates
 from tests.live_app import ARTIFACTS, ROOT, Endpoints, live_app
 
 LENGTHS = (8, 32, 128, 256)
 SIZE_LENGTHS = (8, 32, 64, 128, 256)
 REPEATS = {8: 15, 32: 15, 128: 10, 256: 6}
 CLICK_LENGTHS = (32, 128)
+LM_TABS = ("attention", "steps", "masking", "positions", "learning", "multihead")
 CLIENTS = 100
 QUEUE_DEMO = dict(max_size=8, clients=30)
 # The app as app.py starts it, but with a small queue limit: shows what a visitor gets past it.
@@ -90,6 +92,12 @@ def run(quick: bool) -> dict:
         results["click_to_drawn"] = {
             n: measure.summary(browser.click_to_drawn(app.url, [sentence(lm, n, seed=900 + s) for s in range(scale(5))]))
             for n in CLICK_LENGTHS}
+
+        print("each tab ...", file=sys.stderr)
+        date_texts = [source for source, _ in dates.pairs(scale(5), split="validation", seed=11)]
+        cases = [(tab, "lm", [sentence(lm, 32, seed=1300 + 10 * i + s) for s in range(scale(5))])
+                 for i, tab in enumerate(LM_TABS)] + [("encoder_decoder", "dates", date_texts)]
+        results["tab_redrawn"] = {tab: measure.summary(seconds) for tab, seconds in browser.tab_redrawn(app.url, cases).items()}
 
         clients = 20 if quick else CLIENTS
         print(f"{clients} simultaneous clients ...", file=sys.stderr)

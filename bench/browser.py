@@ -31,3 +31,56 @@ def click_to_drawn(url: str, sentences: list[str]) -> list[float]:
             time.sleep(1)  # the other tabs' listeners finish before the next click
         browser.close()
     return seconds
+
+
+# Every Plotly.react the page makes is timed: the tab is drawn when its last figure is.
+REACT_HOOK = """() => {
+    if (window.__reacts) return;
+    window.__reacts = [];
+    const plotly = window.Plotly, react = plotly.react;
+    plotly.react = function (...args) {
+        const result = react.apply(this, args);
+        Promise.resolve(result).then(() => window.__reacts.push(performance.now()));
+        return result;
+    };
+}"""
+QUIET_S = 1.5  # no figure redrawn for this long: the tab is done
+
+
+def tab_redrawn(url: str, cases: list[tuple[str, str, list[str]]]) -> dict[str, list[float]]:
+    """Seconds from clicking "Show attention" to the last figure of the open tab redrawn.
+
+    cases: (tab id, model name, sentences); the page opens on that tab and model through a deep
+    link, then each sentence is typed and submitted in turn."""
+    from urllib.parse import urlencode
+
+    from playwright.sync_api import sync_playwright
+
+    results = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=require_chromium(), args=CHROMIUM_ARGS)
+        for tab, model, sentences in cases:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(180_000)
+            page.goto(url + "?" + urlencode(dict(tab=tab, model=model)))
+            wait_for_figures(page, "[role=tabpanel]")
+            time.sleep(3)  # the first draw settles
+            page.evaluate(REACT_HOOK)
+            seconds = []
+            for text in sentences:
+                sentence_box(page).fill(text)
+                start = page.evaluate("() => { window.__reacts.length = 0; return performance.now(); }")
+                press_analyze(page)
+                deadline = time.monotonic() + 120
+                while True:
+                    time.sleep(0.25)
+                    reacts, now = page.evaluate("() => [window.__reacts.slice(), performance.now()]")
+                    if reacts and now - reacts[-1] > QUIET_S * 1000:
+                        break
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"tab {tab}: no figure redrawn within 120 s of the click")
+                seconds.append((reacts[-1] - start) / 1000)
+            results[tab] = seconds
+            page.close()
+        browser.close()
+    return results

@@ -31,8 +31,8 @@ _DATES = dict(max_len=64, d_model=128, n_heads=4, n_layers=2, n_decoder_layers=2
 
 PRESETS: dict[str, Preset] = {
     # the shipped models (assets/<name>/)
-    "lm": Preset("text", dict(arch="decoder", **_TEXT), TrainSettings(steps=1600, batch_size=16, lr=2e-3)),
-    "mlm": Preset("text", dict(arch="encoder", **_TEXT), TrainSettings(steps=1200, batch_size=16, lr=2e-3)),
+    "lm": Preset("text", dict(arch="decoder", **_TEXT), TrainSettings(steps=2600, batch_size=16, lr=2e-3)),
+    "mlm": Preset("text", dict(arch="encoder", **_TEXT), TrainSettings(steps=2400, batch_size=16, lr=2e-3)),
     "dates": Preset("dates", dict(arch="encoder-decoder", **_DATES),
                     TrainSettings(steps=2000, batch_size=64, lr=1e-3, warmup=200, eval_every=250)),
     # tiny versions for tests and smoke runs: seconds on a CPU

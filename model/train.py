@@ -201,6 +201,9 @@ def train(name: str, out: Path | None = None, steps: int | None = None, resume: 
         print(f"resuming {name} from step {start}", file=sys.stderr)
     keep = snapshot_steps(settings.steps, settings.snapshots)
     (out / "snapshots").mkdir(exist_ok=True)
+    if start == 0:  # a fresh run: an earlier run's snapshots would show up in the Learning tab
+        for old in (out / "snapshots").glob("step_*.safetensors"):
+            old.unlink()
 
     t0, tokens_seen = time.time(), 0
     bar = tqdm(total=settings.steps, initial=start, desc=name, unit="step", dynamic_ncols=True, mininterval=2.0)

@@ -43,7 +43,10 @@ LABEL_CHARS = 16  # longer token labels may be clipped at the figure's edge
 def _layout(title: str, height: int, font_size: int, **extra) -> dict:
     """Shared layout as one dict: building the figure in one go is much faster than many update_* calls."""
     return dict(
-        title=dict(text=title, x=0.01, font=dict(size=font_size + 4)), height=height, font=dict(size=font_size),
+        # the title hangs from the top edge, so axis titles placed above the plot never run into it
+        title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12),
+                   font=dict(size=font_size + 4)),
+        height=height, font=dict(size=font_size),
         margin=dict(l=10, r=10, t=50 + 2 * font_size, b=10), plot_bgcolor=MASKED_COLOR, paper_bgcolor="white",
         hoverlabel=dict(font=dict(size=font_size + 2)), **extra,
     )
@@ -64,6 +67,7 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     hover = np.array([[f"{q} → {k}" for k in k_labels] for q in q_labels], dtype=object)
     # square cells that fit a ~600 px wide column; the height follows the rows it has to show
     cell = min(2.2 * font_size, 560 / max(s, 1))
+    tick_font = dict(size=max(8, min(font_size, int(cell * 1.1))))  # long inputs: labels shrink rather than overlap
     longest = max((len(k) for k in keys), default=1)
     tick_room = font_size * (1.5 if longest <= 2 else 0.6 * min(longest, LABEL_CHARS) + 1)
     # room for the query labels and the axis title: set here, not found by Plotly's automargin,
@@ -77,10 +81,12 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     )
     layout = _layout(
         title, height, font_size,
-        xaxis=dict(**axis_ticks(keys), side="top", tickangle=0 if longest <= 2 else -60, automargin=False,
-                   title=dict(text="keys (looked at)"), showgrid=False, constrain="domain", constraintoward="left"),
-        yaxis=dict(**axis_ticks(queries), autorange="reversed", title=dict(text="queries (looking)"), automargin=False,
-                   showgrid=False, scaleanchor="x", constrain="domain", constraintoward="top"),
+        xaxis=dict(**axis_ticks(keys), side="top", tickangle=0 if longest <= 2 else -60, tickfont=tick_font,
+                   automargin=False, title=dict(text="keys (looked at)"), showgrid=False, constrain="domain",
+                   constraintoward="left"),
+        yaxis=dict(**axis_ticks(queries), autorange="reversed", tickfont=tick_font, automargin=False,
+                   title=dict(text="queries (looking)"), showgrid=False, scaleanchor="x", constrain="domain",
+                   constraintoward="top"),
     )
     # the key labels and their axis title sit on top: leave them room below the figure title
     layout["margin"].update(t=int(50 + 3 * font_size + tick_room), l=left)

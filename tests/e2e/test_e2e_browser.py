@@ -2,6 +2,7 @@
 visit every tab, presenter mode, and a deep link that reopens a view."""
 from __future__ import annotations
 
+import time
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -123,3 +124,18 @@ def test_enter_submits_as_the_placeholder_says(page, live):
     sentence_box(page).press("Enter")
     if "Enter" in placeholder:
         wait_for_ticks(page, expected_labels("The cat sat on the mat"), timeout=60_000)
+
+
+def test_an_empty_sentence_gets_one_clear_message_and_the_page_keeps_working(page, live):
+    """One click is one request: the message appears once, not once per view."""
+    open_app(page, live)
+    sentence_box(page).fill("")
+    press_analyze(page)
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=toast-text]')]"
+                           ".some(e => e.className.includes('error'))", timeout=60_000)
+    time.sleep(2)  # room for a second message, were the views still asked one by one
+    messages = error_toasts(page)
+    assert len(messages) == 1 and "empty" in messages[0].lower(), messages
+    sentence_box(page).fill(SENTENCE)
+    press_analyze(page)
+    wait_for_ticks(page, expected_labels(SENTENCE), timeout=60_000)

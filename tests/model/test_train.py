@@ -192,3 +192,11 @@ def test_masked_training_loss_projects_only_the_masked_positions_and_agrees_with
     torch.testing.assert_close(cheap, full, rtol=1e-5, atol=1e-6)
     cheap.backward()  # and it trains: gradients reach the embeddings through the projection
     assert model.embed.token_embedding.weight.grad.abs().sum() > 0
+
+
+def test_a_fresh_run_replaces_an_earlier_runs_snapshots(tmp_path):
+    out = tmp_path / "out"
+    (out / "snapshots").mkdir(parents=True)
+    (out / "snapshots" / "step_999999.safetensors").write_bytes(b"from an earlier, longer run")
+    train.train("tiny-dates", out=out, steps=2, runs=tmp_path / "runs")
+    assert sorted(p.name for p in (out / "snapshots").glob("*.safetensors")) == ["step_000002.safetensors"]
