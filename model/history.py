@@ -17,12 +17,14 @@ import numpy as np
 @dataclass
 class TrainingHistory:
     """steps, train_loss, val_loss  (n,) float32 arrays from loss.csv (NaN where a value is missing)
+    windows     (n,) int: the window length in tokens the losses were measured on (0 = not recorded)
     snapshots   training steps that have saved weights, ascending
     evaluation  metrics.json's "evaluation" block ({} if none)"""
 
     steps: np.ndarray
     train_loss: np.ndarray
     val_loss: np.ndarray
+    windows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     snapshots: list[int] = field(default_factory=list)
     evaluation: dict = field(default_factory=dict)
 
@@ -32,6 +34,13 @@ class TrainingHistory:
         if not hits.size:
             return None
         return float(self.train_loss[hits[0]]), float(self.val_loss[hits[0]])
+
+    def window_at(self, step: int) -> int | None:
+        """The window length (tokens) the losses at `step` were measured on, if recorded."""
+        hits = np.flatnonzero(self.steps == step)
+        if not hits.size or hits[0] >= len(self.windows) or self.windows[hits[0]] <= 0:
+            return None
+        return int(self.windows[hits[0]])
 
 
 def _number(value) -> float:
@@ -62,6 +71,7 @@ def read_history(directory: Path) -> TrainingHistory:
         steps=np.array([int(_number(r.get("step"))) for r in rows], dtype=np.int64),
         train_loss=np.array([_number(r.get("train_loss")) for r in rows], dtype=np.float32),
         val_loss=np.array([_number(r.get("val_loss")) for r in rows], dtype=np.float32),
+        windows=np.array([int(np.nan_to_num(_number(r.get("window")))) for r in rows], dtype=np.int64),
         snapshots=snapshots,
         evaluation=metrics.get("evaluation", {}) if isinstance(metrics.get("evaluation"), dict) else {},
     )

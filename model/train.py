@@ -68,23 +68,35 @@ class TextTask:
         self.train_stream = self._stream(train_lines)
         self.val_stream = self._stream(val_lines)
         self.gen = np.random.default_rng(seed)
-        val_gen = np.random.default_rng(12345)
-        self.val_batches = [self._batch(self.val_stream, val_gen) for _ in range(8)]
+        self._val_batches: dict[int, list] = {}
 
     def _stream(self, lines: list[str]) -> np.ndarray:
         bos, eos = self.ids[tok.BOS], self.ids[tok.EOS]
         encoded = self.tokenizer.encode_batch(lines)
         return np.concatenate([np.array([bos] + e.ids + [eos], dtype=np.int32) for e in encoded])
 
-    def _batch(self, stream, gen):
+    def _batch(self, stream, gen, window: int | None = None, batch_size: int | None = None):
         s = self.settings
+        window, batch_size = window or s.seq_len, batch_size or s.batch_size
         if self.masked:
-            return batches.masked_batch(stream, s.batch_size, s.seq_len, gen, mask_id=self.ids[tok.MASK],
+            return batches.masked_batch(stream, batch_size, window, gen, mask_id=self.ids[tok.MASK],
                                         vocab_size=self.vocab_size, n_special=len(tok.SPECIALS), rate=s.mask_rate)
-        return batches.next_token_batch(stream, s.batch_size, s.seq_len, gen)
+        return batches.next_token_batch(stream, batch_size, window, gen)
 
-    def batch(self):
-        return self._batch(self.train_stream, self.gen)
+    def batch(self, step: int = 0):
+        """The training batch for a step: windows as long as the curriculum says (seq_len at the end)."""
+        return self._batch(self.train_stream, self.gen, *self.settings.window(step))
+
+    def window(self, step: int) -> int:
+        return self.settings.window(step)[0]
+
+    def validation_batches(self, step: int) -> list:
+        """8 fixed validation batches of the windows trained at `step`, so the losses compare like with like."""
+        window, batch_size = self.settings.window(step)
+        if window not in self._val_batches:
+            gen = np.random.default_rng(12345)
+            self._val_batches[window] = [self._batch(self.val_stream, gen, window, batch_size) for _ in range(8)]
+        return self._val_batches[window]
 
     def loss(self, model, batch, device):
         inputs, targets = (x.to(device) for x in batch)
@@ -120,7 +132,13 @@ class DatesTask:
         self.val_batches = [batches.encode_dates(val_pairs[i : i + 128], self.tokenizer, **self.special)
                             for i in range(0, 512, 128)]
 
-    def batch(self):
+    def window(self, step: int) -> None:
+        return None  # whole dates, no windows
+
+    def validation_batches(self, step: int) -> list:
+        return self.val_batches
+
+    def batch(self, step: int = 0):
         return batches.dates_batch(self.settings.batch_size, self.rng, self.tokenizer, **self.special)
 
     def loss(self, model, batch, device):
@@ -138,9 +156,9 @@ class DatesTask:
 
 
 @torch.no_grad()
-def validation_loss(model, task, device) -> float:
+def validation_loss(model, task, device, step: int = 0) -> float:
     model.eval()
-    losses = [task.loss(model, b, device)[0].item() for b in task.val_batches]
+    losses = [task.loss(model, b, device)[0].item() for b in task.validation_batches(step)]
     model.train()
     return float(np.mean(losses))
 
@@ -211,7 +229,7 @@ def train(name: str, out: Path | None = None, steps: int | None = None, resume: 
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, settings)
         with amp:
-            loss, n_tokens = task.loss(model, task.batch(), device)
+            loss, n_tokens = task.loss(model, task.batch(step), device)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -225,8 +243,10 @@ def train(name: str, out: Path | None = None, steps: int | None = None, resume: 
         if done % settings.eval_every == 0 or done in keep or done == settings.steps:
             with amp:
                 row = {"step": done, "train_loss": round(loss.item(), 4),
-                       "val_loss": round(validation_loss(model, task, device), 4),
+                       "val_loss": round(validation_loss(model, task, device, step), 4),
                        "lr": learning_rate(step, settings), "tokens_per_s": round(rate)}
+                if task.window(step) is not None:  # text models: the window length both losses are over
+                    row["window"] = task.window(step)
             history.append(row)
         if done in keep:
             checkpoint.save(model, out / "snapshots", f"step_{done:06d}.safetensors", half=True)
@@ -264,7 +284,10 @@ def main(argv=None) -> None:
     parser.add_argument("--tokenizer", type=Path, help="BPE tokenizer file (trained here if missing)")
     parser.add_argument("--wordnet-dir", type=Path, default=corpus.WORDNET_DIR)
     parser.add_argument("--runs", type=Path, help="where resumable state is kept (default runs/<preset>)")
+    parser.add_argument("--threads", type=int, help="CPU threads (default: torch's choice; 1 lets two runs share 2 cores)")
     args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     try:
         metrics = train(args.preset, args.out, args.steps, args.resume, args.seed, args.tokenizer, args.wordnet_dir,
                         runs=args.runs)

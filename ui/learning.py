@@ -17,9 +17,11 @@ from viz.heatmap import attention_heatmap
 
 EXPLANATION = """
 **Attention is learned.** At the start of training the query and key projections are random, so every
-head spreads its weight almost evenly. As the loss falls, heads find jobs: looking at the previous
-token, at the start of the sentence, at the word that a pronoun refers to. The slider moves through the
-weights saved during training; the same sentence, layer and head are shown at each step.
+head spreads its weight almost evenly. As the loss falls, heads find jobs, such as looking at the
+previous token or at the start of the sentence. The slider moves through the weights saved during
+training; the same sentence, layer and head are shown at each step. The text models read short windows
+first (16 tokens, then 32, 64, 128 and finally 256): among a few keys a useful neighbour stands out
+early, so heads that look by position appear within a few hundred steps.
 """
 
 
@@ -84,6 +86,9 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
     history = read_history(registry.get(model).directory)
     loss = history.loss_at(step)
     loss_text = f"train loss {loss[0]:.3f}, validation loss {loss[1]:.3f}" if loss else "loss not logged at this step"
+    window = history.window_at(step)
+    if loss and window:
+        loss_text += f" (over windows of {window} tokens: the text models train on short windows first, then longer ones)"
     summary = f"**Snapshot {index + 1} of {len(steps)}: training step {step}** — {loss_text}."
     mask = final.mask if final.causal else None
     heat = attention_heatmap(current, final.queries, final.keys, mask=mask, font_size=font,

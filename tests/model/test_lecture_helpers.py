@@ -39,6 +39,8 @@ def test_history_reads_loss_snapshots_and_evaluation(tmp_path, tiny_trained_mode
     assert len(history.steps) == len(history.train_loss) > 0
     assert history.snapshots and history.loss_at(history.steps[-1]) is not None
     assert history.loss_at(-5) is None
+    assert history.window_at(history.steps[-1]) == 32, "tiny-lm trains on 32-token windows"
+    assert history.window_at(-5) is None
     (tmp_path / "metrics.json").write_text(json.dumps({"evaluation": {"best_cross_head": {"layer": 1, "head": 0}}}))
     empty = read_history(tmp_path)
     assert empty.evaluation["best_cross_head"]["layer"] == 1 and len(empty.steps) == 0 and empty.snapshots == []

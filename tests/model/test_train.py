@@ -35,7 +35,10 @@ def test_training_writes_weights_config_metrics_loss_and_snapshots(tiny_trained_
     with open(out / "loss.csv") as f:
         rows = list(csv.DictReader(f))
     assert [int(r["step"]) for r in rows] == [3, 6]  # eval_every=3
-    assert set(rows[0]) == {"step", "train_loss", "val_loss", "lr", "tokens_per_s"}
+    columns = {"step", "train_loss", "val_loss", "lr", "tokens_per_s"}
+    assert set(rows[0]) == (columns if name == "tiny-dates" else columns | {"window"})
+    if name != "tiny-dates":
+        assert [int(r["window"]) for r in rows] == [32, 32], "the losses say which windows they were measured on"
 
 
 @pytest.mark.parametrize("name", TINY)
@@ -200,3 +203,31 @@ def test_a_fresh_run_replaces_an_earlier_runs_snapshots(tmp_path):
     (out / "snapshots" / "step_999999.safetensors").write_bytes(b"from an earlier, longer run")
     train.train("tiny-dates", out=out, steps=2, runs=tmp_path / "runs")
     assert sorted(p.name for p in (out / "snapshots").glob("*.safetensors")) == ["step_000002.safetensors"]
+
+
+def test_the_length_curriculum_keeps_tokens_per_step_and_ends_on_full_windows():
+    from model.presets import TrainSettings
+
+    settings = TrainSettings(steps=100, batch_size=16, seq_len=256, curriculum=((0.3, 16), (0.3, 64)))
+    assert settings.window(0) == (16, 256)
+    assert settings.window(29) == (16, 256)
+    assert settings.window(30) == (64, 64)
+    assert settings.window(59) == (64, 64)
+    assert settings.window(60) == (256, 16)
+    assert settings.window(99) == (256, 16)
+    assert TrainSettings(steps=10, batch_size=4).window(0) == (256, 4), "no curriculum: full windows from the start"
+
+
+def test_text_batches_follow_the_curriculum(fixture_wordnet_dir, empty_fortunes_dir, tmp_path):
+    from model.presets import Preset, TrainSettings
+
+    base = PRESETS["tiny-lm"]
+    settings = TrainSettings(**{**base.train.__dict__, "curriculum": ((0.5, 8),)})
+    task = train.TextTask(Preset(base.task, base.model, settings), tmp_path, tmp_path / "tok.json",
+                          fixture_wordnet_dir, empty_fortunes_dir, seed=0)
+    early, late = task.batch(0), task.batch(settings.steps - 1)
+    assert early[0].shape == (2 * 32 // 8, 8)
+    assert late[0].shape == (2, 32)
+    assert task.window(0) == 8 and task.window(settings.steps - 1) == 32
+    assert {b[0].shape for b in task.validation_batches(0)} == {(8, 8)}, "validated on the windows being trained"
+    assert task.validation_batches(0) is task.validation_batches(1), "the same fixed batches every time"
