@@ -15,7 +15,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no network: no tel
 import gradio as gr  # noqa: E402
 
 from ui import attention  # noqa: E402
-from ui.controls import CSS, build_controls, wire_page  # noqa: E402
+from ui.controls import CSS, DRAW_ONCE_JS, build_controls, wire_page  # noqa: E402
 from ui.models import InputError, ModelRegistry  # noqa: E402
 
 DESCRIPTION = """# Attention, made visible
@@ -61,8 +61,8 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
 
 
 def launch_options() -> dict:
-    """Theme and CSS (Gradio 6 takes them in launch()); host and port come from GRADIO_SERVER_*."""
-    return dict(theme=THEME, css=CSS, footer_links=["api"])
+    """Theme, CSS and page script (Gradio 6 takes them in launch()); host and port come from GRADIO_SERVER_*."""
+    return dict(theme=THEME, css=CSS, js=DRAW_ONCE_JS, footer_links=["api"])
 
 
 def main() -> None:

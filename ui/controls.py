@@ -33,6 +33,26 @@ body.presenter .prose, body.presenter textarea, body.presenter input { font-size
 #tokens .label { background-color: #1e3a8a !important; color: white !important; }
 """
 PRESENTER_JS = "(on) => { document.body.classList.toggle('presenter', !!on); return []; }"
+# Runs once when the page loads (launch(js=...)). Gradio 6.31's gr.Plot draws every new figure twice:
+# once into the plot element it is about to throw away and once into its replacement, which doubles the
+# time a lecture tab takes to draw. Draw on the next frame instead, and only into an element still on
+# the page.
+DRAW_ONCE_JS = """() => {
+  const once = (plotly) => {
+    if (!plotly || plotly.__drawOnce) return plotly;
+    const react = plotly.react;
+    plotly.react = function (div, ...args) {
+      return new Promise((resolve, reject) => requestAnimationFrame(() => {
+        if (!div || !div.isConnected) return resolve(div);
+        Promise.resolve(react.call(plotly, div, ...args)).then(resolve, reject);
+      }));
+    };
+    plotly.__drawOnce = true;
+    return plotly;
+  };
+  let current = once(window.Plotly);
+  Object.defineProperty(window, "Plotly", {configurable: true, get: () => current, set: (v) => { current = once(v); }});
+}"""
 
 
 def default_settings(registry: ModelRegistry) -> ViewSettings:

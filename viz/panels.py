@@ -58,6 +58,7 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
                 colorbars: bool = True, spacing: float = 0.06) -> go.Figure:
     """Panels left to right, each with its own colour scale (its colour bar below it).
 
+    A panel with the same row labels as the panel to its left leaves them to that panel.
     Every panel's z must be 2-D and match its row/column label counts; raises ValueError
     naming the panel otherwise. The layout is written as one dict (no make_subplots and
     no per-axis updates), which keeps building the figure fast enough for live sliders."""
@@ -94,7 +95,14 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
                                  hovertemplate=template, colorbar=bar, showscale=colorbars, name=p.title,
                                  xaxis=f"x{suffix}", yaxis=f"y{suffix}", **scale))
         x_ticks = dict(**axis_ticks(p.cols), tickangle=-60) if p.cols is not None else {}
-        y_ticks = axis_ticks(p.rows) if p.rows is not None else {}
+        # a panel whose rows are the left neighbour's shows them once, at the left: the labels read the
+        # same across the row, and every tick label costs the browser time to measure and draw
+        repeats_rows = i > 0 and p.rows is not None and panels[i - 1].rows is not None \
+            and list(p.rows) == list(panels[i - 1].rows)
+        if repeats_rows:
+            y_ticks = dict(showticklabels=False)
+        else:
+            y_ticks = axis_ticks(p.rows) if p.rows is not None else {}
         layout[f"xaxis{suffix}"] = dict(domain=domain, anchor=f"y{suffix}", side="top", showgrid=False,
                                         title=dict(text=p.col_title), **x_ticks)
         layout[f"yaxis{suffix}"] = dict(domain=[0, 1], anchor=f"x{suffix}", autorange="reversed", showgrid=False,

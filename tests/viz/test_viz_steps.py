@@ -27,6 +27,17 @@ def test_panels_are_placed_by_position_with_escaped_labels():
     assert note_figure("nothing").layout.height > 0
 
 
+def test_row_labels_show_once_where_panels_side_by_side_share_their_rows():
+    other = ["<s>", "a", "b"]
+    fig = heatmap_row([Panel(np.eye(5), "q", TOKENS, None), Panel(np.eye(5), "k", TOKENS, None),
+                       Panel(np.eye(3, 5), "x", other, None), Panel(np.eye(3, 5), "y", other, None)])
+    assert list(fig.layout.yaxis.ticktext)[0] == "&lt;s&gt;"
+    assert fig.layout.yaxis2.showticklabels is False and fig.layout.yaxis2.ticktext is None
+    assert list(fig.layout.yaxis3.ticktext) == ["&lt;s&gt;", "a", "b"], "new rows get their labels back"
+    assert fig.layout.yaxis4.showticklabels is False
+    assert [a.text for a in fig.layout.annotations] == ["q", "k", "x", "y"]
+
+
 def test_scores_figure_shows_the_four_steps_with_masked_cells_blank():
     steps, _ = _steps()
     fig = viz_steps.scores_figure(steps, TOKENS, TOKENS)
