@@ -132,17 +132,17 @@ def build(ctx: Context) -> None:
                                     show_legend=False, combine_adjacent=False, elem_id="tokens")
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
-                detail = gr.Plot(label="One head: each row shows where that token looks", elem_id="head-detail")
+                detail = gr.Plot(show_label=False, label="One head: each row shows where that token looks", elem_id="head-detail")
             with gr.Column(scale=2):
                 predicted = gr.Markdown(label="Predictions", elem_id="predictions")
         with gr.Row(equal_height=False):
             with gr.Column(scale=5):
-                grid = gr.Plot(label="Every head at once", elem_id="all-heads")
+                grid = gr.Plot(show_label=False, label="Every head at once", elem_id="all-heads")
             with gr.Column(scale=1, min_width=160):
                 tile = gr.Dropdown(label="Open a head in detail", choices=[], value=None, interactive=True,
                                    elem_id="tile-picker")
                 gr.Markdown("Pick a tile to show it above. Every tile uses the same 0 – 1 colour scale.")
-        average = gr.Plot(label="Average over heads, per layer", elem_id="layer-average")
+        average = gr.Plot(show_label=False, label="Average over heads, per layer", elem_id="layer-average")
         with gr.Accordion("Head statistics", open=True):
             gr.Markdown("Averages over query tokens (the first token is left out: in a causal model it can only "
                         "look at itself). *previous*, *first* and *self* are the share of attention on the token "

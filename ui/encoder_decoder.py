@@ -152,11 +152,11 @@ def build(ctx: Context) -> None:
                                info="opens on the head that lines up output and input best")
             step = components.Slider(1, 11, value=6, step=1, label="decoding step",
                              info="which output character is being written")
-        heat = gr.Plot(label="cross-attention")
-        bars = gr.Plot(label="one decoding step")
+        heat = gr.Plot(show_label=False, label="cross-attention")
+        bars = gr.Plot(show_label=False, label="one decoding step")
         with gr.Row():
-            enc_fig = gr.Plot(label="encoder self-attention")
-            dec_fig = gr.Plot(label="decoder self-attention")
+            enc_fig = gr.Plot(show_label=False, label="encoder self-attention")
+            dec_fig = gr.Plot(show_label=False, label="decoder self-attention")
         gr.Markdown(BEAM_EXPLANATION)
         width = components.Slider(1, MAX_BEAM, value=4, step=1, label="beam width")
         with gr.Row():

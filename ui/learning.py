@@ -108,9 +108,9 @@ def build(ctx: Context) -> None:
         snapshot = components.Slider(1, max(count, 2), value=count, step=1, label="training snapshot",
                              info="1 = earliest saved weights; the last one is the trained model")
         summary = gr.Markdown()
-        heat = gr.Plot(label="attention at this snapshot")
-        curve = gr.Plot(label="loss curve")
-        strip = gr.Plot(label="every snapshot")
+        heat = gr.Plot(show_label=False, label="attention at this snapshot")
+        curve = gr.Plot(show_label=False, label="loss curve")
+        strip = gr.Plot(show_label=False, label="every snapshot")
 
     @friendly
     def on_view(text, model, layer, head, kind, snapshot_value, presenter):

@@ -44,11 +44,11 @@ def view(registry: ModelRegistry, text, layer, head, presenter):
 def build(ctx: Context) -> None:
     with ctx.tab("Masking", id="masking"):
         gr.Markdown(EXPLANATION)
-        masks = gr.Plot(label="masks")
-        side = gr.Plot(label="lm and mlm side by side")
+        masks = gr.Plot(show_label=False, label="masks")
+        side = gr.Plot(show_label=False, label="lm and mlm side by side")
         gr.Markdown("Grey cells are −∞: the query is not allowed to see that key, and after the softmax its "
                     "weight is exactly 0. Each row still sums to 1 over the keys it may see.")
-        before_after = gr.Plot(label="before and after the mask")
+        before_after = gr.Plot(show_label=False, label="before and after the mask")
 
     @friendly
     def on_view(text, layer, head, presenter):

@@ -92,18 +92,18 @@ def build(ctx: Context) -> None:
     with ctx.tab("Positions", id="positions"):
         gr.Markdown(EXPLANATION)
         dims = gr.Textbox(DEFAULT_DIMS, label="sinusoid dimensions to plot (comma-separated)", max_lines=1)
-        tables = gr.Plot(label="position tables")
-        waves = gr.Plot(label="sinusoids")
-        similar = gr.Plot(label="similarity of positions")
-        added = gr.Plot(label="token + position")
+        tables = gr.Plot(show_label=False, label="position tables")
+        waves = gr.Plot(show_label=False, label="sinusoids")
+        similar = gr.Plot(show_label=False, label="similarity of positions")
+        added = gr.Plot(show_label=False, label="token + position")
         gr.Markdown("### Shuffle the sentence\nThe first layer's chosen head, computed from the token embeddings "
                     "alone and from token embeddings plus positions (mask off, so only the vectors matter).")
         with gr.Row():
             seed = gr.Number(0, label="shuffle seed", precision=0)
             shuffle = gr.Button("Shuffle again")
         summary = gr.Markdown()
-        plain = gr.Plot(label="without positions")
-        positioned = gr.Plot(label="with positions")
+        plain = gr.Plot(show_label=False, label="without positions")
+        positioned = gr.Plot(show_label=False, label="with positions")
 
     @friendly
     def on_view(text, model, dims_text, presenter):

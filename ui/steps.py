@@ -64,10 +64,10 @@ def build(ctx: Context) -> None:
                                     info="−2 → 0.01 (hard, argmax-like) · 0 → 1 (as trained) · 2 → 100 (uniform)")
             scale = gr.Checkbox(value=True, label="divide scores by √d (scaling)")
         caption = gr.Markdown()
-        simple = gr.Plot(label="parameter-free attention")
-        qkv = gr.Plot(label="queries, keys, values")
-        scores = gr.Plot(label="scores to weights")
-        output = gr.Plot(label="weighted sum")
+        simple = gr.Plot(show_label=False, label="parameter-free attention")
+        qkv = gr.Plot(show_label=False, label="queries, keys, values")
+        scores = gr.Plot(show_label=False, label="scores to weights")
+        output = gr.Plot(show_label=False, label="weighted sum")
 
     inputs = [ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter, temperature, scale]
 
