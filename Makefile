@@ -37,11 +37,13 @@ test: $(VENV)/.dev /usr/bin/chromium
 bench: $(VENV)/.dev /usr/bin/chromium .bench-venv/.ok
 	$(PY) -m bench
 
-# Retrain the shipped models (needs: apt-get install wordnet-base fortunes-min)
+# Retrain the shipped models (needs: apt-get install wordnet-base fortunes-min). lm and mlm train side by
+# side on one thread each: on 2 cores that is nearly twice as fast as one after the other on two threads.
 train: $(VENV)/.run
 	$(PY) -m model.train dates
-	$(PY) -m model.train lm
-	$(PY) -m model.train mlm
+	$(PY) -m model.train lm --threads 1 & lm=$$!; \
+	$(PY) -m model.train mlm --threads 1 --bar-line 1; status=$$?; \
+	wait $$lm && exit $$status
 
 evaluate: $(VENV)/.run
 	$(PY) -m model.evaluate dates --write

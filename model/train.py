@@ -194,7 +194,7 @@ def load_resume(directory: Path, model, optimizer, task):
 
 def train(name: str, out: Path | None = None, steps: int | None = None, resume: bool = False, seed: int = 0,
           tokenizer_path: Path | None = None, wordnet_dir: Path = corpus.WORDNET_DIR,
-          fortunes_dir: Path = corpus.FORTUNES_DIR, runs: Path | None = None) -> dict:
+          fortunes_dir: Path = corpus.FORTUNES_DIR, runs: Path | None = None, bar_line: int = 0) -> dict:
     preset = PRESETS[name]
     settings = preset.train if steps is None else type(preset.train)(**{**preset.train.__dict__, "steps": steps})
     preset = Preset(preset.task, preset.model, settings)
@@ -224,7 +224,8 @@ def train(name: str, out: Path | None = None, steps: int | None = None, resume: 
             old.unlink()
 
     t0, tokens_seen = time.time(), 0
-    bar = tqdm(total=settings.steps, initial=start, desc=name, unit="step", dynamic_ncols=True, mininterval=2.0)
+    bar = tqdm(total=settings.steps, initial=start, desc=name, unit="step", dynamic_ncols=True, mininterval=2.0,
+               position=bar_line)
     for step in range(start, settings.steps):
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, settings)
@@ -285,12 +286,13 @@ def main(argv=None) -> None:
     parser.add_argument("--wordnet-dir", type=Path, default=corpus.WORDNET_DIR)
     parser.add_argument("--runs", type=Path, help="where resumable state is kept (default runs/<preset>)")
     parser.add_argument("--threads", type=int, help="CPU threads (default: torch's choice; 1 lets two runs share 2 cores)")
+    parser.add_argument("--bar-line", type=int, default=0, help="terminal line of the progress bar (two runs side by side)")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
         metrics = train(args.preset, args.out, args.steps, args.resume, args.seed, args.tokenizer, args.wordnet_dir,
-                        runs=args.runs)
+                        runs=args.runs, bar_line=args.bar_line)
     except FileNotFoundError as e:
         sys.exit(f"error: {e}")
     print(json.dumps(metrics["final"]))
