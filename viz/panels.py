@@ -54,11 +54,15 @@ def _hover(panel: Panel) -> tuple[np.ndarray | None, str]:
     return text, f"%{{text}}<br>{panel.value}: %{{z:.3f}}<extra></extra>"
 
 
+def _repeats(labels, left) -> bool:
+    return labels is not None and left is not None and list(labels) == list(left)
+
+
 def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, height: int | None = None,
                 colorbars: bool = True, spacing: float = 0.06) -> go.Figure:
     """Panels left to right, each with its own colour scale (its colour bar below it).
 
-    A panel with the same row labels as the panel to its left leaves them to that panel.
+    A panel with the same row (or column) labels as the panel to its left leaves them to that panel.
     Every panel's z must be 2-D and match its row/column label counts; raises ValueError
     naming the panel otherwise. The layout is written as one dict (no make_subplots and
     no per-axis updates), which keeps building the figure fast enough for live sliders."""
@@ -94,12 +98,13 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         traces.append(go.Heatmap(z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), text=text,
                                  hovertemplate=template, colorbar=bar, showscale=colorbars, name=p.title,
                                  xaxis=f"x{suffix}", yaxis=f"y{suffix}", **scale))
-        x_ticks = dict(**axis_ticks(p.cols), tickangle=-60) if p.cols is not None else {}
-        # a panel whose rows are the left neighbour's shows them once, at the left: the labels read the
-        # same across the row, and every tick label costs the browser time to measure and draw
-        repeats_rows = i > 0 and p.rows is not None and panels[i - 1].rows is not None \
-            and list(p.rows) == list(panels[i - 1].rows)
-        if repeats_rows:
+        if _repeats(p.cols, panels[i - 1].cols if i else None):
+            x_ticks = dict(showticklabels=False)
+        else:
+            x_ticks = dict(**axis_ticks(p.cols), tickangle=-60) if p.cols is not None else {}
+        # labels that repeat the left neighbour's are shown once, on the left panel: they read the same
+        # across the row, and every tick label costs the browser time to measure and draw (hover names them)
+        if _repeats(p.rows, panels[i - 1].rows if i else None):
             y_ticks = dict(showticklabels=False)
         else:
             y_ticks = axis_ticks(p.rows) if p.rows is not None else {}

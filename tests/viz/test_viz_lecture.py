@@ -47,8 +47,10 @@ def test_order_figures_put_the_shuffled_weights_back():
     order = np.array([0, 2, 3, 1])
     demo = OrderDemo(TOKENS, [TOKENS[i] for i in order], order, w, w[np.ix_(order, order)], w, w.T, "layer 1", 0)
     plain, positioned = positions.order_figures(demo)
-    np.testing.assert_allclose(np.asarray(plain.data[2].z), w, atol=1e-7)
-    assert list(plain.layout.xaxis2.ticktext) == ["&lt;s&gt;", "b", "a", "a"]
+    np.testing.assert_allclose(np.asarray(plain.data[1].z), w, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(plain.data[2].z), w[np.ix_(order, order)], atol=1e-7)
+    assert list(plain.layout.xaxis3.ticktext) == ["&lt;s&gt;", "b", "a", "a"]
+    assert plain.layout.xaxis2.showticklabels is False, "put back beside the original: its labels are the same"
     assert "difference" in positioned.layout.title.text and demo.positioned_difference > 0
 
 

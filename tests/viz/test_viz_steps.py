@@ -27,7 +27,7 @@ def test_panels_are_placed_by_position_with_escaped_labels():
     assert note_figure("nothing").layout.height > 0
 
 
-def test_row_labels_show_once_where_panels_side_by_side_share_their_rows():
+def test_labels_show_once_where_panels_side_by_side_share_their_rows_or_columns():
     other = ["<s>", "a", "b"]
     fig = heatmap_row([Panel(np.eye(5), "q", TOKENS, None), Panel(np.eye(5), "k", TOKENS, None),
                        Panel(np.eye(3, 5), "x", other, None), Panel(np.eye(3, 5), "y", other, None)])
@@ -36,6 +36,12 @@ def test_row_labels_show_once_where_panels_side_by_side_share_their_rows():
     assert list(fig.layout.yaxis3.ticktext) == ["&lt;s&gt;", "a", "b"], "new rows get their labels back"
     assert fig.layout.yaxis4.showticklabels is False
     assert [a.text for a in fig.layout.annotations] == ["q", "k", "x", "y"]
+    same_keys = heatmap_row([Panel(np.eye(5), "a", TOKENS, TOKENS), Panel(np.eye(5), "b", TOKENS, TOKENS),
+                             Panel(np.eye(5, 2), "c", TOKENS, ["x", "y"])])
+    assert list(same_keys.layout.xaxis.ticktext)[1] == "the"
+    assert same_keys.layout.xaxis2.showticklabels is False, "the same keys are labelled once"
+    assert list(same_keys.layout.xaxis3.ticktext) == ["x", "y"]
+    assert "the" in same_keys.data[1].text[0][1], "the hover still names both tokens"
 
 
 def test_scores_figure_shows_the_four_steps_with_masked_cells_blank():
