@@ -132,7 +132,8 @@ def build(ctx: Context) -> None:
                                     show_legend=False, combine_adjacent=False, elem_id="tokens")
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
-                detail = gr.Plot(show_label=False, label="One head: each row shows where that token looks", elem_id="head-detail")
+                detail = gr.Plot(show_label=False, label="One head: each row shows where that token looks",
+                                 elem_id="head-detail")
             with gr.Column(scale=2):
                 predicted = gr.Markdown(label="Predictions", elem_id="predictions")
         with gr.Row(equal_height=False):
