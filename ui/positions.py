@@ -97,7 +97,8 @@ def build(ctx: Context) -> None:
         similar = gr.Plot(show_label=False, label="similarity of positions")
         added = gr.Plot(show_label=False, label="token + position")
         gr.Markdown("### Shuffle the sentence\nThe first layer's chosen head, computed from the token embeddings "
-                    "alone and from token embeddings plus positions (mask off, so only the vectors matter).")
+                    "alone and from token embeddings plus positions (mask off, so only the vectors matter). "
+                    "Columns list the same tokens as the rows, in the same order.")
         with gr.Row():
             seed = gr.Number(0, label="shuffle seed", precision=0)
             shuffle = gr.Button("Shuffle again")

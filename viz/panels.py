@@ -40,6 +40,7 @@ class Panel:
     row_title: str = ""
     col_title: str = ""
     zmax: float | None = None  # top of an unsigned scale (default 1); signed scales reach max |z|
+    col_labels: bool = True  # False: columns unlabelled (a square matrix whose columns follow its rows); hover names them
 
 
 def _hover(panel: Panel) -> tuple[np.ndarray | None, str]:
@@ -98,7 +99,7 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         traces.append(go.Heatmap(z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), text=text,
                                  hovertemplate=template, colorbar=bar, showscale=colorbars, name=p.title,
                                  xaxis=f"x{suffix}", yaxis=f"y{suffix}", **scale))
-        if _repeats(p.cols, panels[i - 1].cols if i else None):
+        if not p.col_labels or _repeats(p.cols, panels[i - 1].cols if i else None):
             x_ticks = dict(showticklabels=False)
         else:
             x_ticks = dict(**axis_ticks(p.cols), tickangle=-60) if p.cols is not None else {}

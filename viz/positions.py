@@ -90,17 +90,20 @@ def addition_figure(token_embeddings, position_embeddings, tokens, font_size: in
 
 def _order_panels(demo) -> list[list[Panel]]:
     """For no positions and with positions: original, shuffled put back in order (beside the original, so
-    the two compare cell by cell and share its labels), and the shuffled sentence's own weights."""
+    the two compare cell by cell and share its labels), and the shuffled sentence's own weights. Columns
+    follow the rows' order, so only rows are labelled (every label costs the browser drawing time)."""
     tokens, shuffled = demo.tokens, demo.shuffled_tokens
     rows = []
     for label, original, mixed in (("no positions", demo.plain, demo.plain_shuffled),
                                    ("with positions", demo.positioned, demo.positioned_shuffled)):
         top = float(max(np.max(original), np.max(mixed)))  # one scale per row, stretched so patterns show
         rows.append([
-            Panel(original, f"{label}: original", tokens, tokens, signed=False, value="weight", zmax=top),
+            Panel(original, f"{label}: original", tokens, tokens, signed=False, value="weight", zmax=top,
+                  col_labels=False),
             Panel(demo.put_back(mixed), f"{label}: shuffled, put back", tokens, tokens, signed=False,
-                  value="weight", zmax=top),
-            Panel(mixed, f"{label}: shuffled, as computed", shuffled, shuffled, signed=False, value="weight", zmax=top),
+                  value="weight", zmax=top, col_labels=False),
+            Panel(mixed, f"{label}: shuffled, as computed", shuffled, shuffled, signed=False, value="weight", zmax=top,
+                  col_labels=False),
         ])
     return rows
 

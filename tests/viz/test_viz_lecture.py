@@ -49,8 +49,11 @@ def test_order_figures_put_the_shuffled_weights_back():
     plain, positioned = positions.order_figures(demo)
     np.testing.assert_allclose(np.asarray(plain.data[1].z), w, atol=1e-7)
     np.testing.assert_allclose(np.asarray(plain.data[2].z), w[np.ix_(order, order)], atol=1e-7)
-    assert list(plain.layout.xaxis3.ticktext) == ["&lt;s&gt;", "b", "a", "a"]
-    assert plain.layout.xaxis2.showticklabels is False, "put back beside the original: its labels are the same"
+    assert list(plain.layout.yaxis3.ticktext) == ["&lt;s&gt;", "b", "a", "a"], "the shuffled rows are labelled"
+    assert plain.layout.yaxis2.showticklabels is False, "put back beside the original: its labels are the same"
+    assert all(getattr(plain.layout, f"xaxis{n}").showticklabels is False for n in ("", "2", "3")), \
+        "columns follow the rows: unlabelled"
+    assert "b" in plain.data[2].text[1][1], "hover still names the shuffled tokens"
     assert "difference" in positioned.layout.title.text and demo.positioned_difference > 0
 
 
