@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import gradio as gr
 
+from model.history import read_history
 from ui import components
-
 from ui.context import Context, friendly
 from ui.links import ViewSettings, make_link, parse_query
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, ModelRegistry
@@ -55,11 +55,26 @@ DRAW_ONCE_JS = """() => {
 }"""
 
 
+def opening_head(registry: ModelRegistry, name: str) -> tuple[int, int]:
+    """1-based (layer, head) the page opens on: the model's strongest previous-token head as measured by
+    `python -m model.evaluate` (a pattern a class recognises at once), else layer 1, head 1."""
+    if name not in registry.available:
+        return 1, 1
+    best = read_history(registry.get(name).directory).evaluation.get("previous_token_head")
+    layers, heads = registry.shape(name)
+    try:
+        layer, head = int(best["layer"]) + 1, int(best["head"]) + 1
+    except (TypeError, KeyError, ValueError):
+        return 1, 1
+    return (layer, head) if 1 <= layer <= layers and 1 <= head <= heads else (1, 1)
+
+
 def default_settings(registry: ModelRegistry) -> ViewSettings:
     model = "lm" if "lm" in registry.available else (registry.default or "lm")
     text = next((t for t, m in EXAMPLES if m == model), DEFAULT_TEXT)
     kinds = registry.kinds(model) if model in registry.available else ("self",)
-    return ViewSettings(text=text, model=model, kind=kinds[0])
+    layer, head = opening_head(registry, model)
+    return ViewSettings(text=text, model=model, layer=layer, head=head, kind=kinds[0])
 
 
 def slider_max(count: int) -> int:
@@ -105,8 +120,8 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
     examples = gr.Dataset(components=[text, model], samples=[list(e) for e in EXAMPLES], label="Lecture examples (click to load)",
                           samples_per_page=len(EXAMPLES), layout="gallery", elem_id="examples")
     with gr.Row(equal_height=True):
-        layer = components.Slider(1, slider_max(layers), value=1, step=1, label="Layer", elem_id="layer")
-        head = components.Slider(1, slider_max(heads), value=1, step=1, label="Head", elem_id="head")
+        layer = components.Slider(1, slider_max(layers), value=start.layer, step=1, label="Layer", elem_id="layer")
+        head = components.Slider(1, slider_max(heads), value=start.head, step=1, label="Head", elem_id="head")
         # a single-kind model ignores the (hidden) value; it is never None so API callers may omit it
         kind = gr.Radio(choices=kind_choices(), value=start.kind if len(kinds) > 1 else kind_choices()[0][1],
                         label="Attention",
@@ -144,7 +159,7 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
 
     def on_example(sample):
         text, name = sample
-        return (text, name) + friendly(fit_controls)(registry, name, 1, 1, None)
+        return (text, name) + friendly(fit_controls)(registry, name, *opening_head(registry, name), None)
 
     example_event = examples.click(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls,
                                    api_name="example")
