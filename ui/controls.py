@@ -33,19 +33,27 @@ body.presenter .prose, body.presenter textarea, body.presenter input { font-size
 #tokens .label { background-color: #1e3a8a !important; color: white !important; }
 """
 PRESENTER_JS = "(on) => { document.body.classList.toggle('presenter', !!on); return []; }"
-# Runs once when the page loads (launch(js=...)). Gradio 6.31's gr.Plot draws every new figure twice:
-# once into the plot element it is about to throw away and once into its replacement, which doubles the
-# time a lecture tab takes to draw. Draw on the next frame instead, and only into an element still on
-# the page.
+# Runs once when the page loads (launch(js=...)). Gradio 6.31's gr.Plot draws every new figure three
+# times: into the plot element it is about to throw away, into its replacement, and once more when it
+# resizes the replacement right after. Draw on the next frame instead, only into an element still on
+# the page, and skip the resize of a figure whose draw is still to come (it will fit its element).
 DRAW_ONCE_JS = """() => {
   const once = (plotly) => {
     if (!plotly || plotly.__drawOnce) return plotly;
-    const react = plotly.react;
+    const react = plotly.react, resize = plotly.Plots.resize;
     plotly.react = function (div, ...args) {
+      if (div) div.__drawPending = true;
       return new Promise((resolve, reject) => requestAnimationFrame(() => {
+        if (div) div.__drawPending = false;
         if (!div || !div.isConnected) return resolve(div);
         Promise.resolve(react.call(plotly, div, ...args)).then(resolve, reject);
       }));
+    };
+    // Gradio resizes right after each react; a deferred draw already fits its element, and the resize
+    // would draw the figure again. Later resizes (the window's) still go through.
+    plotly.Plots.resize = function (div, ...args) {
+      if (div && div.__drawPending) return Promise.resolve(div);
+      return resize.call(this, div, ...args);
     };
     plotly.__drawOnce = true;
     return plotly;
