@@ -63,7 +63,7 @@ DRAW_ONCE_JS = """() => {
 }"""
 
 
-def opening_head(registry: ModelRegistry, name: str) -> tuple[int, int]:
+def previous_token_head(registry: ModelRegistry, name: str) -> tuple[int, int]:
     """1-based (layer, head) the page opens on: the model's strongest previous-token head as measured by
     `python -m model.evaluate` (a pattern a class recognises at once), else layer 1, head 1."""
     if name not in registry.available:
@@ -81,7 +81,7 @@ def default_settings(registry: ModelRegistry) -> ViewSettings:
     model = "lm" if "lm" in registry.available else (registry.default or "lm")
     text = next((t for t, m in EXAMPLES if m == model), DEFAULT_TEXT)
     kinds = registry.kinds(model) if model in registry.available else ("self",)
-    layer, head = opening_head(registry, model)
+    layer, head = previous_token_head(registry, model)
     return ViewSettings(text=text, model=model, layer=layer, head=head, kind=kinds[0])
 
 
@@ -167,7 +167,7 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
 
     def on_example(sample):
         text, name = sample
-        return (text, name) + friendly(fit_controls)(registry, name, *opening_head(registry, name), None)
+        return (text, name) + friendly(fit_controls)(registry, name, *previous_token_head(registry, name), None)
 
     example_event = examples.click(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls,
                                    api_name="example")

@@ -145,11 +145,11 @@ def test_pick_tile_and_links_round_trip(registry):
 
 def test_the_page_opens_on_the_heads_evaluation_measured(registry):
     from model.history import read_history
-    from ui.controls import default_settings, opening_head
+    from ui.controls import default_settings, previous_token_head
 
     best = read_history(registry.get("lm").directory).evaluation.get("previous_token_head")
     expected = (best["layer"] + 1, best["head"] + 1) if best else (1, 1)
     start = default_settings(registry)
     assert (start.model, start.layer, start.head) == ("lm", *expected)
-    assert opening_head(registry, "mlm") == (1, 1), "no previous-token measure for the masked model"
-    assert opening_head(registry, "no-such-model") == (1, 1)
+    assert previous_token_head(registry, "mlm") == (1, 1), "no previous-token measure for the masked model"
+    assert previous_token_head(registry, "no-such-model") == (1, 1)
