@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.labels import axis_ticks, head_name, token_labels
+from viz.labels import axis_ticks, head_name, label_step, token_labels
 
 COLORSCALE = "Blues"
 MASKED_COLOR = "#eeeeee"  # NaN cells (keys a query may not see) show the plot background
@@ -35,6 +35,14 @@ def _masked(probs: np.ndarray, mask) -> np.ndarray:
     if mask.shape != probs.shape[-2:]:
         raise ValueError(f"mask shape {mask.shape} does not match attention (t, s) = {probs.shape[-2:]}")
     return np.where(mask, probs, np.float32(np.nan)).astype(np.float32)
+
+
+def _every(step: int) -> str:
+    """', every 4th labelled' for an axis that labels every 4th token (viz.labels.label_step)."""
+    if step == 1:
+        return ""
+    suffix = "th" if 10 <= step % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(step % 10, "th")
+    return f", every {step}{suffix} labelled"
 
 
 LABEL_CHARS = 16  # longer token labels may be clipped at the figure's edge
@@ -67,7 +75,10 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     hover = np.array([[f"{q} → {k}" for k in k_labels] for q in q_labels], dtype=object)
     # square cells that fit a ~600 px wide column; the height follows the rows it has to show
     cell = min(2.2 * font_size, 560 / max(s, 1))
-    tick_font = dict(size=max(8, min(font_size, int(cell * 1.1))))  # long inputs: labels shrink rather than overlap
+    # long inputs: every k-th token labelled (viz.labels), in a font that fits the room k cells give it
+    step_x, step_y = label_step(s), label_step(t)
+    tick_font = dict(size=max(8, min(font_size, int(cell * min(step_x, step_y) * 1.1))))
+    gap = 1 if cell >= 6 else 0  # white lines between cells, unless they would hide the cells
     longest = max((len(k) for k in keys), default=1)
     tick_room = font_size * (1.5 if longest <= 2 else 0.6 * min(longest, LABEL_CHARS) + 1)
     # room for the query labels and the axis title: set here, not found by Plotly's automargin,
@@ -76,16 +87,16 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     height = height or int(min(1100, max(320, t * cell + tick_room + 5 * font_size + 60)))
     heatmap = go.Heatmap(
         z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
-        text=hover, hovertemplate="%{text}: %{z:.3f}<extra></extra>", xgap=1, ygap=1,
+        text=hover, hovertemplate="%{text}: %{z:.3f}<extra></extra>", xgap=gap, ygap=gap,
         colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8),
     )
     layout = _layout(
         title, height, font_size,
         xaxis=dict(**axis_ticks(keys), side="top", tickangle=0 if longest <= 2 else -60, tickfont=tick_font,
-                   automargin=False, title=dict(text="keys (looked at)"), showgrid=False, constrain="domain",
+                   automargin=False, title=dict(text="keys (looked at)" + _every(step_x)), showgrid=False, constrain="domain",
                    constraintoward="left"),
         yaxis=dict(**axis_ticks(queries), autorange="reversed", tickfont=tick_font, automargin=False,
-                   title=dict(text="queries (looking)"), showgrid=False, scaleanchor="x", constrain="domain",
+                   title=dict(text="queries (looking)" + _every(step_y)), showgrid=False, scaleanchor="x", constrain="domain",
                    constraintoward="top"),
     )
     # the key labels and their axis title sit on top: leave them room below the figure title

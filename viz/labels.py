@@ -8,6 +8,7 @@ tickvals/ticktext.
 from __future__ import annotations
 
 import html
+import math
 import unicodedata
 
 EMPTY = "∅"
@@ -27,11 +28,30 @@ def token_labels(tokens) -> list[str]:
     return [token_label(t) for t in tokens]
 
 
-def axis_ticks(tokens, offset: int = 0) -> dict:
+MAX_TICK_LABELS = 64  # past this many tokens an axis labels every k-th one: 256 labels make an unreadable block
+
+
+def labelled_positions(count: int, max_labels: int = MAX_TICK_LABELS) -> range:
+    """Which of `count` positions get a tick label: all of them up to max_labels, else every k-th from 0."""
+    return range(0, count, label_step(count, max_labels))
+
+
+def label_step(count: int, max_labels: int = MAX_TICK_LABELS) -> int:
+    """1 when every token is labelled, else k for "every k-th token labelled"."""
+    return 1 if count <= max_labels else math.ceil(count / max_labels)
+
+
+def axis_ticks(tokens, offset: int = 0, max_labels: int = MAX_TICK_LABELS) -> dict:
     """Axis settings placing token i at integer position offset+i with its escaped label.
 
-    Use as `fig.update_xaxes(**axis_ticks(keys))`."""
-    return dict(tickmode="array", tickvals=list(range(offset, offset + len(tokens))), ticktext=token_labels(tokens))
+    Use as `fig.update_xaxes(**axis_ticks(keys))`. Long inputs label every k-th token only
+    (labelled_positions); the hover still names every cell. Labels may overflow the plot: Plotly's
+    default ("hide past div") measures every label once per label drawn, which cost a 32-token axis
+    ~1,000 layout reads in the browser; the views leave room for their labels themselves."""
+    labels = token_labels(tokens)
+    shown = labelled_positions(len(labels), max_labels)
+    return dict(tickmode="array", tickvals=[offset + i for i in shown], ticktext=[labels[i] for i in shown],
+                ticklabeloverflow="allow")
 
 
 def head_name(layer: int, head: int) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.heatmap import COLORSCALE, MASKED_COLOR
-from viz.labels import axis_ticks, token_labels
+from viz.labels import MAX_TICK_LABELS, axis_ticks, token_labels
 
 DIVERGING = "RdBu_r"  # negative blue, positive red, 0 white
 
@@ -94,7 +94,7 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         domain = [x0, min(1.0, x0 + width)]
         suffix = "" if i == 0 else str(i + 1)
         bar = dict(orientation="h", x=x0 + width / 2, xanchor="center", len=width, y=-0.04, yanchor="top",
-                   thickness=10, tickfont=dict(size=max(9, font_size - 2)))
+                   thickness=10, tickfont=dict(size=max(9, font_size - 2)), ticklabeloverflow="allow")
         text, template = _hover(p)
         traces.append(go.Heatmap(z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), text=text,
                                  hovertemplate=template, colorbar=bar, showscale=colorbars, name=p.title,
@@ -102,13 +102,15 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         if not p.col_labels or _repeats(p.cols, panels[i - 1].cols if i else None):
             x_ticks = dict(showticklabels=False)
         else:
-            x_ticks = dict(**axis_ticks(p.cols), tickangle=-60) if p.cols is not None else {}
+            # a panel is 1/n of the width: fewer column labels fit side by side than rows fit down
+            x_ticks = (dict(**axis_ticks(p.cols, max_labels=min(MAX_TICK_LABELS, 128 // n)), tickangle=-60)
+                       if p.cols is not None else dict(ticklabeloverflow="allow"))
         # labels that repeat the left neighbour's are shown once, on the left panel: they read the same
         # across the row, and every tick label costs the browser time to measure and draw (hover names them)
         if _repeats(p.rows, panels[i - 1].rows if i else None):
             y_ticks = dict(showticklabels=False)
         else:
-            y_ticks = axis_ticks(p.rows) if p.rows is not None else {}
+            y_ticks = axis_ticks(p.rows) if p.rows is not None else dict(ticklabeloverflow="allow")
         layout[f"xaxis{suffix}"] = dict(domain=domain, anchor=f"y{suffix}", side="top", showgrid=False,
                                         title=dict(text=p.col_title), **x_ticks)
         layout[f"yaxis{suffix}"] = dict(domain=[0, 1], anchor=f"x{suffix}", autorange="reversed", showgrid=False,

@@ -80,3 +80,15 @@ def test_cross_attention_shapes_are_allowed():
     fig = heatmap.attention_heatmap(probs[0, 1], ["a", "b", "c"], list("vwxyz"))
     assert list(fig.layout.xaxis.tickvals) == [0, 1, 2, 3, 4]
     assert len(heatmap.all_heads_grid(probs).layout.annotations) == 2
+
+
+def test_a_long_input_labels_every_kth_token_and_says_so():
+    n = 256
+    tokens = [f"w{i}" for i in range(n)]
+    fig = heatmap.attention_heatmap(np.full((n, n), 1 / n, dtype=np.float32), tokens, tokens)
+    assert fig.layout.xaxis.ticktext[:2] == ("w0", "w4") and len(fig.layout.xaxis.tickvals) == 64
+    assert fig.layout.xaxis.title.text.endswith("every 4th labelled")
+    assert fig.layout.yaxis.title.text.endswith("every 4th labelled")
+    assert fig.data[0].text[255][5] == "w255 → w5"  # hover still names every cell
+    short = heatmap.attention_heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"])
+    assert "labelled" not in short.layout.xaxis.title.text

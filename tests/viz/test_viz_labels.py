@@ -1,4 +1,5 @@
-from viz.labels import axis_ticks, head_name, markdown_label, parse_head_name, token_label, token_labels
+from viz.labels import (MAX_TICK_LABELS, axis_ticks, head_name, label_step, labelled_positions, markdown_label,
+                         parse_head_name, token_label, token_labels)
 
 import pytest
 
@@ -31,3 +32,21 @@ def test_head_names_are_one_based_and_round_trip():
 def test_markdown_label_escapes_markdown_and_html():
     assert markdown_label("<s>") == "&lt;s&gt;"
     assert markdown_label("a|b*c") == "a\\|b\\*c"
+
+
+def test_long_inputs_label_every_kth_token_from_the_first():
+    short = axis_ticks([f"t{i}" for i in range(MAX_TICK_LABELS)])
+    assert short["tickvals"] == list(range(MAX_TICK_LABELS))
+    tokens = [f"t{i}" for i in range(256)]
+    ticks = axis_ticks(tokens, offset=3)
+    step = label_step(256)
+    assert step == 4 and len(ticks["tickvals"]) <= MAX_TICK_LABELS
+    assert ticks["tickvals"][:3] == [3, 7, 11]
+    assert ticks["ticktext"][:3] == ["t0", "t4", "t8"]  # each label still sits on its own token
+    assert list(labelled_positions(65)) == list(range(0, 65, 2))
+
+
+def test_token_axes_skip_plotlys_per_label_overflow_check():
+    # "hide past div" (Plotly's default) measured every label once per label drawn: ~1,000 layout
+    # reads for a 32-token axis, most of the time a lecture view took to draw
+    assert axis_ticks(["a", "b"])["ticklabeloverflow"] == "allow"

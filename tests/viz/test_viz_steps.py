@@ -75,3 +75,14 @@ def test_caption_names_hard_and_uniform_attention():
 def test_parameter_free_figure_title_says_what_it_is():
     probs = np.full((5, 5), 0.2, dtype=np.float32)
     assert "softmax(X Xᵀ)" in viz_steps.parameter_free_figure(probs, TOKENS).layout.title.text
+
+
+def test_long_inputs_thin_the_labels_more_in_narrow_panels():
+    n = 100
+    tokens = [f"w{i}" for i in range(n)]
+    one = heatmap_row([Panel(np.zeros((n, n)), "a", tokens, tokens)])
+    four = heatmap_row([Panel(np.zeros((n, n)), "a", tokens, tokens)] +
+                       [Panel(np.zeros((n, 3)), str(i), tokens, None) for i in range(3)])
+    assert list(one.layout.xaxis.ticktext[:2]) == ["w0", "w2"] and len(one.layout.yaxis.tickvals) == 50
+    assert list(four.layout.xaxis.ticktext[:2]) == ["w0", "w4"], "a quarter of the width: every 4th column"
+    assert len(four.layout.yaxis.tickvals) == 50, "rows keep the full height, so as many row labels"
