@@ -1,6 +1,7 @@
 """Many simultaneous clients, each with its own sentence; and what happens past a queue limit."""
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -8,10 +9,20 @@ from concurrent.futures import ThreadPoolExecutor
 from gradio_client import Client
 from gradio_client.utils import QueueError
 
+from bench import measure
 
-def simultaneous(url: str, api_name: str, argument_lists: list[list], timeout: float = 600) -> dict:
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process (Linux) has used so far, all its threads together."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def simultaneous(url: str, api_name: str, argument_lists: list[list], timeout: float = 600,
+                 server_pid: int | None = None) -> dict:
     """One gradio_client per caller, all released at once by a barrier; each call's wall time,
-    the errors by type, and how many never answered within `timeout`."""
+    the errors by type, and how many never answered within `timeout`. With server_pid, also the
+    CPU seconds the server used from the release until the last answer (connecting excluded)."""
     clients = [Client(url, verbose=False) for _ in argument_lists]  # connecting is not timed
     barrier = threading.Barrier(len(clients))
 
@@ -29,10 +40,12 @@ def simultaneous(url: str, api_name: str, argument_lists: list[list], timeout: f
         except Exception as e:  # anything else is an error the visitor would see
             return type(e).__name__, time.perf_counter() - start, str(e)[:200]
 
+    cpu_start = cpu_seconds(server_pid) if server_pid else None
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=len(clients)) as pool:
         outcomes = list(pool.map(one, range(len(clients))))
     total = time.perf_counter() - start
+    server_cpu = round(cpu_seconds(server_pid) - cpu_start, 2) if server_pid else None
     for client in clients:
         client.close()
     errors: dict[str, int] = {}
@@ -42,4 +55,13 @@ def simultaneous(url: str, api_name: str, argument_lists: list[list], timeout: f
     return dict(clients=len(clients), answered=sum(k == "ok" for k, _, _ in outcomes), errors=errors,
                 seconds_ok=[s for k, s, _ in outcomes if k == "ok"],
                 seconds_refused=[s for k, s, _ in outcomes if k != "ok"],
-                messages=sorted({m for k, _, m in outcomes if k != "ok"})[:3], total_s=round(total, 2))
+                messages=sorted({m for k, _, m in outcomes if k != "ok"})[:3], total_s=round(total, 2),
+                server_cpu_s=server_cpu)
+
+
+def summarised(crowd: dict) -> dict:
+    """simultaneous()'s result with the answered calls' times as p50/p95/max (measure.summary)."""
+    crowd = dict(crowd)
+    crowd.pop("seconds_refused")
+    seconds = crowd.pop("seconds_ok")
+    return {**crowd, **(measure.summary(seconds) if seconds else {})}

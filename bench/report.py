@@ -41,7 +41,9 @@ def targets(r: dict) -> list[tuple[str, str]]:
     errors = sum(crowd["errors"].values())
     p95 = crowd.get("p95_s", float("inf"))
     rows.append((f"{crowd['clients']} simultaneous clients: zero errors, p95 under 5 s",
-                 _verdict(errors == 0 and p95 < 5, f"{crowd['answered']} answered, {errors} errors, p95 {p95:.1f} s")))
+                 _verdict(errors == 0 and p95 < 5, f"{crowd['answered']} answered, {errors} errors, p95 {p95:.1f} s"
+                          + (f"; a no-op /ping under the same crowd: p95 {r['load_ping']['p95_s']:.1f} s"
+                             if r.get("load_ping", {}).get("answered") else ""))))
     if "tab_redrawn" in r:
         slowest = max(r["tab_redrawn"].items(), key=lambda item: item[1]["p50_s"])
         rows.append(("every tab: click to its last figure drawn under 1 s (p50, 32 tokens; dates for Encoder-decoder)",
@@ -50,6 +52,20 @@ def targets(r: dict) -> list[tuple[str, str]]:
     rows.append(("click-to-drawn under 1 s at 32 tokens (the issue: \"well under a second\")",
                  _verdict(click < 1.0, f"p50 {_ms(click)}")))
     return rows
+
+
+def _crowd_floor(r: dict) -> list[str]:
+    """The /ping crowd beside the /analyze one: how much of the wait is Gradio's queue itself."""
+    crowd, floor = r["load"], r.get("load_ping")
+    if not floor or not floor.get("answered"):
+        return []
+    lines = [f"- the same {floor['clients']} clients calling `/ping` (which does nothing): p50 {floor['p50_s']:.2f} s, "
+             f"p95 {floor['p95_s']:.2f} s, all done after {floor['total_s']:.1f} s"]
+    if crowd.get("server_cpu_s") and floor.get("server_cpu_s"):
+        lines.append(f"- CPU the server spent per call: {1000 * crowd['server_cpu_s'] / crowd['clients']:.0f} ms a "
+                     f"`/analyze`, {1000 * floor['server_cpu_s'] / floor['clients']:.0f} ms a `/ping` (the clients "
+                     "run on the same two cores and take their own share)")
+    return lines
 
 
 def markdown(r: dict) -> str:
@@ -75,7 +91,9 @@ def markdown(r: dict) -> str:
         "## Latency through gradio_client",
         "",
         "Sequential `Client.predict` calls (wall time, including Gradio's queue and the SSE round trip). "
-        "`/ping` does nothing and returns \"ok\": the floor Gradio itself costs.",
+        "`/ping` does nothing and returns \"ok\": the floor Gradio itself costs. One `/ping` is made before each "
+        "`/analyze`, so both series see the machine at the same speed (a 2-core VM's speed drifts from minute "
+        "to minute).",
         "",
         "| endpoint | tokens | n | p50 | p95 | max |",
         "|---|---|---|---|---|---|",
@@ -128,6 +146,7 @@ def markdown(r: dict) -> str:
         + (f" ({r['load']['messages']})" if r['load']['messages'] else ""),
         f"- p50 {r['load'].get('p50_s', float('nan')):.2f} s, p95 {r['load'].get('p95_s', float('nan')):.2f} s, "
         f"max {r['load'].get('max_s', float('nan')):.2f} s; all done after {r['load']['total_s']:.1f} s",
+        *_crowd_floor(r),
         "",
         "## Past the queue's limit",
         "",
