@@ -94,6 +94,7 @@ class Context:
     _tabs: dict = field(default_factory=dict, repr=False)
     _chains: list = field(default_factory=list, repr=False)
     _hidden_button: gr.Button | None = field(default=None, repr=False)
+    _tab_followers: list = field(default_factory=list, repr=False)
 
     def __post_init__(self):
         # API-only endpoints need an event to hang on; this button is never shown (created here,
@@ -163,6 +164,11 @@ class Context:
         like: just the listeners triggered by that shared event."""
         self._chains.append((event, suffix, head_only, like))
 
+    def after_tab_opened(self, fn: Callable, inputs: list, outputs: list, api_name: str, **kwargs) -> None:
+        """Run fn after the viewer opens any tab, once ctx.current_tab names it (e.g. the link box).
+        Applied by finish(); each tab's run is the endpoint `/<api_name>_<tab id>`."""
+        self._tab_followers.append((fn, inputs, outputs, api_name, kwargs))
+
     def finish(self) -> None:
         """Wire the browser's events (app.py calls this after all tabs are built): one dispatcher
         event per group of shared triggers, one after each run_after event, one when a tab opens."""
@@ -184,6 +190,8 @@ class Context:
                 opened = tab.select(lambda t=tab_id: t, inputs=None, outputs=[self.current_tab],
                                     api_name=f"open_{tab_id}", api_visibility="private", queue=False)
                 self._dispatch(opened, [lst for lst in self._listeners if lst.tab == tab_id], f"redraw_{tab_id}")
+                for fn, inputs, outputs, api_name, kwargs in self._tab_followers:
+                    opened.then(fn, inputs=inputs, outputs=outputs, api_name=f"{api_name}_{tab_id}", **kwargs)
 
     def _dispatch(self, trigger, listeners: list, api_name: str) -> None:
         """One event for many views: `trigger` is a list of events (fired together) or an event to

@@ -20,7 +20,7 @@ EXAMPLES = [
     ("The animal didn't cross the <mask> because it was too tired", "mlm"),
     ("Saturday, 21st of November 2026", "dates"),
     ("3 March 1999", "dates"),
-    ("the twelfth of june, 2024", "dates"),
+    ("the 12th of june, 2024", "dates"),
 ]
 DEFAULT_TEXT = EXAMPLES[0][0]
 # Presenter mode: bigger type everywhere, by overriding the theme's size variables under one class.
@@ -199,8 +199,11 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
     for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event)):
         event.then(view_link, inputs=[ctx.text, ctx.model, *controls, ctx.presenter, current_tab], outputs=[link],
                    api_name=f"link_{suffix}", api_visibility="undocumented", show_progress="hidden")
+    ctx.after_tab_opened(view_link, inputs=[ctx.text, ctx.model, *controls, ctx.presenter, current_tab],
+                         outputs=[link], api_name="link_tab", api_visibility="undocumented", show_progress="hidden",
+                         queue=False)
     gr.on(triggers=[ctx.text.change, ctx.layer.change, ctx.head.change, ctx.kind.change,
-                    ctx.presenter.change, current_tab.change],
+                    ctx.presenter.change],
           fn=view_link, inputs=[ctx.text, ctx.model, *controls, ctx.presenter, current_tab], outputs=[link],
           api_name="link", api_visibility="undocumented", show_progress="hidden", trigger_mode="always_last",
           queue=False)

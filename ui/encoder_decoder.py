@@ -26,7 +26,9 @@ self-attention (every character may see every other). The decoder writes the ISO
 a time: its own self-attention is masked so it sees only what it has written so far, and its
 *cross-attention* lets each output character look back at the encoder's characters. To write the month
 digits the decoder should look at the month ("November", "Nov.", "11") wherever it is: the step slider
-shows what each character looked at as it was written. Type a date in the text box above.
+shows what each character looked at as it was written. Type a date in the text box above: it was trained
+on days written as digits ("12th of June", "June 12", "12.06."), so a spelled-out day ("the twelfth")
+is outside what it learned, and it guesses.
 """
 
 BEAM_EXPLANATION = """

@@ -19,13 +19,17 @@ mask.
 """
 
 
+MASK_STAND_IN = "something"  # one token in the shared vocabulary, so lm and mlm read the same tokens
+
+
 def view(registry: ModelRegistry, text, layer, head, presenter):
     """Masks, weights of lm and mlm side by side with their difference, and lm's scores before/after masking."""
     font = figure_font(presenter)
     if isinstance(text, str) and MASK_MARKERS.search(text):
-        # only mlm has a mask token; a plain blank keeps both models on the same tokens
-        text = MASK_MARKERS.sub("_", text)
-        gr.Info("Comparing with each <mask> written as “_”: only mlm knows the mask token.")
+        # only mlm has a mask token; a plain word keeps both models on the same tokens
+        text = MASK_MARKERS.sub(MASK_STAND_IN, text)
+        gr.Info(f"Comparing with each &lt;mask&gt; written as the word “{MASK_STAND_IN}”: only mlm knows "
+                "the mask token.")
     lm, layer0, head0 = registry.layer_head("lm", text, layer, head, "self")
     mlm, mlm_layer0, mlm_head0 = registry.layer_head("mlm", text, layer, head, "self")
     if lm.queries != mlm.queries:
@@ -46,9 +50,9 @@ def build(ctx: Context) -> None:
         gr.Markdown(EXPLANATION)
         masks = gr.Plot(show_label=False, label="masks")
         side = gr.Plot(show_label=False, label="lm and mlm side by side")
+        before_after = gr.Plot(show_label=False, label="before and after the mask")
         gr.Markdown("Grey cells are −∞: the query is not allowed to see that key, and after the softmax its "
                     "weight is exactly 0. Each row still sums to 1 over the keys it may see.")
-        before_after = gr.Plot(show_label=False, label="before and after the mask")
 
     @friendly
     def on_view(text, layer, head, presenter):

@@ -150,3 +150,11 @@ def test_app_wires_every_lecture_tab_with_ids_and_api_names(registry):
             "learning", "multihead"} <= names
     ids = {c["props"].get("id") for c in demo.get_config_file()["components"] if c["type"] == "tabitem"}
     assert {"steps", "masking", "positions", "encoder_decoder", "learning", "multihead"} <= ids
+
+
+def test_masking_writes_each_mask_marker_as_one_plain_word_both_models_read():
+    shipped = ModelRegistry.load(names=("lm", "mlm"))  # the shipped tokenizer: the stand-in must be one token
+    masks, _, _ = masking.view(shipped, "Mary gave <mask> to Susan", 1, 1, False)
+    labels = list(masks.layout.yaxis.ticktext)
+    assert labels.count("▁" + masking.MASK_STAND_IN) == 1 and "&lt;mask&gt;" not in labels
+    assert labels == list(masking.view(shipped, "Mary gave something to Susan", 1, 1, False)[0].layout.yaxis.ticktext)

@@ -46,9 +46,14 @@ def test_every_tab_renders_its_figures(page, live):
 
     open_app(page, live)
     names = tab_names(page)
-    assert len(names) == 1 + len(lecture_modules()), f"tabs shown: {names}"
-    for name in names:
+    tab_ids = ["attention"] + [m.__name__.split(".")[-1] for m in lecture_modules()]
+    assert len(names) == len(tab_ids), f"tabs shown: {names}"
+    for name, tab_id in [*zip(names, tab_ids)][1:] + [(names[0], tab_ids[0])]:  # end back on the first tab
         page.get_by_role("tab", name=name, exact=True).click()
+        # the link box follows the open tab, so a lecturer can share exactly this view
+        page.wait_for_function("""(id) => new URLSearchParams(((document.querySelector(
+            '#view-link textarea, #view-link input') || {}).value || '').split('?')[1] || '').get('tab') === id""",
+                               arg=tab_id)
         figures = [f for f in wait_for_figures(page, "[role=tabpanel]") if f["visible"]]
         assert figures, f"tab {name!r} shows no figure"
         undrawn = [f for f in figures if not (f["svg"] and f["marks"])]
