@@ -18,8 +18,9 @@ into weights that sum to 1, and each output is the weighted average of the input
 token's best match is almost always itself: look at the diagonal of the first map). A trained head first
 projects each token into a *query* (what am I looking for?), a *key* (what do I offer?) and a *value*
 (what do I pass on?); the score is query·key, divided by √d so that long vectors do not make softmax
-too peaked, with forbidden keys set to −∞ by the mask. Move the temperature: near 0 each row becomes
-one-hot (hard attention), very high it becomes uniform.
+too peaked, with forbidden keys set to −∞ by the mask. Move the temperature T (every score is divided
+by it): at the left end (T = 0.01) each row becomes one-hot (hard attention), at the right end (T = 100)
+uniform; the middle (T = 1) is the model as trained.
 """
 
 
@@ -36,7 +37,8 @@ def live_view(registry: ModelRegistry, text, model, layer, head, kind, presenter
     else:
         x = att.inputs[layer0]  # (t, k) the vectors entering this layer
         plain = simple_attention(x, att.mask, scale=bool(scale), temperature=temperature)
-        simple = viz_steps.parameter_free_figure(plain.probs, att.queries, font_size=font, scaled=bool(scale))
+        simple = viz_steps.parameter_free_figure(plain.probs, att.queries, font_size=font, scaled=bool(scale),
+                                                 temperature=temperature)
     return (
         viz_steps.caption(steps, q.shape[-1]),
         simple,

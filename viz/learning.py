@@ -27,7 +27,9 @@ def loss_figure(steps, train_loss, val_loss, current: int | None = None, font_si
         margin=dict(l=10, r=10, t=60 + 2 * font_size, b=10), paper_bgcolor="white",
     )
     if len(steps) and steps.min() > 0 and steps.max() / steps.min() > 20:
-        fig.update_xaxes(type="log")  # snapshots are log-spaced: early learning would be squeezed otherwise
+        # snapshots are log-spaced: early learning would be squeezed otherwise. Label powers of ten only:
+        # Plotly's minor labels ("2 3 4 ...") read as steps 2, 3, 4
+        fig.update_xaxes(type="log", dtick=1, tickformat=",d")
     return fig
 
 

@@ -79,7 +79,12 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
             raise ValueError(f"panel {p.title!r}: {len(p.cols)} column labels for {z.shape[1]} columns")
     n = len(panels)
     width = (1 - spacing * (n - 1)) / n
-    title_shift = (60 if any(p.col_title for p in panels) else 40) + font_size  # panel titles on one line
+    # panel titles sit above the column labels (rotated -60°: a label of c characters rises ~0.5·c·font)
+    # and the axis title; long token labels would otherwise run into them, worst in presenter mode
+    longest = max((min(len(str(c)), 16) for p in panels if p.cols is not None and p.col_labels for c in p.cols),
+                  default=0)
+    label_room = max(1.5 * font_size, 0.5 * font_size * longest)
+    title_shift = int(label_room + (1.6 * font_size + 8 if any(p.col_title for p in panels) else 8))
     traces, layout, annotations = [], {}, []
     for i, p in enumerate(panels):
         z = np.asarray(p.z, dtype=np.float32)
@@ -124,7 +129,7 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         annotations=annotations,
         title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=10),
                    font=dict(size=font_size + 4)),
-        height=height, font=dict(size=font_size), margin=dict(l=10, r=10, t=120 + 3 * font_size, b=60 if colorbars else 10),
+        height=height, font=dict(size=font_size), margin=dict(l=10, r=10, t=title_shift + 50 + 3 * font_size, b=60 if colorbars else 10),
         plot_bgcolor=MASKED_COLOR, paper_bgcolor="white", hoverlabel=dict(font_size=font_size + 2),
     )
     return go.Figure(data=traces, layout=layout)

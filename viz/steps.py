@@ -17,9 +17,14 @@ from viz.panels import Panel, heatmap_row
 HARD, UNIFORM = 0.15, 0.85  # mean entropy / its uniform maximum: below is "nearly one-hot", above "nearly uniform"
 
 
-def parameter_free_figure(probs, tokens, font_size: int = 12, scaled: bool = False) -> go.Figure:
-    """softmax(X Xᵀ) on the layer's input vectors: attention before any learned parameters."""
-    how = "softmax(X Xᵀ / √k)" if scaled else "softmax(X Xᵀ)"
+def parameter_free_figure(probs, tokens, font_size: int = 12, scaled: bool = False,
+                          temperature: float = 1.0) -> go.Figure:
+    """softmax(X Xᵀ) on the layer's input vectors: attention before any learned parameters.
+    The title shows the scaling (by √ of the model width) and a temperature other than 1."""
+    inside = "X Xᵀ / √d<sub>model</sub>" if scaled else "X Xᵀ"
+    if temperature != 1:
+        inside = f"({inside}) / T" if scaled else "X Xᵀ / T"
+    how = f"softmax({inside})" + ("" if temperature == 1 else f", T={temperature:.3g}")
     return attention_heatmap(probs, tokens, tokens, title=f"Without parameters: {how} of the layer's inputs",
                              font_size=font_size)
 
@@ -78,6 +83,7 @@ def caption(steps, d: int) -> str:
         shape = "each row is a soft mix: a few keys share most of the weight"
     scaling = (f"scores divided by √d = √{d} ≈ {math.sqrt(d):.2f}" if steps.factor != 1
                else f"no 1/√d scaling, so scores are √{d} ≈ {math.sqrt(d):.1f} times larger and softmax is sharper")
+    bits = entropy / math.log(2)  # bits, as in the head statistics table
     return (f"**Temperature {t:.3g}, {scaling}:** {shape}.  \n"
-            f"Mean entropy {entropy.mean():.2f} nats ({spread:.0%} of uniform); "
+            f"Mean entropy {bits.mean():.2f} bits ({spread:.0%} of uniform); "
             f"on average the top key of a row gets weight {top.mean():.2f}.")

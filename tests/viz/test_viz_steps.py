@@ -75,6 +75,8 @@ def test_caption_names_hard_and_uniform_attention():
 def test_parameter_free_figure_title_says_what_it_is():
     probs = np.full((5, 5), 0.2, dtype=np.float32)
     assert "softmax(X Xᵀ)" in viz_steps.parameter_free_figure(probs, TOKENS).layout.title.text
+    hot = viz_steps.parameter_free_figure(probs, TOKENS, scaled=True, temperature=0.01).layout.title.text
+    assert "√d" in hot and "T=0.01" in hot, "the title names the scaling and a temperature other than 1"
 
 
 def test_long_inputs_thin_the_labels_more_in_narrow_panels():
