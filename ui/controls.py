@@ -196,15 +196,15 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
         page = request.headers.get("referer") if request is not None else None
         return make_link(settings, page)
 
+    link_inputs = [ctx.text, ctx.model, *controls, ctx.presenter, current_tab]
     for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event)):
-        event.then(view_link, inputs=[ctx.text, ctx.model, *controls, ctx.presenter, current_tab], outputs=[link],
+        event.then(view_link, inputs=link_inputs, outputs=[link],
                    api_name=f"link_{suffix}", api_visibility="undocumented", show_progress="hidden")
-    ctx.after_tab_opened(view_link, inputs=[ctx.text, ctx.model, *controls, ctx.presenter, current_tab],
-                         outputs=[link], api_name="link_tab", api_visibility="undocumented", show_progress="hidden",
-                         queue=False)
+    ctx.after_tab_opened(view_link, inputs=link_inputs, outputs=[link], api_name="link_tab",
+                         api_visibility="undocumented", show_progress="hidden", queue=False)
     gr.on(triggers=[ctx.text.change, ctx.layer.change, ctx.head.change, ctx.kind.change,
                     ctx.presenter.change],
-          fn=view_link, inputs=[ctx.text, ctx.model, *controls, ctx.presenter, current_tab], outputs=[link],
+          fn=view_link, inputs=link_inputs, outputs=[link],
           api_name="link", api_visibility="undocumented", show_progress="hidden", trigger_mode="always_last",
           queue=False)
     ctx.presenter.change(None, inputs=[ctx.presenter], outputs=None, js=PRESENTER_JS, api_name="presenter_css")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.heatmap import COLORSCALE, MASKED_COLOR
+from viz.heatmap import COLORSCALE, LABEL_CHARS, MASKED_COLOR
 from viz.labels import MAX_TICK_LABELS, axis_ticks, token_labels
 
 DIVERGING = "RdBu_r"  # negative blue, positive red, 0 white
@@ -81,7 +81,7 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
     width = (1 - spacing * (n - 1)) / n
     # panel titles sit above the column labels (rotated -60°: a label of c characters rises ~0.5·c·font)
     # and the axis title; long token labels would otherwise run into them, worst in presenter mode
-    longest = max((min(len(str(c)), 16) for p in panels if p.cols is not None and p.col_labels for c in p.cols),
+    longest = max((min(len(str(c)), LABEL_CHARS) for p in panels if p.cols is not None and p.col_labels for c in p.cols),
                   default=0)
     label_room = max(1.5 * font_size, 0.5 * font_size * longest)
     title_shift = int(label_room + (1.6 * font_size + 8 if any(p.col_title for p in panels) else 8))

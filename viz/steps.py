@@ -21,12 +21,12 @@ def parameter_free_figure(probs, tokens, font_size: int = 12, scaled: bool = Fal
                           temperature: float = 1.0) -> go.Figure:
     """softmax(X Xᵀ) on the layer's input vectors: attention before any learned parameters.
     The title shows the scaling (by √ of the model width) and a temperature other than 1."""
-    inside = "X Xᵀ / √d<sub>model</sub>" if scaled else "X Xᵀ"
-    if temperature != 1:
-        inside = f"({inside}) / T" if scaled else "X Xᵀ / T"
-    how = f"softmax({inside})" + ("" if temperature == 1 else f", T={temperature:.3g}")
-    return attention_heatmap(probs, tokens, tokens, title=f"Without parameters: {how} of the layer's inputs",
-                             font_size=font_size)
+    scores = "X Xᵀ / √d<sub>model</sub>" if scaled else "X Xᵀ"
+    if temperature == 1:
+        how = f"softmax({scores}) of the layer's inputs"
+    else:
+        how = f"softmax({f'({scores})' if scaled else scores} / T) of the layer's inputs, T={temperature:.3g}"
+    return attention_heatmap(probs, tokens, tokens, title=f"Without parameters: {how}", font_size=font_size)
 
 
 def qkv_figure(q, k, v, queries, keys, font_size: int = 12) -> go.Figure:
