@@ -19,8 +19,8 @@ from pathlib import Path
 from bench import browser, load, measure, report
 from bench.bertviz_compare import bertviz_sizes
 from bench.sentences import sentence
-from model import dates
 from tests.live_app import ARTIFACTS, ROOT, Endpoints, live_app
+from training import dates
 
 LENGTHS = (8, 32, 128, 256)
 SIZE_LENGTHS = (8, 32, 64, 128, 256)

@@ -24,9 +24,9 @@ from model import checkpoint, decoding, trace as trace_mod
 from model import tokenizer as tok
 from model.config import TransformerConfig
 from model.device import default_device
-from model.presets import SHIPPED
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
+SHIPPED = ("lm", "mlm", "dates")  # the models trained by this project and kept in assets/<name>/
 MASK_MARKERS = re.compile(r"<mask>|\[MASK\]")
 
 

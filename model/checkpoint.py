@@ -37,7 +37,7 @@ def save(model: torch.nn.Module, directory: Path, weights_name: str = WEIGHTS, h
 
 def load_weights(model: torch.nn.Module, path: Path) -> None:
     path = Path(path)
-    fix = "Retrain with `python -m model.train <preset>` or restore it with `git checkout -- assets/`."
+    fix = "Retrain with `python -m training.train <preset>` or restore it with `git checkout -- assets/`."
     if not path.is_file():
         raise CheckpointError(f"Weights file {path} is missing. {fix}")
     try:

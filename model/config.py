@@ -63,7 +63,7 @@ class TransformerConfig:
     def load(cls, path: Path) -> "TransformerConfig":
         path = Path(path)
         if not path.is_file():
-            raise FileNotFoundError(f"Model config {path} is missing; retrain with `python -m model.train` or restore assets/.")
+            raise FileNotFoundError(f"Model config {path} is missing; retrain with `python -m training.train` or restore assets/.")
         try:
             data = json.loads(path.read_text())
         except json.JSONDecodeError as e:

@@ -60,7 +60,7 @@ def load(path: Path) -> Tokenizer:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"Tokenizer file {path} is missing. Retrain with `python -m model.train <preset>` "
+            f"Tokenizer file {path} is missing. Retrain with `python -m training.train <preset>` "
             "or restore it from the repository (git checkout -- assets/)."
         )
     tokenizer = Tokenizer.from_file(str(path))

@@ -54,7 +54,7 @@ def tiny_trained_models(tmp_path_factory, fixture_wordnet_dir, empty_fortunes_di
 
     The two text models share one BPE tokenizer, kept one folder up from each model
     (where the loader looks), trained on the fixture corpus."""
-    from model.train import train
+    from training.train import train
 
     root = tmp_path_factory.mktemp("tiny_models")
     folders = {}
@@ -75,7 +75,7 @@ def model_assets(request, tmp_path_factory) -> Path:
     else the tiny models (linked under the shipped names) so the app tests still run."""
     import shutil
 
-    from model.presets import SHIPPED
+    from model.api import SHIPPED
 
     if all((SHIPPED_ASSETS / name / "model.safetensors").is_file() for name in SHIPPED):
         return SHIPPED_ASSETS

@@ -13,9 +13,10 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
+from analysis import head_stats as stats
 from ui.context import Context, figure_font, friendly
 from ui.models import KIND_LABELS, InputError, ModelRegistry, check_index, clean_text
-from viz import heatmap, stats
+from viz import heatmap
 from viz.labels import head_name, markdown_label, parse_head_name
 
 TAB_ID = "attention"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from model.history import read_history
+from training.history import read_history
 from ui import components
 from ui.context import Context, friendly
 from ui.links import ViewSettings, make_link, parse_query
@@ -65,7 +65,7 @@ DRAW_ONCE_JS = """() => {
 
 def previous_token_head(registry: ModelRegistry, name: str) -> tuple[int, int]:
     """1-based (layer, head) the page opens on: the model's strongest previous-token head as measured by
-    `python -m model.evaluate` (a pattern a class recognises at once), else layer 1, head 1."""
+    `python -m training.evaluate` (a pattern a class recognises at once), else layer 1, head 1."""
     if name not in registry.available:
         return 1, 1
     best = read_history(registry.get(name).directory).evaluation.get("previous_token_head")

@@ -7,9 +7,9 @@ import gradio as gr
 
 from ui import components
 
-from model.alignment import most_month_attentive_head
-from model.dates import month_span
-from model.history import read_history
+from analysis.alignment import month_span
+from analysis.alignment import most_month_attentive_head
+from training.history import read_history
 from ui.context import Context, figure_font, friendly
 from ui.models import InputError, ModelRegistry, check_index, clean_text
 from viz import cross

@@ -9,7 +9,7 @@ import gradio as gr
 from ui import components
 import numpy as np
 
-from model.history import read_history
+from training.history import read_history
 from ui.context import Context, figure_font, friendly
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import learning as viz_learning

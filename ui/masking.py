@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import gradio as gr
 
+from analysis.steps import attention_steps
 from model.api import MASK_MARKERS
-from model.steps import attention_steps
 from ui.context import Context, figure_font, friendly
 from ui.models import InputError, ModelRegistry
 from viz import compare

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from model import api
 from model.checkpoint import CheckpointError
-from model.presets import SHIPPED
 from model.trace import AttentionTrace, Trace
 
 MAX_CHARS = 2000  # server-side limit: the browser's max_length is only a hint
@@ -95,7 +94,7 @@ class ModelRegistry:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def load(cls, assets: str | Path | None = None, names=SHIPPED, device=None) -> "ModelRegistry":
+    def load(cls, assets: str | Path | None = None, names=api.SHIPPED, device=None) -> "ModelRegistry":
         registry = cls(assets_dir(assets))
         for name in names:
             try:
@@ -107,7 +106,7 @@ class ModelRegistry:
     @property
     def names(self) -> tuple[str, ...]:
         """Every model the UI offers, loaded or not (a broken one shows its error when chosen)."""
-        return tuple(n for n in SHIPPED if n in self.models or n in self.errors) or tuple(self.models)
+        return tuple(n for n in api.SHIPPED if n in self.models or n in self.errors) or tuple(self.models)
 
     @property
     def available(self) -> list[str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from model.sizes import head_sizes
+from analysis.sizes import head_sizes
 from ui.context import Context, figure_font, friendly
 from ui.models import ModelRegistry
 from viz import multihead as viz_multihead

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from model.order import order_demo
-from model.positional import cosine_similarity, position_table, sinusoidal_table
+from analysis.order import order_demo
+from analysis.positions import cosine_similarity, position_table, sinusoidal_table
 from ui.context import Context, figure_font, friendly
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import positions as viz_positions

@@ -5,7 +5,7 @@ import gradio as gr
 
 from ui import components
 
-from model.steps import attention_steps, simple_attention, temperature_from_slider
+from analysis.steps import attention_steps, simple_attention, temperature_from_slider
 from ui.context import Context, figure_font, friendly
 from ui.models import ModelRegistry
 from viz import steps as viz_steps

@@ -144,7 +144,7 @@ def test_pick_tile_and_links_round_trip(registry):
 
 
 def test_the_page_opens_on_the_heads_evaluation_measured(registry):
-    from model.history import read_history
+    from training.history import read_history
     from ui.controls import default_settings, previous_token_head
 
     best = read_history(registry.get("lm").directory).evaluation.get("previous_token_head")

@@ -93,7 +93,7 @@ def saved(tmp_path, arch="decoder"):
 def assert_names_file_and_fix(error, path):
     message = str(error.value)
     assert str(path) in message
-    assert "python -m model.train" in message and "git checkout" in message
+    assert "python -m training.train" in message and "git checkout" in message
 
 
 def test_missing_weights_file(tmp_path):

@@ -1,9 +1,10 @@
 """The model config and the named presets."""
 import pytest
 
+from model.api import SHIPPED
 from model.config import TransformerConfig
-from model.presets import PRESETS, SHIPPED
 from model.transformer import build
+from training.presets import PRESETS
 
 
 def test_round_trip_through_json(tmp_path):
@@ -35,7 +36,7 @@ def test_d_head():
 
 
 def test_missing_config_file_says_how_to_fix(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python -m model.train"):
+    with pytest.raises(FileNotFoundError, match="python -m training.train"):
         TransformerConfig.load(tmp_path / "config.json")
 
 

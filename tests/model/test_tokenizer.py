@@ -123,6 +123,6 @@ def test_char_tokenizer_survives_save_and_load(tmp_path):
 
 
 def test_missing_tokenizer_file_says_how_to_fix(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python -m model.train") as error:
+    with pytest.raises(FileNotFoundError, match="python -m training.train") as error:
         tok.load(tmp_path / "tokenizer.json")
     assert str(tmp_path / "tokenizer.json") in str(error.value)

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from model.order import OrderDemo
-from model.sizes import head_sizes
+from analysis.order import OrderDemo
+from analysis.sizes import head_sizes
 from model.config import TransformerConfig
 from viz import compare, cross, learning, multihead, positions
 

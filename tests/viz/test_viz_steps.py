@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.steps import attention_steps
+from analysis.steps import attention_steps
 from viz import steps as viz_steps
 from viz.panels import Panel, heatmap_row, note_figure
 

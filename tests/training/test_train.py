@@ -8,10 +8,11 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from model import api, batches, train
+from model import api
 from model.config import TransformerConfig
-from model.presets import PRESETS
 from model.transformer import build
+from training import batches, train
+from training.presets import PRESETS
 
 TINY = ("tiny-lm", "tiny-mlm", "tiny-dates")
 
@@ -206,7 +207,7 @@ def test_a_fresh_run_replaces_an_earlier_runs_snapshots(tmp_path):
 
 
 def test_the_length_curriculum_keeps_tokens_per_step_and_ends_on_full_windows():
-    from model.presets import TrainSettings
+    from training.presets import TrainSettings
 
     settings = TrainSettings(steps=100, batch_size=16, seq_len=256, curriculum=((0.3, 16), (0.3, 64)))
     assert settings.window(0) == (16, 256)
@@ -219,7 +220,7 @@ def test_the_length_curriculum_keeps_tokens_per_step_and_ends_on_full_windows():
 
 
 def test_text_batches_follow_the_curriculum(fixture_wordnet_dir, empty_fortunes_dir, tmp_path):
-    from model.presets import Preset, TrainSettings
+    from training.presets import Preset, TrainSettings
 
     base = PRESETS["tiny-lm"]
     settings = TrainSettings(**{**base.train.__dict__, "curriculum": ((0.5, 8),)})

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import torch
 
-from model import dates
+from training import dates
 
 IGNORE = -100  # cross_entropy skips targets with this value
 

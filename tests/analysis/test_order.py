@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
+from analysis.order import order_demo, shuffle_order
 from model import api
-from model.order import order_demo, shuffle_order
 
 TEXT = "the old lamp lights the quiet garden near the river"
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model.steps import attention_steps
+from analysis.steps import attention_steps
 
 
 @dataclass

@@ -3,7 +3,7 @@ import zlib
 
 import pytest
 
-from model import corpus
+from training import corpus
 
 # A real-format line from WordNet 3.0's data.noun (pointers trimmed to two).
 KITTY = ('02122725 05 n 02 kitty 0 kitty-cat 0 002 @ 02121620 n 0000 ~ 02122878 n 0000 '

@@ -6,12 +6,12 @@ import json
 import numpy as np
 import pytest
 
+from analysis.alignment import month_attention, most_month_attentive_head
+from analysis.positions import cosine_similarity, position_table, sinusoidal_table
+from analysis.sizes import head_sizes
 from model import api
-from model.alignment import month_attention, most_month_attentive_head
 from model.config import TransformerConfig
-from model.history import read_history
-from model.positional import cosine_similarity, position_table, sinusoidal_table
-from model.sizes import head_sizes
+from training.history import read_history
 
 
 def test_narrow_heads_cost_one_full_head_and_wide_heads_h_times_more():

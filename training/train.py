@@ -1,4 +1,4 @@
-"""Train a preset: `python -m model.train lm|mlm|dates [--out DIR] [--steps N] [--resume]`.
+"""Train a preset: `python -m training.train lm|mlm|dates [--out DIR] [--steps N] [--resume]`.
 
 Writes into the output folder (assets/<preset> by default): model.safetensors,
 config.json, metrics.json, loss.csv and snapshots/step_*.safetensors (float16,
@@ -23,12 +23,13 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
-from model import batches, checkpoint, corpus, dates
+from model import checkpoint
 from model import tokenizer as tok
 from model.config import TransformerConfig
 from model.device import default_device
-from model.presets import PRESETS, Preset
 from model.transformer import build
+from training import batches, corpus, dates
+from training.presets import PRESETS, Preset
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 RUNS = Path(__file__).resolve().parent.parent / "runs"

@@ -1,4 +1,4 @@
-"""Measure a shipped model: `python -m model.evaluate lm|mlm|dates [--data FILE] [--write]`.
+"""Measure a shipped model: `python -m training.evaluate lm|mlm|dates [--data FILE] [--write]`.
 
 Prints JSON. lm: validation perplexity beside a unigram baseline, and the head that
 attends most to the previous token. mlm: masked-token top-1 accuracy beside the
@@ -20,12 +20,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from model import api, batches, corpus, dates
+from analysis.alignment import MONTH_DIGIT_ROWS, month_span
+from model import api
 from model import tokenizer as tok
 from model.checkpoint import CheckpointError
+from training import batches, corpus, dates
 
 README_PROMPTS = ["water:", "guitar:", "the act of", "a person who", "The cat sat on the", "He told me that"]
-MONTH_DIGIT_ROWS = (5, 6)  # decoder rows that write the month digits of YYYY-MM-DD
 
 
 def _text_stream(m: api.LoadedModel, lines: list[str]) -> np.ndarray:
@@ -142,7 +143,7 @@ def month_alignment(m: api.LoadedModel, sources: list[str], outputs: list[str]) 
     """Per cross-attention head: the share of examples where, for both month-digit rows,
     the most-attended source character lies inside the month (name or number)."""
     special = dict(bos=m.special(tok.BOS), eos=m.special(tok.EOS), pad=m.special(tok.PAD))
-    spans = [dates.month_span(s) for s in sources]
+    spans = [month_span(s) for s in sources]
     keep_idx = [i for i, (sp, o) in enumerate(zip(spans, outputs)) if sp is not None and len(o) == 10]
     hits = np.zeros((m.config.n_decoder_layers, m.config.n_heads))
     for start in range(0, len(keep_idx), 256):

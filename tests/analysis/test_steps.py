@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from model import api
-from model.steps import (MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention, stable_softmax,
+from analysis.steps import (MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention, stable_softmax,
                          temperature_from_slider)
+from model import api
 
 RNG = np.random.default_rng(0)
 

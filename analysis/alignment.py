@@ -5,16 +5,43 @@ source ("November", "Nov.", "11"). For the sentence on screen, a head's *month
 attention* is the weight the two month-digit rows put on the month's source
 characters, averaged: 1.0 means the head looks only at the month.
 
-model/evaluate.py's month_alignment answers the dataset-wide question (over the
+training/evaluate.py's month_alignment answers the dataset-wide question (over the
 validation set, how often is a head's most-attended character inside the month?) and
 stores the winner in metrics.json; the app opens on that head and reports this one.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-from model.dates import month_span
-from model.evaluate import MONTH_DIGIT_ROWS
+MONTH_DIGIT_ROWS = (5, 6)  # decoder rows that write the month digits of YYYY-MM-DD
+
+_MONTH_NAME = re.compile(
+    r"\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?"
+    r"|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?)\b", re.IGNORECASE)
+# (pattern, number of the group holding the month), tried in this order.
+_NUMERIC_MONTH = (
+    (re.compile(r"\b\d{4}-(\d{1,2})-\d{1,2}\b"), 1),   # ISO: middle
+    (re.compile(r"\b(\d{1,2})/\d{1,2}/\d{4}\b"), 1),   # US slash: first
+    (re.compile(r"\b\d{1,2}\.(\d{1,2})\.\d{4}\b"), 1),  # dots: second
+)
+
+
+def month_span(source: str) -> tuple[int, int] | None:
+    """[start, end) of the month name or number in ``source``, or None if absent.
+
+    Parses rather than trusting the generator, so it also works on hand-written
+    dates and on text typed into the demo.
+    """
+    for pattern, group in _NUMERIC_MONTH:
+        match = pattern.search(source)
+        if match:
+            return match.span(group)
+    match = _MONTH_NAME.search(source)
+    return match.span(1) if match else None
+
+
 
 
 def month_attention(cross_probs: np.ndarray, source: str) -> np.ndarray | None:

@@ -7,8 +7,8 @@ work: to write the month digits of "2026-11-21" the decoder has to look at
 Pure standard library on purpose: the data can be generated, inspected and
 tested without torch. Every source string is built from labelled pieces, so
 the character span of the day, month and year is known exactly
-(``render_with_spans``); ``month_span`` recovers the month span from any
-string in these formats, including ones this module did not write.
+(``render_with_spans``); ``analysis.alignment.month_span`` recovers the month
+span from any string in these formats, including ones this module did not write.
 """
 
 from __future__ import annotations
@@ -204,31 +204,6 @@ def pairs_with_spans(n: int, split: str = "train",
 def pairs(n: int, split: str = "train", seed: int = 0) -> list[tuple[str, str]]:
     """``n`` deterministic (source, ISO) pairs drawn only from ``split``."""
     return [(source, iso) for source, iso, _ in pairs_with_spans(n, split, seed)]
-
-
-_MONTH_NAME = re.compile(
-    r"\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?"
-    r"|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?)\b", re.IGNORECASE)
-# (pattern, number of the group holding the month), tried in this order.
-_NUMERIC_MONTH = (
-    (re.compile(r"\b\d{4}-(\d{1,2})-\d{1,2}\b"), 1),   # ISO: middle
-    (re.compile(r"\b(\d{1,2})/\d{1,2}/\d{4}\b"), 1),   # US slash: first
-    (re.compile(r"\b\d{1,2}\.(\d{1,2})\.\d{4}\b"), 1),  # dots: second
-)
-
-
-def month_span(source: str) -> tuple[int, int] | None:
-    """[start, end) of the month name or number in ``source``, or None if absent.
-
-    Parses rather than trusting the generator, so it also works on hand-written
-    dates and on text typed into the demo.
-    """
-    for pattern, group in _NUMERIC_MONTH:
-        match = pattern.search(source)
-        if match:
-            return match.span(group)
-    match = _MONTH_NAME.search(source)
-    return match.span(1) if match else None
 
 
 def independent_examples() -> list[tuple[str, str]]:

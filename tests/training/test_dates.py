@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from model import dates
+from analysis.alignment import month_span
+from training import dates
 
 MONTH_PREFIXES = ["jan", "feb", "mar", "apr", "may", "jun",
                   "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -154,7 +155,7 @@ def test_month_span_covers_the_month(fmt):
     for _ in range(500):
         d = dates.random_date(rng)
         source, spans = dates.render_with_spans(d, fmt, rng)
-        assert dates.month_span(source) == spans["month"], f"{source!r}: {spans}"
+        assert month_span(source) == spans["month"], f"{source!r}: {spans}"
         month = source[slice(*spans["month"])]
         if month.isdigit():
             assert int(month) == d.month, f"{source!r}: span holds {month!r}"
@@ -167,7 +168,7 @@ def test_month_span_covers_the_month(fmt):
 
 
 def test_month_span_is_none_without_a_month():
-    assert dates.month_span("hello world") is None
+    assert month_span("hello world") is None
 
 
 def test_alphabet_covers_every_source_and_target():
@@ -209,7 +210,7 @@ def test_independent_examples_are_correct():
             assert weekday[:3] == WEEKDAY_PREFIXES[d.weekday()], f"{source!r}: wrong weekday"
         assert set(source) <= set(dates.ALPHABET), source
         assert len(source) <= dates.MAX_SOURCE_CHARS, source
-        span = dates.month_span(source)
+        span = month_span(source)
         assert span is not None, source
         month = source[slice(*span)]
         number = int(month) if month.isdigit() else MONTH_PREFIXES.index(month[:3].lower()) + 1

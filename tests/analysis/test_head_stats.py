@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from viz.stats import head_stats
+from analysis.head_stats import head_stats
 
 T = 6
 CAUSAL = np.tril(np.ones((T, T), dtype=bool))
