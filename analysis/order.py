@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from analysis.steps import attention_steps
+from model.switches import Switches
 
 
 @dataclass
@@ -75,23 +74,12 @@ def shuffle_order(n: int, seed: int, keep_first: bool) -> np.ndarray:
     return order
 
 
-@torch.no_grad()
 def _first_layer_weights(loaded, ids: list[int], with_positions: bool, head: int) -> np.ndarray:
-    """(t, t) weights of `head` in the first (encoder) self-attention layer, no mask."""
-    net = loaded.model
-    embed = net.embed
-    block = (net.encoder if loaded.arch == "encoder-decoder" else net.stack).blocks[0]
-    ids_t = torch.tensor([ids], device=loaded.device)
-    x = embed.token_embedding(ids_t) * embed.scale  # (1, t, k)
-    if with_positions:
-        x = x + embed.positions(len(ids)).to(x.device)
-    if block.pre_norm:  # the layer sees normalised vectors (pre-norm); post-norm feeds x as is
-        x = block.norm1(x)
-    attention = block.self_attention
-    q = attention.split_heads(attention.toqueries(x))[0, head]  # (t, d)
-    k = attention.split_heads(attention.tokeys(x))[0, head]  # (t, d)
-    v = attention.split_heads(attention.tovalues(x))[0, head]  # (t, d)
-    return attention_steps(q.float().cpu().numpy(), k.float().cpu().numpy(), v.float().cpu().numpy()).probs
+    """(t, t) weights of `head` in the first (encoder) self-attention layer, read from a trace of
+    the ordinary forward pass with the causal mask off (and the positions off when asked)."""
+    trace = loaded.trace_ids(ids, Switches(positions=with_positions, causal=False))
+    kind = "encoder" if loaded.arch == "encoder-decoder" else "self"
+    return trace.attention[kind].probs[0, head]
 
 
 def order_demo(loaded, text: str, seed: int = 0, head: int = 0) -> OrderDemo:

@@ -24,6 +24,7 @@ from model import checkpoint, decoding, trace as trace_mod
 from model import tokenizer as tok
 from model.config import TransformerConfig
 from model.device import default_device
+from model.switches import PLAIN, Switches
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHIPPED = ("lm", "mlm", "dates")  # the models trained by this project and kept in assets/<name>/
@@ -104,29 +105,39 @@ class LoadedModel:
 
     # ---- the trace ----------------------------------------------------------
     @torch.no_grad()
-    def trace(self, text: str, output: str | None = None) -> trace_mod.Trace:
+    def trace(self, text: str, output: str | None = None, switches: Switches = PLAIN) -> trace_mod.Trace:
         """Run the model once on `text` and keep every attention step.
 
         For `dates`, the decoder side is `output` if given (teacher forcing), else
-        the model's own greedy translation."""
+        the model's own greedy translation (under the same switches).
+        switches: positions or the causal mask off, heads knocked out (model/switches.py)."""
         enc = self.encode(text)
-        ids = torch.tensor([enc.ids], device=self.device)
         if self.arch != "encoder-decoder":
-            logits, rec = self.model(ids, record=True)
-            predictions = [self.label(int(i)) for i in logits[0].argmax(-1)]
-            return trace_mod.from_recording(
-                rec, model=self.name, arch=self.arch, d_head=self.config.d_head, tokens=enc.tokens, ids=enc.ids,
-                predictions=predictions, truncated=enc.truncated)
+            return self.trace_ids(enc.ids, switches, truncated=enc.truncated)
         if not enc.ids:
             raise ValueError("nothing to translate: the text is empty")
-        written = self.translate(text) if output is None else output
+        written = self.translate(text, switches=switches) if output is None else output
         target = [self.special(tok.BOS)] + self.tokenizer.encode(written).ids[: self.config.max_len - 1]
-        logits, rec = self.model(ids, torch.tensor([target], device=self.device), record=True)
+        return self.trace_ids(enc.ids, switches, target, enc.truncated)
+
+    @torch.no_grad()
+    def trace_ids(self, ids: list[int], switches: Switches = PLAIN, target: list[int] | None = None,
+                  truncated: bool = False) -> trace_mod.Trace:
+        """The trace of token ids as given (a shuffled sentence, a repeated sequence). For the
+        encoder-decoder, `target` is the decoder's input (default: just the start token)."""
+        ids_t = torch.tensor([list(ids)], device=self.device)
+        tokens = [self.label(int(i)) for i in ids]
+        if self.arch != "encoder-decoder":
+            logits, rec = self.model(ids_t, record=True, switches=switches)
+            extra = {}
+        else:
+            target = [self.special(tok.BOS)] if target is None else list(target)
+            logits, rec = self.model(ids_t, torch.tensor([target], device=self.device), record=True, switches=switches)
+            extra = dict(target_tokens=[self.label(i) for i in target], target_ids=target)
         predictions = [self.label(int(i)) for i in logits[0].argmax(-1)]
         return trace_mod.from_recording(
-            rec, model=self.name, arch=self.arch, d_head=self.config.d_head, tokens=enc.tokens, ids=enc.ids,
-            target_tokens=[self.label(i) for i in target], target_ids=target, predictions=predictions,
-            truncated=enc.truncated)
+            rec, model=self.name, arch=self.arch, d_head=self.config.d_head, tokens=tokens, ids=list(ids),
+            predictions=predictions, truncated=truncated, **extra)
 
     # ---- predictions -------------------------------------------------------
     def _require(self, arch: str, what: str) -> None:
@@ -134,33 +145,34 @@ class LoadedModel:
             raise ValueError(f"{what} needs the {arch} model; {self.name} is an {self.arch}")
 
     @torch.no_grad()
-    def next_tokens(self, text: str, k: int = 10) -> list[tuple[str, float]]:
+    def next_tokens(self, text: str, k: int = 10, switches: Switches = PLAIN) -> list[tuple[str, float]]:
         """The causal model's top-k guesses for the token after `text`, with probabilities."""
         self._require("decoder", "next-token prediction")
         enc = self.encode(text)
-        logits, _ = self.model(torch.tensor([enc.ids], device=self.device))
+        logits, _ = self.model(torch.tensor([enc.ids], device=self.device), switches=switches)
         probs = torch.softmax(self._no_specials(logits[0, -1], keep=(tok.EOS,)), -1)
         top = probs.topk(k)
         return [(self.label(int(i)), float(p)) for p, i in zip(top.values, top.indices)]
 
     @torch.no_grad()
-    def generate(self, prompt: str, n: int = 20, no_repeat_ngram: int = 3) -> str:
+    def generate(self, prompt: str, n: int = 20, no_repeat_ngram: int = 3, switches: Switches = PLAIN) -> str:
         """Greedy continuation of `prompt` by up to n tokens (stops at the end-of-line token),
         never repeating a 3-gram (set no_repeat_ngram=0 for plain greedy)."""
         self._require("decoder", "generation")
         ids = self.encode(prompt).ids
         room = self.config.max_len - len(ids)
-        step = lambda prefix: torch.log_softmax(self._no_specials(self.model(prefix)[0][:, -1], keep=(tok.EOS,)), -1)
+        step = lambda prefix: torch.log_softmax(
+            self._no_specials(self.model(prefix, switches=switches)[0][:, -1], keep=(tok.EOS,)), -1)
         out = decoding.greedy(step, ids, self.special(tok.EOS), max(0, min(n, room)), self.device, no_repeat_ngram)
         return self.tokenizer.decode(out.ids)
 
     @torch.no_grad()
-    def fill(self, text: str, k: int = 5) -> list[list[tuple[str, float]]]:
+    def fill(self, text: str, k: int = 5, switches: Switches = PLAIN) -> list[list[tuple[str, float]]]:
         """For each <mask> in `text`, the masked model's top-k fillers with probabilities."""
         self._require("encoder", "fill-in-the-blank")
         enc = self.encode(text)
         mask_id = self.special(tok.MASK)
-        logits, _ = self.model(torch.tensor([enc.ids], device=self.device))
+        logits, _ = self.model(torch.tensor([enc.ids], device=self.device), switches=switches)
         answers = []
         for position in [i for i, t in enumerate(enc.ids) if t == mask_id]:
             probs = torch.softmax(self._no_specials(logits[0, position]), -1)
@@ -168,26 +180,26 @@ class LoadedModel:
             answers.append([(self.label(int(i)), float(p)) for p, i in zip(top.values, top.indices)])
         return answers
 
-    def _decoder_step(self, memory):
+    def _decoder_step(self, memory, switches: Switches = PLAIN):
         def step(prefix: torch.Tensor) -> torch.Tensor:
             mem = memory.expand(prefix.size(0), -1, -1)
-            return torch.log_softmax(self.model.decode(prefix, mem)[:, -1].float(), -1)
+            return torch.log_softmax(self.model.decode(prefix, mem, switches=switches)[:, -1].float(), -1)
         return step
 
     @torch.no_grad()
-    def translate(self, text: str, beam: int = 1) -> str:
+    def translate(self, text: str, beam: int = 1, switches: Switches = PLAIN) -> str:
         """The dates model's ISO 8601 output; beam=1 is greedy decoding."""
-        return self.translations(text, beam)[0].text
+        return self.translations(text, beam, switches)[0].text
 
     @torch.no_grad()
-    def translations(self, text: str, beam: int = 1) -> list[Translation]:
+    def translations(self, text: str, beam: int = 1, switches: Switches = PLAIN) -> list[Translation]:
         """Greedy (beam=1) or the `beam` best outputs of beam search, best first, with scores."""
         self._require("encoder-decoder", "translation")
         enc = self.encode(text)
         if not enc.ids:
             raise ValueError("nothing to translate: the text is empty")
-        memory = self.model.encode(torch.tensor([enc.ids], device=self.device))
-        step = self._decoder_step(memory)
+        memory = self.model.encode(torch.tensor([enc.ids], device=self.device), switches=switches)
+        step = self._decoder_step(memory, switches)
         start, end, max_new = [self.special(tok.BOS)], self.special(tok.EOS), 16
         if beam == 1:
             hyps = [decoding.greedy(step, start, end, max_new, self.device)]

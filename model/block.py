@@ -53,15 +53,21 @@ class TransformerBlock(nn.Module):
         context: torch.Tensor | None = None,
         context_mask: torch.Tensor | None = None,
         record: bool = False,
+        heads_off: dict[str, tuple[int, ...]] | None = None,
+        method: str = "zero",
     ) -> tuple[torch.Tensor, dict[str, HeadsRecord]]:
-        """x (b, t, k) -> (b, t, k), plus the attention records when record=True."""
+        """x (b, t, k) -> (b, t, k), plus the attention records when record=True.
+        heads_off: "self" / "cross" -> heads to knock out in that attention (model/switches.py)."""
         records: dict[str, HeadsRecord] = {}
-        x, rec = self._residual(x, self.norm1, lambda y: self.self_attention(y, mask=mask, record=record))
+        off = heads_off or {}
+        x, rec = self._residual(x, self.norm1, lambda y: self.self_attention(
+            y, mask=mask, record=record, heads_off=off.get("self", ()), method=method))
         if rec is not None:
             records["self"] = rec
         if self.cross_attention is not None:
             x, rec = self._residual(
-                x, self.norm_cross, lambda y: self.cross_attention(y, context, mask=context_mask, record=record)
+                x, self.norm_cross, lambda y: self.cross_attention(
+                    y, context, mask=context_mask, record=record, heads_off=off.get("cross", ()), method=method)
             )
             if rec is not None:
                 records["cross"] = rec

@@ -59,11 +59,15 @@ class MultiHeadAttention(nn.Module):
         context: torch.Tensor | None = None,
         mask: torch.Tensor | None = None,
         record: bool = False,
+        heads_off: tuple[int, ...] = (),
+        method: str = "zero",
     ) -> tuple[torch.Tensor, HeadsRecord | None]:
         """x (b, t, k) gives the queries; context (b, s, k) the keys and values
         (x itself for self-attention). mask: bool, True = may attend, broadcastable
         to (b, h, t, s). With record=True the explicit path runs and every step is
-        returned; otherwise the fused kernel is used, which keeps no weights."""
+        returned; otherwise the fused kernel is used, which keeps no weights.
+        heads_off: heads knocked out (model/switches.py), silenced by `method`:
+        "zero" drops their output, "uniform" spreads their weights evenly over the allowed keys."""
         context = x if context is None else context
         b, t, _ = x.shape
         q = self.split_heads(self.toqueries(x))  # (b, h, t, d)
@@ -71,11 +75,32 @@ class MultiHeadAttention(nn.Module):
         v = self.split_heads(self.tovalues(context))  # (b, h, s, d)
         drop = self.dropout if self.training else 0.0
         rec = None
-        if record:
+        if record or heads_off:
             att = scaled_dot_product_attention(q, k, v, mask, dropout=drop, training=self.training)
-            out = att.output
-            rec = HeadsRecord(x, q, k, v, att.scores, att.probs, mask)
+            out, probs = att.output, att.probs
+            if heads_off:
+                out, probs = self._knock_out(out, probs, v, mask, list(heads_off), method)
+            rec = HeadsRecord(x, q, k, v, att.scores, probs, mask) if record else None
         else:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=drop)
         out = out.transpose(1, 2).reshape(b, t, self.heads * self.d)  # (b, t, h·d)
         return self.unifyheads(out), rec
+
+    def _knock_out(self, out, probs, v, mask, heads: list[int], method: str):
+        """out (b, h, t, d) and probs (b, h, t, s) with `heads` silenced; the probs returned are
+        the weights the layer really used (a zeroed head keeps its weights, its output is dropped)."""
+        if max(heads) >= self.heads:
+            raise ValueError(f"head {max(heads) + 1} does not exist: this layer has {self.heads} heads")
+        out, probs = out.clone(), probs.clone()
+        if method == "zero":
+            out[:, heads] = 0.0
+        elif method == "uniform":
+            allowed = torch.ones_like(probs, dtype=torch.bool)
+            if mask is not None:
+                allowed = allowed & mask  # (b, h, t, s)
+            uniform = allowed.to(probs.dtype) / allowed.sum(-1, keepdim=True).clamp(min=1)
+            probs[:, heads] = uniform[:, heads]
+            out[:, heads] = probs[:, heads] @ v[:, heads]  # (b, n, t, d)
+        else:
+            raise ValueError(f"unknown ablation method {method!r}")
+        return out, probs

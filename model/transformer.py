@@ -14,6 +14,7 @@ from model.block import TransformerBlock
 from model.config import TransformerConfig
 from model.multi_head import HeadsRecord
 from model.positions import POSITIONS
+from model.switches import PLAIN, Switches
 
 
 @dataclass
@@ -43,12 +44,13 @@ class Embedder(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.max_len = config.max_len
 
-    def forward(self, ids: torch.Tensor, recording: Recording | None, side: str) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, recording: Recording | None, side: str, positions: bool = True) -> torch.Tensor:
+        """ids (b, t) -> (b, t, k); positions=False adds none (the shuffle experiment)."""
         t = ids.size(1)
         if t > self.max_len:
             raise ValueError(f"sequence of {t} tokens is longer than the model's context of {self.max_len}")
         tokens = self.token_embedding(ids) * self.scale  # (b, t, k)
-        positions = self.positions(t).to(tokens.device)  # (t, k)
+        positions = self.positions(t).to(tokens.device) if positions else tokens.new_zeros(t, tokens.size(-1))  # (t, k)
         if recording is not None:
             recording.embeddings[side] = tokens
             recording.positions[side] = positions
@@ -63,10 +65,12 @@ class Stack(nn.Module):
         self.blocks = nn.ModuleList(TransformerBlock(config, cross) for _ in range(n))
         self.final_norm = nn.LayerNorm(config.d_model) if config.norm == "pre" else nn.Identity()
 
-    def forward(self, x, mask, recording, names, context=None, context_mask=None):
+    def forward(self, x, mask, recording, names, context=None, context_mask=None, switches: Switches = PLAIN):
+        """names maps the block's attention ("self", "cross") to the kind it is recorded and ablated as."""
         record = recording is not None
-        for block in self.blocks:
-            x, records = block(x, mask, context, context_mask, record)
+        for layer, block in enumerate(self.blocks):
+            heads_off = {kind: switches.heads_off(name, layer) for kind, name in names.items()}
+            x, records = block(x, mask, context, context_mask, record, heads_off, switches.method)
             if record:
                 for kind, name in names.items():
                     recording.layers.setdefault(name, []).append(records[kind])
@@ -98,19 +102,21 @@ class _SingleStack(nn.Module):
         if config.tie_embeddings:
             self.to_vocab.weight = self.embed.token_embedding.weight
 
-    def forward(self, ids: torch.Tensor, record: bool = False) -> tuple[torch.Tensor, Recording | None]:
+    def forward(self, ids: torch.Tensor, record: bool = False,
+                switches: Switches = PLAIN) -> tuple[torch.Tensor, Recording | None]:
         """ids (b, t) -> logits (b, t, v) and, with record=True, every attention step."""
-        x, recording = self.features(ids, record)
+        x, recording = self.features(ids, record, switches)
         return self.to_vocab(x), recording
 
-    def features(self, ids: torch.Tensor, record: bool = False) -> tuple[torch.Tensor, Recording | None]:
+    def features(self, ids: torch.Tensor, record: bool = False,
+                 switches: Switches = PLAIN) -> tuple[torch.Tensor, Recording | None]:
         """ids (b, t) -> the last layer's vectors (b, t, k), before the projection to the vocabulary
         (training a masked model projects only the masked positions)."""
         recording = Recording() if record else None
-        x = self.embed(ids, recording, "input")
+        x = self.embed(ids, recording, "input", switches.positions)
         t = ids.size(1)
-        mask = causal_mask(t, device=ids.device) if self.causal else None
-        return self.stack(x, mask, recording, {"self": "self"}), recording
+        mask = causal_mask(t, device=ids.device) if self.causal and switches.causal else None
+        return self.stack(x, mask, recording, {"self": "self"}, switches=switches), recording
 
 
 class CausalLM(_SingleStack):
@@ -143,24 +149,25 @@ class EncoderDecoder(nn.Module):
         if config.tie_embeddings:
             self.to_vocab.weight = self.embed.token_embedding.weight
 
-    def encode(self, src: torch.Tensor, src_keep: torch.Tensor | None = None, recording: Recording | None = None):
+    def encode(self, src: torch.Tensor, src_keep: torch.Tensor | None = None, recording: Recording | None = None,
+               switches: Switches = PLAIN):
         """src (b, s) -> memory (b, s, k). src_keep (b, s) bool marks real (non-pad) tokens."""
         key_mask = None if src_keep is None else src_keep[:, None, None, :]  # (b, 1, 1, s)
-        x = self.embed(src, recording, "source")
-        return self.encoder(x, key_mask, recording, {"self": "encoder"})
+        x = self.embed(src, recording, "source", switches.positions)
+        return self.encoder(x, key_mask, recording, {"self": "encoder"}, switches=switches)
 
-    def decode(self, tgt, memory, src_keep=None, recording=None):
+    def decode(self, tgt, memory, src_keep=None, recording=None, switches: Switches = PLAIN):
         """tgt (b, t) -> logits (b, t, v), attending to memory (b, s, k)."""
         key_mask = None if src_keep is None else src_keep[:, None, None, :]  # (b, 1, 1, s)
-        x = self.embed(tgt, recording, "target")
-        mask = causal_mask(tgt.size(1), device=tgt.device)
-        x = self.decoder(x, mask, recording, {"self": "decoder", "cross": "cross"}, memory, key_mask)
+        x = self.embed(tgt, recording, "target", switches.positions)
+        mask = causal_mask(tgt.size(1), device=tgt.device) if switches.causal else None
+        x = self.decoder(x, mask, recording, {"self": "decoder", "cross": "cross"}, memory, key_mask, switches)
         return self.to_vocab(x)
 
-    def forward(self, src, tgt, src_keep=None, record: bool = False):
+    def forward(self, src, tgt, src_keep=None, record: bool = False, switches: Switches = PLAIN):
         recording = Recording() if record else None
-        memory = self.encode(src, src_keep, recording)
-        return self.decode(tgt, memory, src_keep, recording), recording
+        memory = self.encode(src, src_keep, recording, switches)
+        return self.decode(tgt, memory, src_keep, recording, switches), recording
 
 
 MODELS = {"decoder": CausalLM, "encoder": MaskedLM, "encoder-decoder": EncoderDecoder}

@@ -1,4 +1,4 @@
-"""model/order.py: without positions, shuffling the tokens only permutes the weights."""
+"""analysis/order.py: without positions, shuffling the tokens only permutes the weights."""
 from __future__ import annotations
 
 import numpy as np
@@ -51,3 +51,20 @@ def test_one_token_cannot_be_shuffled(tiny_trained_models):
         order_demo(loaded, "7")
     with pytest.raises(ValueError, match="head"):
         order_demo(loaded, "7 May", head=99)
+
+
+def test_shuffle_demo_equals_the_traced_weights(tiny_trained_models):
+    """The demo's maps are the weights of the ordinary forward pass: with the mask and positions
+    switched off they equal the trace's first layer, and with positions on, the trace without the mask."""
+    from model.switches import Switches
+
+    loaded = api.load_from(tiny_trained_models["tiny-lm"])
+    demo = order_demo(loaded, "a small cat holds the quiet lamp", seed=3, head=1)
+    ids = loaded.encode("a small cat holds the quiet lamp").ids
+    plain = loaded.trace_ids(ids, Switches(positions=False, causal=False)).attention["self"].probs[0, 1]
+    positioned = loaded.trace_ids(ids, Switches(causal=False)).attention["self"].probs[0, 1]
+    np.testing.assert_allclose(demo.plain, plain, atol=1e-6)
+    np.testing.assert_allclose(demo.positioned, positioned, atol=1e-6)
+    shuffled = [ids[i] for i in demo.order]
+    traced = loaded.trace_ids(shuffled, Switches(positions=False, causal=False)).attention["self"].probs[0, 1]
+    np.testing.assert_allclose(demo.plain_shuffled, traced, atol=1e-6)

@@ -1,0 +1,46 @@
+"""Switches on the one forward pass, for the lecture's experiments.
+
+Every experiment runs the same modules with the same weights; only these switches change:
+
+    positions=False   no position vectors are added: attention sees the tokens as a set
+    causal=False      the causal mask is left off (a decoder then reads the whole sentence)
+    ablate            heads knocked out, as (kind, layer, head) 0-based; kind is "self" for
+                      single-stack models, "encoder", "decoder" or "cross" for the encoder-decoder
+    method            how a knocked-out head is silenced:
+                      "zero"     its output (its weighted sum of values) is zero, so it adds nothing
+                      "uniform"  its weights are uniform over the keys it may see: it still passes
+                                 information on, but no longer chooses where to look
+(Mean-ablation, replacing a head's output by its average over a reference data set, is left out:
+the average of this one input would leak later tokens into earlier ones in a causal model.)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ABLATION_METHODS = ("zero", "uniform")
+KINDS = ("self", "encoder", "decoder", "cross")
+
+
+@dataclass(frozen=True)
+class Switches:
+    positions: bool = True
+    causal: bool = True
+    ablate: frozenset = frozenset()
+    method: str = "zero"
+
+    def __post_init__(self):
+        if self.method not in ABLATION_METHODS:
+            raise ValueError(f"method must be one of {ABLATION_METHODS}, got {self.method!r}")
+        heads = frozenset(tuple(h) for h in self.ablate)
+        for kind, layer, head in heads:
+            if kind not in KINDS or int(layer) < 0 or int(head) < 0:
+                raise ValueError(f"ablate takes (kind, layer, head) with kind in {KINDS} and 0-based numbers, "
+                                 f"got {(kind, layer, head)!r}")
+        object.__setattr__(self, "ablate", heads)
+
+    def heads_off(self, kind: str, layer: int) -> tuple[int, ...]:
+        """The heads of one attention layer to knock out, sorted."""
+        return tuple(sorted(h for k, l, h in self.ablate if k == kind and l == layer))
+
+
+PLAIN = Switches()
