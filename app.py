@@ -6,7 +6,6 @@ at another folder of trained models). Models load once at start; the GPU is used
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 from pathlib import Path
 
@@ -16,21 +15,20 @@ import gradio as gr  # noqa: E402
 
 from ui import attention  # noqa: E402
 from ui.controls import CSS, DRAW_ONCE_JS, build_controls, wire_page  # noqa: E402
-from ui.models import InputError, ModelRegistry  # noqa: E402
+from ui.models import ModelRegistry  # noqa: E402
 
 DESCRIPTION = """# Attention, made visible
 Type a sentence and pick a model. Each **head** decides, for every token (a row), how much to look at
 every other token (a column); darker means more. Start with one head, then compare every head at once.
 """
-# The lecture tabs, in teaching order. A module that does not exist yet is skipped; one that
-# exists but fails to import is a bug and raises.
+# The lecture tabs, in teaching order; each module has a build(ctx). A missing one is an error.
 LECTURE_TABS = ["ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning", "ui.multihead"]
 THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
                           font_mono=["ui-monospace", "SFMono-Regular", "monospace"])
 
 
 def lecture_modules(names=LECTURE_TABS) -> list:
-    return [importlib.import_module(name) for name in names if importlib.util.find_spec(name) is not None]
+    return [importlib.import_module(name) for name in names]
 
 
 def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None = None) -> gr.Blocks:
@@ -65,9 +63,14 @@ def launch_options() -> dict:
     return dict(theme=THEME, css=CSS, js=DRAW_ONCE_JS, footer_links=["api"])
 
 
+# The request queue: CONCURRENCY handlers run at once; a full lecture hall (100 at once) waits its
+# turn, and past QUEUE_SIZE waiting requests people are told "busy" at once instead of hanging.
+CONCURRENCY = 4
+QUEUE_SIZE = 128
+
+
 def main() -> None:
-    # max_size: a full lecture hall (100 at once) waits its turn; beyond that people are told "busy"
-    build_demo().queue(default_concurrency_limit=4, max_size=128).launch(**launch_options())
+    build_demo().queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE).launch(**launch_options())
 
 
 if __name__ == "__main__":

@@ -120,9 +120,3 @@ def simple_attention(x: np.ndarray, mask: np.ndarray | None = None, scale: bool 
     """
     x = np.asarray(x, dtype=np.float32)
     return attention_steps(x, x, x, mask, scale=scale, temperature=temperature)
-
-
-def temperature_from_slider(log10_temperature: float) -> float:
-    """The step-by-step view's slider is log-scaled: -2 -> 0.01, 0 -> 1, 2 -> 100 (clamped to that range)."""
-    value = 10.0 ** float(log10_temperature)
-    return float(min(MAX_TEMPERATURE, max(MIN_TEMPERATURE, value)))

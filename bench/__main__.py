@@ -7,11 +7,9 @@ simultaneous clients, the queue limit, and bertviz on the same attention tensors
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import platform
-import re
 import sys
 import time
 from pathlib import Path
@@ -37,14 +35,10 @@ APP_WITH_QUEUE_LIMIT = [sys.executable, "-c",
 
 
 def app_queue_setting() -> dict:
-    """What app.py passes to queue(): read from its source, without building the app."""
+    """What app.main passes to queue()."""
     import app
 
-    source = inspect.getsource(app.main)
-    found = re.search(r"max_size\s*=\s*([\w.]+)", source)
-    limit = re.search(r"default_concurrency_limit\s*=\s*([\w.]+)", source)
-    return dict(max_size=found.group(1) if found else None, default_concurrency_limit=limit.group(1) if limit else None,
-                call=re.search(r"\.queue\([^)]*\)", source).group(0) if ".queue(" in source else None)
+    return dict(max_size=app.QUEUE_SIZE, default_concurrency_limit=app.CONCURRENCY)
 
 
 def machine() -> dict:

@@ -150,9 +150,8 @@ def markdown(r: dict) -> str:
         "",
         "## Past the queue's limit",
         "",
-        f"app.py calls `{r['queue_setting']['call']}`: max_size is "
-        + (f"`{r['queue_setting']['max_size']}`." if r["queue_setting"]["max_size"]
-           else "**not set, so the queue never refuses anyone**: under a crowd every visitor waits, however long."),
+        f"app.py queues with `max_size={r['queue_setting']['max_size']}` (app.QUEUE_SIZE) and "
+        f"`default_concurrency_limit={r['queue_setting']['default_concurrency_limit']}` (app.CONCURRENCY).",
         f"To show what a visitor gets past a limit, the same app was started with `max_size={r['queue_limit']['max_size']}`"
         + (f" and `default_concurrency_limit={r['queue_limit']['concurrency']}`" if "concurrency" in r["queue_limit"] else "")
         + f" (bench only) and {r['queue_limit']['clients']} clients sent a 128-token sentence at once: "

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import numpy as np
 import torch
 from tokenizers import Tokenizer
 

@@ -63,13 +63,3 @@ def scaled_dot_product_attention(
     probs = torch.softmax(logits.float(), dim=-1).to(v.dtype)
     dropped = F.dropout(probs, dropout, training) if dropout > 0 else probs
     return Attention(output=dropped @ v, scores=scores, mask=mask, probs=probs)
-
-
-def simple_self_attention(x: torch.Tensor) -> Attention:
-    """The lecture notes' first step: no parameters, weights = softmax(x xᵀ).
-
-    x (..., t, k); each output is a weighted average of the inputs themselves.
-    """
-    scores = x @ x.transpose(-2, -1)  # (..., t, t)
-    probs = torch.softmax(scores, dim=-1)
-    return Attention(output=probs @ x, scores=scores, mask=None, probs=probs)

@@ -49,6 +49,20 @@ def learning_rate(step: int, settings) -> float:
     return settings.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
 
+def text_loss(model, batch, device, masked: bool):
+    """(mean cross-entropy, tokens read) of a text batch (inputs, targets); targets are IGNORE where
+    nothing is predicted. masked: only the masked positions are projected to the vocabulary (much cheaper)."""
+    inputs, targets = (x.to(device) for x in batch)
+    if masked:
+        features, _ = model.features(inputs)
+        picked = targets != batches.IGNORE
+        logits = model.to_vocab(features[picked])
+        return F.cross_entropy(logits.float(), targets[picked]), inputs.numel()
+    logits, _ = model(inputs)
+    loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=batches.IGNORE)
+    return loss, inputs.numel()
+
+
 class TextTask:
     """Next-token (decoder) or masked-token (encoder) prediction on the WordNet corpus."""
 
@@ -100,15 +114,7 @@ class TextTask:
         return self._val_batches[window]
 
     def loss(self, model, batch, device):
-        inputs, targets = (x.to(device) for x in batch)
-        if self.masked:  # only the masked positions are predicted: project just those (much cheaper)
-            features, _ = model.features(inputs)
-            picked = targets != batches.IGNORE
-            logits = model.to_vocab(features[picked])
-            return F.cross_entropy(logits.float(), targets[picked]), inputs.numel()
-        logits, _ = model(inputs)
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=batches.IGNORE)
-        return loss, inputs.numel()
+        return text_loss(model, batch, device, self.masked)
 
     def rng_state(self):
         return {"numpy": self.gen.bit_generator.state}

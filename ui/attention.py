@@ -15,7 +15,7 @@ import pandas as pd
 
 from analysis import head_stats as stats
 from ui.context import Context, figure_font, friendly
-from ui.models import KIND_LABELS, InputError, ModelRegistry, check_index, clean_text
+from ui.models import KIND_LABELS, InputError, ModelRegistry, check_beam, clean_text
 from viz import heatmap
 from viz.labels import head_name, markdown_label, parse_head_name
 
@@ -106,16 +106,13 @@ def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, prese
         title=f"Layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}")
 
 
-MAX_BEAM = 8
-
-
 def translate(registry: ModelRegistry, text, beam=1) -> str:
     """The dates model's ISO 8601 output for `text` (beam width 1 = greedy)."""
-    beam = check_index(beam, MAX_BEAM, "beam width") + 1
+    beam = check_beam(beam)
     return registry.get("dates").translate(clean_text(text), beam=beam)
 
 
-def pick_tile(choice: str, n_layers: int | None = None, n_heads: int | None = None) -> tuple[int, int]:
+def pick_tile(choice: str) -> tuple[int, int]:
     """1-based (layer, head) from a tile name 'L1 H2' chosen beside the grid."""
     try:
         layer0, head0 = parse_head_name(choice)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gradio as gr
 
-from training.history import read_history
 from ui import components
 from ui.context import Context, friendly
 from ui.links import ViewSettings, make_link, parse_query
@@ -68,12 +67,11 @@ def previous_token_head(registry: ModelRegistry, name: str) -> tuple[int, int]:
     `python -m training.evaluate` (a pattern a class recognises at once), else layer 1, head 1."""
     if name not in registry.available:
         return 1, 1
-    best = read_history(registry.get(name).directory).evaluation.get("previous_token_head")
+    best = registry.history(name).head("previous_token_head")
     layers, heads = registry.shape(name)
-    try:
-        layer, head = int(best["layer"]) + 1, int(best["head"]) + 1
-    except (TypeError, KeyError, ValueError):
+    if best is None:
         return 1, 1
+    layer, head = best.layer + 1, best.head + 1
     return (layer, head) if 1 <= layer <= layers and 1 <= head <= heads else (1, 1)
 
 

@@ -9,16 +9,14 @@ from ui import components
 
 from analysis.alignment import month_span
 from analysis.alignment import most_month_attentive_head
-from training.history import read_history
 from ui.context import Context, figure_font, friendly
-from ui.models import InputError, ModelRegistry, check_index, clean_text
+from ui.models import MAX_BEAM, InputError, ModelRegistry, check_beam, check_index, clean_text
 from viz import cross
 from viz.heatmap import attention_heatmap
 from viz.labels import head_name, parse_head_name
 
 MODEL = "dates"
 EXAMPLE = "Saturday, 21st of November 2026"
-MAX_BEAM = 8
 
 EXPLANATION = """
 **An encoder reads, a decoder writes.** The dates model's encoder reads the written date with ordinary
@@ -53,11 +51,9 @@ def opening_head(registry: ModelRegistry) -> str:
     if MODEL not in registry.available:
         return choices[0]
     loaded = registry.get(MODEL)
-    best = read_history(loaded.directory).evaluation.get("best_cross_head")
-    if isinstance(best, dict) and "layer" in best and "head" in best:
-        name = head_name(int(best["layer"]), int(best["head"]))
-        if name in choices:
-            return name
+    best = registry.history(MODEL).head("best_cross_head")
+    if best is not None and head_name(best.layer, best.head) in choices:
+        return head_name(best.layer, best.head)
     try:
         found = most_month_attentive_head(registry.attention(MODEL, EXAMPLE, "cross").probs, EXAMPLE)
     except (InputError, ValueError):
@@ -107,11 +103,11 @@ def view(registry: ModelRegistry, text, head_label, step, presenter):
     found = most_month_attentive_head(trace.attention["cross"].probs, text)
     best = (f" On this date **{head_name(found[0], found[1])}** puts the most weight on the month "
             f"({found[2]:.0%} of the month digits' attention)." if found else "")
-    evaluated = read_history(registry.get(MODEL).directory).evaluation.get("best_cross_head")
-    if isinstance(evaluated, dict) and "score" in evaluated:
-        best += (f" Over {evaluated.get('examples', 'many')} validation dates, "
-                 f"**{head_name(int(evaluated['layer']), int(evaluated['head']))}** puts its strongest look on the month "
-                 f"in {float(evaluated['score']):.0%} of them.")
+    evaluated = registry.history(MODEL).head("best_cross_head")
+    if evaluated is not None:
+        best += (f" Over {evaluated.examples or 'many'} validation dates, "
+                 f"**{head_name(evaluated.layer, evaluated.head)}** puts its strongest look on the month "
+                 f"in {evaluated.score:.0%} of them.")
     summary = f"**{html.escape(text)}** → **{html.escape(output)}**.{best}"  # typed text is shown, not run
     if month_span(text) is None:
         summary += (f"  \nThis does not look like a date the model was trained on; type one in the text box, "
@@ -133,12 +129,7 @@ def beams_view(registry: ModelRegistry, text, width):
     """Greedy output and the `width` best beams, as tables with log-probabilities and probabilities."""
     loaded = registry.get(MODEL)
     text = clean_text(text)
-    try:
-        width = int(width)
-    except (TypeError, ValueError):
-        raise InputError(f"The beam width must be a whole number from 1 to {MAX_BEAM}.") from None
-    if not 1 <= width <= MAX_BEAM:
-        raise InputError(f"The beam width must be from 1 to {MAX_BEAM}, got {width}.")
+    width = check_beam(width)
     greedy = loaded.translations(text, 1)
     beams = loaded.translations(text, width) if width > 1 else greedy
     return cross.beams_table(greedy), cross.beams_table(beams)

@@ -1,17 +1,13 @@
 """Tab "Learning": one head's attention at each saved training snapshot, with the loss."""
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import gradio as gr
 
 from ui import components
 import numpy as np
 
-from training.history import read_history
 from ui.context import Context, figure_font, friendly
-from ui.models import InputError, ModelRegistry, clean_text
+from ui.models import InputError, LRUCache, ModelRegistry, clean_text
 from viz import learning as viz_learning
 from viz.heatmap import attention_heatmap
 
@@ -31,37 +27,19 @@ class SnapshotTraces:
 
     def __init__(self, registry: ModelRegistry, max_traces: int = 128):
         self.registry = registry
-        self.max_traces = max_traces
-        self._models: dict = {}
-        self._traces: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
+        self._models = LRUCache(64)
+        self._traces = LRUCache(max_traces)
 
     def steps(self, name: str) -> list[int]:
         return sorted(self.registry.get(name).snapshot_files)
 
     def model(self, name: str, step: int):
-        key = (name, int(step))
-        with self._lock:
-            if key in self._models:
-                return self._models[key]
-        loaded = self.registry.get(name).at_snapshot(int(step))
-        with self._lock:
-            return self._models.setdefault(key, loaded)
+        return self._models.get((name, int(step)), lambda: self.registry.get(name).at_snapshot(int(step)))
 
     def trace(self, name: str, step: int, text: str, output: str | None = None):
         """The snapshot's trace; `output` fixes the decoder's side (teacher forcing) so every
         snapshot of the dates model is shown writing the same characters."""
-        key = (name, int(step), text, output)
-        with self._lock:
-            if key in self._traces:
-                self._traces.move_to_end(key)
-                return self._traces[key]
-        result = self.model(name, step).trace(text, output)
-        with self._lock:
-            self._traces[key] = result
-            while len(self._traces) > self.max_traces:
-                self._traces.popitem(last=False)
-        return result
+        return self._traces.get((name, int(step), text, output), lambda: self.model(name, step).trace(text, output))
 
 
 def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer, head, kind, snapshot, presenter):
@@ -83,7 +61,7 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
         att = snapshots.trace(model, s, text, output).attention[final.kind]
         maps.append(att.probs[layer0, head0])
     current = maps[index]
-    history = read_history(registry.get(model).directory)
+    history = registry.history(model)
     loss = history.loss_at(step)
     loss_text = f"train loss {loss[0]:.3f}, validation loss {loss[1]:.3f}" if loss else "loss not logged at this step"
     window = history.window_at(step)

@@ -8,6 +8,7 @@ helpers directly.
     registry.available                             # names that loaded
     registry.errors                                # name -> message for those that did not
     trace = registry.trace("lm", "The cat sat")   # cached, thread-safe
+    registry.history("lm").head("previous_token_head")   # training history, read once at load
 """
 from __future__ import annotations
 
@@ -23,9 +24,11 @@ from pathlib import Path
 from model import api
 from model.checkpoint import CheckpointError
 from model.trace import AttentionTrace, Trace
+from training.history import TrainingHistory, read_history
 
 MAX_CHARS = 2000  # server-side limit: the browser's max_length is only a hint
 CACHE_SIZE = 64
+MAX_BEAM = 8  # widest beam search the app runs
 ASSETS_ENV = "ATTENTION_ASSETS"
 
 # Which attention kinds each architecture records, in the order a lecture meets them.
@@ -78,20 +81,55 @@ def check_index(value, count: int, what: str) -> int:
     return int(number) - 1
 
 
+def check_beam(value) -> int:
+    """A beam width from the UI or the API (a whole number 1..MAX_BEAM), or InputError."""
+    return check_index(value, MAX_BEAM, "beam width") + 1
+
+
+class LRUCache:
+    """A small thread-safe least-recently-used cache. `get(key, make)` computes a missing value
+    outside the lock (two users may compute the same value once each; neither waits for the other)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key, make):
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 @dataclass
 class ModelRegistry:
     """Every shipped model, loaded once at start and only read afterwards (safe to share between users).
 
-    models   name -> api.LoadedModel for those that loaded
-    errors   name -> a friendly message for those that did not (missing or damaged files)
+    models     name -> api.LoadedModel for those that loaded
+    errors     name -> a friendly message for those that did not (missing or damaged files)
+    histories  name -> what training left beside the model (loss curve, measured heads)
     """
 
     assets: Path
     models: dict[str, api.LoadedModel] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    histories: dict[str, TrainingHistory] = field(default_factory=dict)
     cache_size: int = CACHE_SIZE
-    _cache: OrderedDict = field(default_factory=OrderedDict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _cache: LRUCache | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        self._cache = LRUCache(self.cache_size)
 
     @classmethod
     def load(cls, assets: str | Path | None = None, names=api.SHIPPED, device=None) -> "ModelRegistry":
@@ -99,6 +137,7 @@ class ModelRegistry:
         for name in names:
             try:
                 registry.models[name] = api.load(name, registry.assets, device=device)
+                registry.histories[name] = read_history(registry.models[name].directory)
             except (CheckpointError, OSError, ValueError) as e:
                 registry.errors[name] = f"The {name} model could not be loaded: {e}"
         return registry
@@ -127,6 +166,12 @@ class ModelRegistry:
         choices = ", ".join(self.names) or "none are installed"
         raise InputError(f"Unknown model {name!r}: choose one of {choices}.")
 
+    def history(self, name) -> TrainingHistory:
+        """The model's training history (empty for a model shipped without one), read once."""
+        if name not in self.histories:
+            self.histories[name] = read_history(self.get(name).directory)
+        return self.histories[name]
+
     def arch(self, name) -> str:
         return self.get(name).arch
 
@@ -138,21 +183,16 @@ class ModelRegistry:
         """The model's trace of `text` (cleaned and checked), from an LRU cache keyed by (model, text)."""
         model = self.get(name)
         text = clean_text(text)
-        key = (name, text)
-        with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return self._cache[key]
+        return self._cache.get((name, text), lambda: self._compute_trace(model, text))
+
+    @staticmethod
+    def _compute_trace(model: api.LoadedModel, text: str) -> Trace:
         try:
             result = model.trace(text)
         except ValueError as e:  # e.g. nothing the dates model can read
             raise InputError(str(e)) from e
         if not result.tokens:
             raise InputError("The model found no tokens in this text; type some words.")
-        with self._lock:
-            self._cache[key] = result
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
         return result
 
     def attention(self, name, text, kind: str | None = None) -> AttentionTrace:

@@ -6,7 +6,7 @@ import gradio as gr
 from analysis.order import order_demo
 from analysis.positions import cosine_similarity, position_table, sinusoidal_table
 from ui.context import Context, figure_font, friendly
-from ui.models import InputError, ModelRegistry, clean_text
+from ui.models import InputError, ModelRegistry, check_index, clean_text
 from viz import positions as viz_positions
 from viz.labels import token_labels
 
@@ -74,8 +74,7 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
         raise InputError("The shuffle seed must be a whole number.") from None
     if not 0 <= seed < 2**32:
         raise InputError("The shuffle seed must be between 0 and 4294967295.")
-    heads = loaded.config.n_heads
-    head0 = min(max(int(head) - 1, 0), heads - 1) if head is not None else 0
+    head0 = check_index(head, loaded.config.n_heads, "head")
     try:
         demo = order_demo(loaded, clean_text(text), seed=seed, head=head0)
     except ValueError as e:  # e.g. a single token: nothing to shuffle

@@ -5,7 +5,7 @@ import gradio as gr
 
 from ui import components
 
-from analysis.steps import attention_steps, simple_attention, temperature_from_slider
+from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention
 from ui.context import Context, figure_font, friendly
 from ui.models import ModelRegistry
 from viz import steps as viz_steps
@@ -22,6 +22,12 @@ too peaked, with forbidden keys set to −∞ by the mask. Move the temperature 
 by it): at the left end (T = 0.01) each row becomes one-hot (hard attention), at the right end (T = 100)
 uniform; the middle (T = 1) is the model as trained.
 """
+
+
+def temperature_from_slider(log10_temperature: float) -> float:
+    """The step-by-step view's slider is log-scaled: -2 -> 0.01, 0 -> 1, 2 -> 100 (clamped to that range)."""
+    value = 10.0 ** float(log10_temperature)
+    return float(min(MAX_TEMPERATURE, max(MIN_TEMPERATURE, value)))
 
 
 def live_view(registry: ModelRegistry, text, model, layer, head, kind, presenter, log_temperature, scale):

@@ -14,14 +14,11 @@ from viz.panels import Panel, heatmap_row
 SENTENCE_COLOR = "#ff7f0e"
 
 
-def _mark_sentence(fig: go.Figure, t: int, n_cols: int, row: int = 1, col: int = 1, horizontal_only=True):
-    """An orange frame around the rows (positions) the current sentence uses."""
+def _mark_sentence(fig: go.Figure, t: int, n_cols: int, col: int = 1):
+    """An orange frame around the rows (positions) the current sentence uses, in panel `col`."""
     axis = "" if col == 1 else str(col)
     fig.add_shape(type="rect", x0=-0.5, x1=n_cols - 0.5, y0=-0.5, y1=t - 0.5, xref=f"x{axis}", yref=f"y{axis}",
                   line=dict(color=SENTENCE_COLOR, width=2))
-    if not horizontal_only:
-        fig.add_shape(type="rect", x0=-0.5, x1=t - 0.5, y0=-0.5, y1=t - 0.5, xref=f"x{axis}", yref=f"y{axis}",
-                      line=dict(color=SENTENCE_COLOR, width=2))
     return fig
 
 

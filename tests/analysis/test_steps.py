@@ -6,8 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.steps import (MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention, stable_softmax,
-                         temperature_from_slider)
+from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention, stable_softmax
 from model import api
 
 RNG = np.random.default_rng(0)
@@ -84,10 +83,3 @@ def test_parameter_free_attention_is_softmax_of_x_xt():
     e = np.exp(x @ x.T - (x @ x.T).max(-1, keepdims=True))
     np.testing.assert_allclose(steps.probs, e / e.sum(-1, keepdims=True), rtol=1e-5)
     np.testing.assert_allclose(steps.output, steps.probs @ x, rtol=1e-5)
-
-
-def test_temperature_slider_is_log_scaled_and_clamped():
-    assert temperature_from_slider(-2) == pytest.approx(0.01)
-    assert temperature_from_slider(0) == pytest.approx(1.0)
-    assert temperature_from_slider(2) == pytest.approx(100.0)
-    assert temperature_from_slider(9) == MAX_TEMPERATURE

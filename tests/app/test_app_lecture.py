@@ -158,3 +158,12 @@ def test_masking_writes_each_mask_marker_as_one_plain_word_both_models_read():
     labels = list(masks.layout.yaxis.ticktext)
     assert labels.count("▁" + masking.MASK_STAND_IN) == 1 and "&lt;mask&gt;" not in labels
     assert labels == list(masking.view(shipped, "Mary gave something to Susan", 1, 1, False)[0].layout.yaxis.ticktext)
+
+
+def test_temperature_slider_is_log_scaled_and_clamped():
+    from analysis.steps import MAX_TEMPERATURE
+
+    assert steps.temperature_from_slider(-2) == pytest.approx(0.01)
+    assert steps.temperature_from_slider(0) == pytest.approx(1.0)
+    assert steps.temperature_from_slider(2) == pytest.approx(100.0)
+    assert steps.temperature_from_slider(9) == MAX_TEMPERATURE

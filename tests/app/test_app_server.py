@@ -47,10 +47,9 @@ def test_analyze_returns_the_core_outputs(client):
     assert "Next token" in predicted and "Greedy continuation" in predicted
 
 
-def test_translate_gives_an_iso_like_string(client):
-    out = client.predict("Saturday, 21st of November 2026", api_name="/translate")
-    assert isinstance(out, str) and out
-    assert client.predict("Saturday, 21st of November 2026", 2, api_name="/translate")
+def test_translate_gives_the_iso_date(client):
+    assert client.predict("Saturday, 21st of November 2026", api_name="/translate") == "2026-11-21"
+    assert client.predict("Saturday, 21st of November 2026", 2, api_name="/translate") == "2026-11-21"
 
 
 @pytest.mark.parametrize("args,message", [

@@ -2,11 +2,13 @@
 agreement with PyTorch's fused kernel."""
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from model.attention import causal_mask, scaled_dot_product_attention, simple_self_attention
+from analysis.steps import simple_attention
+from model.attention import causal_mask, scaled_dot_product_attention
 
 
 def qkv(*shape, seed=0, s=None):
@@ -146,36 +148,26 @@ def test_dropout_acts_only_in_training_and_never_on_the_returned_probabilities()
     assert torch.equal(on.probs, plain.probs), "probs shown to students are the undropped weights"
 
 
-def test_simple_self_attention_is_softmax_of_x_x_transpose():
-    x = torch.randn(2, 5, 3, generator=torch.Generator().manual_seed(13))
-    att = simple_self_attention(x)
-    expected = torch.softmax(x @ x.transpose(-2, -1), dim=-1)
-    torch.testing.assert_close(att.probs, expected)
-    torch.testing.assert_close(att.output, expected @ x)
-    torch.testing.assert_close(att.probs.sum(-1), torch.ones(2, 5))
-    assert att.mask is None
+def test_parameter_free_attention_is_the_torch_path_with_x_as_query_key_and_value():
+    """The app's numpy softmax(x xᵀ) (analysis.steps.simple_attention) is scaled_dot_product_attention
+    with q = k = v = x and no scaling: one implementation, checked against the other."""
+    x = torch.randn(5, 3, generator=torch.Generator().manual_seed(13))
+    att = scaled_dot_product_attention(x, x, x, scale=False)
+    steps = simple_attention(x.numpy())
+    np.testing.assert_allclose(steps.probs, att.probs.numpy(), atol=1e-6)
+    np.testing.assert_allclose(steps.output, att.output.numpy(), atol=1e-6)
+    np.testing.assert_allclose(steps.probs, torch.softmax(x @ x.T, -1).numpy(), atol=1e-6)
 
 
-def test_simple_self_attention_by_hand():
+def test_parameter_free_attention_by_hand():
     # x = identity rows: x xᵀ = I, so each token keeps e/(e+1) of itself.
-    x = torch.eye(2)
-    att = simple_self_attention(x)
+    steps = simple_attention(np.eye(2, dtype=np.float32))
     own, other = math.e / (math.e + 1), 1 / (math.e + 1)
-    torch.testing.assert_close(att.probs, torch.tensor([[own, other], [other, own]]))
-    torch.testing.assert_close(att.output, torch.tensor([[own, other], [other, own]]))
+    np.testing.assert_allclose(steps.probs, [[own, other], [other, own]], rtol=1e-6)
+    np.testing.assert_allclose(steps.output, [[own, other], [other, own]], rtol=1e-6)
 
 
-def test_simple_self_attention_has_no_parameters():
-    import inspect
-
-    assert list(inspect.signature(simple_self_attention).parameters) == ["x"]
-    assert not isinstance(simple_self_attention, torch.nn.Module)
-    # nothing learned: the same input always gives the same output
-    x = torch.randn(4, 3)
-    assert torch.equal(simple_self_attention(x).output, simple_self_attention(x.clone()).output)
-
-
-def test_simple_self_attention_is_permutation_equivariant():
-    x = torch.randn(6, 4, generator=torch.Generator().manual_seed(14))
-    perm = torch.tensor([3, 0, 5, 1, 4, 2])
-    torch.testing.assert_close(simple_self_attention(x[perm]).output, simple_self_attention(x).output[perm])
+def test_parameter_free_attention_is_permutation_equivariant():
+    x = torch.randn(6, 4, generator=torch.Generator().manual_seed(14)).numpy()
+    perm = np.array([3, 0, 5, 1, 4, 2])
+    np.testing.assert_allclose(simple_attention(x[perm]).output, simple_attention(x).output[perm], atol=1e-6)

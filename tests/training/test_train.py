@@ -182,16 +182,14 @@ def test_encode_dates_pads_and_shifts():
 
 
 def test_masked_training_loss_projects_only_the_masked_positions_and_agrees_with_the_full_loss():
-    from types import SimpleNamespace
-
     config = TransformerConfig(arch="encoder", vocab_size=300, max_len=32, d_model=16, n_heads=2, n_layers=1, d_ff=32,
                                dropout=0.0)
     torch.manual_seed(0)
     model = build(config)
     stream = np.random.default_rng(1).integers(5, 300, size=5_000).astype(np.int32)
     batch = batches.masked_batch(stream, 8, 32, np.random.default_rng(0), mask_id=3, vocab_size=300, n_special=5)
-    cheap, n = train.TextTask.loss(SimpleNamespace(masked=True), model, batch, "cpu")
-    full, n_full = train.TextTask.loss(SimpleNamespace(masked=False), model, batch, "cpu")
+    cheap, n = train.text_loss(model, batch, "cpu", masked=True)
+    full, n_full = train.text_loss(model, batch, "cpu", masked=False)
     assert n == n_full == 8 * 32
     torch.testing.assert_close(cheap, full, rtol=1e-5, atol=1e-6)
     cheap.backward()  # and it trains: gradients reach the embeddings through the projection
