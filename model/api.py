@@ -6,6 +6,8 @@
     lm.generate("The cat", 10)
     api.load("mlm").fill("The cat <mask> on the mat")
     api.load("dates").translate("Saturday, 21st of November 2026")   # '2026-11-21'
+    api.load("minilm").trace("The animal didn't cross the street")    # a real pretrained BERT
+    api.load_pretrained("/models/gpt2")        # any BERT-, RoBERTa-, DistilBERT- or GPT-2-family folder
 
 Nothing is loaded on import.
 """
@@ -19,7 +21,7 @@ from pathlib import Path
 import torch
 from tokenizers import Tokenizer
 
-from model import checkpoint, decoding, trace as trace_mod
+from model import checkpoint, decoding, pretrained, trace as trace_mod
 from model import tokenizer as tok
 from model.config import TransformerConfig
 from model.device import default_device
@@ -27,6 +29,7 @@ from model.switches import PLAIN, Switches
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHIPPED = ("lm", "mlm", "dates")  # the models trained by this project and kept in assets/<name>/
+PRETRAINED = (pretrained.MINILM,)  # shipped pretrained models, not trained here (model/pretrained.py)
 MASK_MARKERS = re.compile(r"<mask>|\[MASK\]")
 
 
@@ -71,10 +74,32 @@ class LoadedModel:
 
     def _no_specials(self, logits: torch.Tensor, keep: tuple[str, ...] = ()) -> torch.Tensor:
         """Special tokens are bookkeeping, not words: never offer them as guesses."""
-        banned = [self.special(t) for t in tok.SPECIALS if t not in keep and self.special(t) is not None]
+        banned = self.special_ids(keep)
         logits = logits.float().clone()
         logits[..., banned] = float("-inf")
         return logits
+
+    @property
+    def has_lm_head(self) -> bool:
+        """False for a pretrained encoder shipped without its word-prediction head (MiniLM)."""
+        return getattr(self.model, "to_vocab", True) is not None
+
+    @cached_property
+    def _template(self) -> tuple[list[int], list[int], int | None]:
+        """A pretrained tokenizer's own specials around a text ([CLS] … [SEP], <s> … </s>, or none for
+        GPT-2), read off by encoding one word with and without them; and its mask token's id."""
+        bare = self.tokenizer.encode("a", add_special_tokens=False).ids
+        full = self.tokenizer.encode("a", add_special_tokens=True).ids
+        start = next(i for i in range(len(full)) if full[i:i + len(bare)] == bare)
+        mask = next((self.tokenizer.token_to_id(m) for m in ("[MASK]", "<mask>")
+                     if self.tokenizer.token_to_id(m) is not None), None)
+        return full[:start], full[start + len(bare):], mask
+
+    def special_ids(self, keep: tuple[str, ...] = ()) -> list[int]:
+        """Ids of the special tokens (project tokenizers: <pad>, <s>, …; pretrained: every added special)."""
+        if self.config.tokenizer == "template":
+            return [i for i, t in self.tokenizer.get_added_tokens_decoder().items() if t.special]
+        return [self.special(t) for t in tok.SPECIALS if t not in keep and self.special(t) is not None]
 
     def label(self, token_id: int) -> str:
         return tok.readable(self.tokenizer, self.tokenizer.id_to_token(token_id))
@@ -85,6 +110,8 @@ class LoadedModel:
         "<mask>" (or "[MASK]") into its mask token; the dates model reads raw characters."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a string, got {type(text).__name__}")
+        if self.config.tokenizer == "template":
+            return self._encode_template(text)
         if self.arch == "encoder-decoder":
             ids = self.tokenizer.encode(text).ids
         else:
@@ -100,6 +127,24 @@ class LoadedModel:
         limit = self.config.max_len
         truncated = len(ids) > limit
         ids = ids[:limit]
+        return Encoded(ids, [self.label(i) for i in ids], truncated)
+
+    def _encode_template(self, text: str) -> Encoded:
+        """A pretrained model's reading: its tokenizer's own specials around the text (cut to fit the
+        context, the closing [SEP] kept); "[MASK]" or "<mask>" typed become its mask token."""
+        prefix, suffix, mask = self._template
+        pieces = MASK_MARKERS.split(text) if mask is not None and self.arch == "encoder" else [text]
+        ids = []
+        for i, piece in enumerate(pieces):
+            if i > 0:
+                ids.append(mask)
+            if i < len(pieces) - 1:
+                piece = piece.rstrip(" ")  # the mask takes the space before it, as in RoBERTa
+            if piece:
+                ids += self.tokenizer.encode(piece, add_special_tokens=False).ids
+        room = self.config.max_len - len(prefix) - len(suffix)
+        truncated = len(ids) > room
+        ids = prefix + ids[:room] + suffix
         return Encoded(ids, [self.label(i) for i in ids], truncated)
 
     # ---- the trace ----------------------------------------------------------
@@ -133,7 +178,7 @@ class LoadedModel:
             target = [self.special(tok.BOS)] if target is None else list(target)
             logits, rec = self.model(ids_t, torch.tensor([target], device=self.device), record=True, switches=switches)
             extra = dict(target_tokens=[self.label(i) for i in target], target_ids=target)
-        predictions = [self.label(int(i)) for i in logits[0].argmax(-1)]
+        predictions = [] if logits is None else [self.label(int(i)) for i in logits[0].argmax(-1)]
         return trace_mod.from_recording(
             rec, model=self.name, arch=self.arch, d_head=self.config.d_head, tokens=tokens, ids=list(ids),
             predictions=predictions, truncated=truncated, **extra)
@@ -142,6 +187,9 @@ class LoadedModel:
     def _require(self, arch: str, what: str) -> None:
         if self.arch != arch:
             raise ValueError(f"{what} needs the {arch} model; {self.name} is an {self.arch}")
+        if not self.has_lm_head:
+            raise ValueError(f"{what} needs a language-model head; {self.name} was published without one "
+                             "(it was trained to compare whole sentences, not to predict words)")
 
     @torch.no_grad()
     def next_tokens(self, text: str, k: int = 10, switches: Switches = PLAIN) -> list[tuple[str, float]]:
@@ -162,7 +210,8 @@ class LoadedModel:
         room = self.config.max_len - len(ids)
         step = lambda prefix: torch.log_softmax(
             self._no_specials(self.model(prefix, switches=switches)[0][:, -1], keep=(tok.EOS,)), -1)
-        out = decoding.greedy(step, ids, self.special(tok.EOS), max(0, min(n, room)), self.device, no_repeat_ngram)
+        end = self.special(tok.EOS) if self.config.tokenizer == "project" else self.special("<|endoftext|>")
+        out = decoding.greedy(step, ids, end, max(0, min(n, room)), self.device, no_repeat_ngram)
         return self.tokenizer.decode(out.ids)
 
     @torch.no_grad()
@@ -170,7 +219,7 @@ class LoadedModel:
         """For each <mask> in `text`, the masked model's top-k fillers with probabilities."""
         self._require("encoder", "fill-in-the-blank")
         enc = self.encode(text)
-        mask_id = self.special(tok.MASK)
+        mask_id = self._template[2] if self.config.tokenizer == "template" else self.special(tok.MASK)
         logits, _ = self.model(torch.tensor([enc.ids], device=self.device), switches=switches)
         answers = []
         for position in [i for i, t in enumerate(enc.ids) if t == mask_id]:
@@ -230,6 +279,8 @@ def tokenizer_path(directory: Path) -> Path:
 
 def load_from(directory: Path, name: str | None = None, weights: str = checkpoint.WEIGHTS, device=None) -> LoadedModel:
     directory = Path(directory)
+    if pretrained.is_pretrained(directory):
+        return load_pretrained(directory, name, device)
     device = torch.device(device) if device is not None else default_device()
     model = checkpoint.load(directory, weights, device)
     try:
@@ -239,8 +290,20 @@ def load_from(directory: Path, name: str | None = None, weights: str = checkpoin
     return LoadedModel(name or directory.name, model, tokenizer, directory, device, weights)
 
 
+def load_pretrained(source: str | Path, name: str | None = None, device=None, expected_sha256: str | None = None,
+                    label: str | None = None) -> LoadedModel:
+    """A Hugging Face model folder (or a Hub id, where the Hub is reachable) run by this project's modules."""
+    directory = pretrained.resolve(source)
+    device = torch.device(device) if device is not None else default_device()
+    model, tokenizer = pretrained.load(directory, device, expected_sha256, label)
+    return LoadedModel(name or directory.name, model, tokenizer, directory, device)
+
+
 def load(name: str, assets: Path = ASSETS, device=None) -> LoadedModel:
-    """A shipped model by name: "lm", "mlm" or "dates"."""
+    """A shipped model by name: "lm", "mlm", "dates" (trained here) or "minilm" (pretrained)."""
+    if name == pretrained.MINILM:
+        return load_pretrained(pretrained.minilm_folder(), name, device, pretrained.MINILM_SHA256,
+                               label=f"minilm (from {pretrained.MINILM_PACKAGE})")
     if name not in SHIPPED:
-        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(SHIPPED)}")
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(SHIPPED + PRETRAINED)}")
     return load_from(Path(assets) / name, name, device=device)

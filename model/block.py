@@ -16,9 +16,10 @@ from model.multi_head import HeadsRecord, MultiHeadAttention
 class FeedForward(nn.Module):
     """The same two-layer net applied to every position on its own."""
 
-    def __init__(self, k: int, hidden: int, dropout: float):
+    def __init__(self, k: int, hidden: int, dropout: float, activation: str = "gelu"):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(k, hidden), nn.GELU(), nn.Linear(hidden, k), nn.Dropout(dropout))
+        gelu = nn.GELU(approximate="tanh" if activation == "gelu_tanh" else "none")
+        self.net = nn.Sequential(nn.Linear(k, hidden), gelu, nn.Linear(hidden, k), nn.Dropout(dropout))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)
@@ -31,12 +32,13 @@ class TransformerBlock(nn.Module):
         super().__init__()
         k, h = config.d_model, config.n_heads
         self.pre_norm = config.norm == "pre"
-        self.self_attention = MultiHeadAttention(k, h, config.wide, config.dropout)
-        self.norm1 = nn.LayerNorm(k)
-        self.cross_attention = MultiHeadAttention(k, h, config.wide, config.dropout) if cross else None
-        self.norm_cross = nn.LayerNorm(k) if cross else None
-        self.feed_forward = FeedForward(k, config.d_ff, config.dropout)
-        self.norm2 = nn.LayerNorm(k)
+        eps = config.layer_norm_eps
+        self.self_attention = MultiHeadAttention(k, h, config.wide, config.dropout, config.qkv_bias)
+        self.norm1 = nn.LayerNorm(k, eps=eps)
+        self.cross_attention = MultiHeadAttention(k, h, config.wide, config.dropout, config.qkv_bias) if cross else None
+        self.norm_cross = nn.LayerNorm(k, eps=eps) if cross else None
+        self.feed_forward = FeedForward(k, config.d_ff, config.dropout, config.activation)
+        self.norm2 = nn.LayerNorm(k, eps=eps)
         self.dropout = nn.Dropout(config.dropout)
 
     def _residual(self, x, norm, sublayer):

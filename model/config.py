@@ -30,6 +30,15 @@ class TransformerConfig:
     wide: bool = False
     norm: str = "post"  # "post" as in the original paper, or "pre"
     tie_embeddings: bool = True
+    # Where pretrained checkpoints differ (model/pretrained.py); the defaults are this project's models.
+    activation: str = "gelu"  # "gelu" (exact, BERT) or "gelu_tanh" (GPT-2's tanh approximation)
+    layer_norm_eps: float = 1e-5
+    qkv_bias: bool = False  # BERT and GPT-2 add a bias to queries, keys and values
+    type_vocab_size: int = 0  # BERT's sentence A/B embeddings; one sentence always reads type 0
+    position_offset: int = 0  # RoBERTa numbers positions from 2 (0 and 1 belong to padding)
+    embedding_norm: bool = False  # BERT normalises token + position (+ type) before the first block
+    lm_head: str = "linear"  # "linear", "transform" (BERT's dense, activation, norm, then biased linear), "none"
+    tokenizer: str = "project"  # "project": <s> first, <mask> marks; "template": the tokenizer's own [CLS] … [SEP]
 
     def __post_init__(self):
         if self.arch not in ARCHITECTURES:
@@ -38,6 +47,12 @@ class TransformerConfig:
             raise ValueError(f"norm must be 'post' or 'pre', got {self.norm!r}")
         if self.positions not in ("learned", "sinusoidal", "none"):
             raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'none', got {self.positions!r}")
+        if self.activation not in ("gelu", "gelu_tanh"):
+            raise ValueError(f"activation must be 'gelu' or 'gelu_tanh', got {self.activation!r}")
+        if self.lm_head not in ("linear", "transform", "none"):
+            raise ValueError(f"lm_head must be 'linear', 'transform' or 'none', got {self.lm_head!r}")
+        if self.tokenizer not in ("project", "template"):
+            raise ValueError(f"tokenizer must be 'project' or 'template', got {self.tokenizer!r}")
         if self.arch == "encoder-decoder" and self.n_decoder_layers < 1:
             raise ValueError("an encoder-decoder needs n_decoder_layers >= 1")
 

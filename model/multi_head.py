@@ -37,16 +37,16 @@ class HeadsRecord:
 
 
 class MultiHeadAttention(nn.Module):
-    def __init__(self, k: int, heads: int, wide: bool = False, dropout: float = 0.0):
+    def __init__(self, k: int, heads: int, wide: bool = False, dropout: float = 0.0, bias: bool = False):
         super().__init__()
         if not wide and k % heads != 0:
             raise ValueError(f"narrow attention splits the embedding: k={k} must be divisible by heads={heads}")
         self.k, self.heads, self.wide, self.dropout = k, heads, wide, dropout
         self.d = k if wide else k // heads  # per-head size
         inner = self.d * heads
-        self.toqueries = nn.Linear(k, inner, bias=False)
-        self.tokeys = nn.Linear(k, inner, bias=False)
-        self.tovalues = nn.Linear(k, inner, bias=False)
+        self.toqueries = nn.Linear(k, inner, bias=bias)  # bias: pretrained BERT and GPT-2 have one
+        self.tokeys = nn.Linear(k, inner, bias=bias)
+        self.tovalues = nn.Linear(k, inner, bias=bias)
         self.unifyheads = nn.Linear(inner, k)
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:

@@ -34,13 +34,19 @@ class Recording:
 
 class Embedder(nn.Module):
     """Token embedding plus position vector; sinusoidal models scale the embedding
-    by sqrt(k) as the 2017 paper does, so the fixed sinusoids do not drown it."""
+    by sqrt(k) as the 2017 paper does, so the fixed sinusoids do not drown it.
+    Pretrained BERTs also add a sentence-type vector (always type 0 here: one sentence)
+    and normalise the sum (config.embedding_norm)."""
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.token_embedding = nn.Embedding(config.vocab_size, config.d_model)
-        self.positions = POSITIONS[config.positions](config.max_len, config.d_model)
+        self.offset = config.position_offset
+        self.positions = POSITIONS[config.positions](config.max_len + self.offset, config.d_model)
         self.scale = math.sqrt(config.d_model) if config.positions == "sinusoidal" else 1.0
+        if config.type_vocab_size:
+            self.token_types = nn.Embedding(config.type_vocab_size, config.d_model)
+        self.norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.embedding_norm else nn.Identity()
         self.dropout = nn.Dropout(config.dropout)
         self.max_len = config.max_len
 
@@ -50,11 +56,14 @@ class Embedder(nn.Module):
         if t > self.max_len:
             raise ValueError(f"sequence of {t} tokens is longer than the model's context of {self.max_len}")
         tokens = self.token_embedding(ids) * self.scale  # (b, t, k)
-        positions = self.positions(t).to(tokens.device) if positions else tokens.new_zeros(t, tokens.size(-1))  # (t, k)
+        if hasattr(self, "token_types"):  # the same type-0 vector on every token: part of what a token adds
+            tokens = tokens + self.token_types.weight[0]
+        positions = (self.positions(t + self.offset)[self.offset:].to(tokens.device) if positions
+                     else tokens.new_zeros(t, tokens.size(-1)))  # (t, k)
         if recording is not None:
             recording.embeddings[side] = tokens
             recording.positions[side] = positions
-        return self.dropout(tokens + positions)
+        return self.dropout(self.norm(tokens + positions))
 
 
 class Stack(nn.Module):
@@ -63,7 +72,7 @@ class Stack(nn.Module):
     def __init__(self, config: TransformerConfig, n: int, cross: bool = False):
         super().__init__()
         self.blocks = nn.ModuleList(TransformerBlock(config, cross) for _ in range(n))
-        self.final_norm = nn.LayerNorm(config.d_model) if config.norm == "pre" else nn.Identity()
+        self.final_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.norm == "pre" else nn.Identity()
 
     def forward(self, x, mask, recording, names, context=None, context_mask=None, switches: Switches = PLAIN):
         """names maps the block's attention ("self", "cross") to the kind it is recorded and ablated as."""
@@ -87,8 +96,23 @@ def _init(module: nn.Module) -> None:
             nn.init.normal_(m.weight, std=0.02)
 
 
+class LMTransform(nn.Module):
+    """BERT's masked-LM head before its projection to the vocabulary: dense, activation, norm."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.d_model, config.d_model)
+        self.activation = nn.GELU(approximate="tanh" if config.activation == "gelu_tanh" else "none")
+        self.norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(self.activation(self.dense(x)))
+
+
 class _SingleStack(nn.Module):
-    """Embed, run the blocks, project to the vocabulary. `causal` picks the mask."""
+    """Embed, run the blocks, project to the vocabulary. `causal` picks the mask.
+    A pretrained model without a language-model head (config.lm_head "none", such as MiniLM)
+    has no to_vocab: its forward gives None for the logits."""
 
     causal: bool
 
@@ -97,16 +121,18 @@ class _SingleStack(nn.Module):
         self.config = config
         self.embed = Embedder(config)
         self.stack = Stack(config, config.n_layers)
-        self.to_vocab = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.lm_transform = LMTransform(config) if config.lm_head == "transform" else nn.Identity()
+        self.to_vocab = (nn.Linear(config.d_model, config.vocab_size, bias=config.lm_head == "transform")
+                         if config.lm_head != "none" else None)
         _init(self)
-        if config.tie_embeddings:
+        if config.tie_embeddings and self.to_vocab is not None:
             self.to_vocab.weight = self.embed.token_embedding.weight
 
     def forward(self, ids: torch.Tensor, record: bool = False,
-                switches: Switches = PLAIN) -> tuple[torch.Tensor, Recording | None]:
-        """ids (b, t) -> logits (b, t, v) and, with record=True, every attention step."""
+                switches: Switches = PLAIN) -> tuple[torch.Tensor | None, Recording | None]:
+        """ids (b, t) -> logits (b, t, v) (None without an lm head) and, with record=True, every attention step."""
         x, recording = self.features(ids, record, switches)
-        return self.to_vocab(x), recording
+        return (self.to_vocab(self.lm_transform(x)) if self.to_vocab is not None else None), recording
 
     def features(self, ids: torch.Tensor, record: bool = False,
                  switches: Switches = PLAIN) -> tuple[torch.Tensor, Recording | None]:

@@ -1,0 +1,307 @@
+"""Pretrained Hugging Face checkpoints run by this project's modules, checked against `transformers`
+(the test-only oracle, eager attention): MiniLM as shipped, and tiny random BERT, RoBERTa, DistilBERT
+and GPT-2 models saved in Hugging Face format. Bad folders get errors that name the fix."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+from model import api, pretrained
+from model.checkpoint import CheckpointError
+from model.switches import Switches
+
+transformers = pytest.importorskip("transformers", reason="transformers is the test oracle (requirements-dev.txt)")
+
+SENTENCES = [
+    "The animal didn't cross the street because it was too tired.",
+    "Walking and talking, she kept smiling!",
+    "Mary gave roses to Susan",
+    "ÜBER café 🍕 x",
+    "the cat sat on the mat",
+]
+ATOL = 1e-5
+
+
+def _oracle(model, ids):
+    with torch.no_grad():
+        return model(torch.tensor([ids]), output_attentions=True, output_hidden_states=True)
+
+
+def _max_diffs(loaded: api.LoadedModel, oracle, text: str) -> dict[str, float]:
+    """Max abs differences between our forward and transformers' on `text`: every layer's attention
+    probabilities, the vectors entering every layer, and the final hidden states (or logits)."""
+    enc = loaded.encode(text)
+    trace = loaded.trace(text)
+    out = _oracle(oracle, enc.ids)
+    att = trace.attention["self"]
+    diffs = {"probs": np.abs(np.stack([a[0].numpy() for a in out.attentions]) - att.probs).max()}
+    features, _ = loaded.model.features(torch.tensor([enc.ids]))
+    if loaded.config.norm == "post":  # BERT: hidden_states[i] enters layer i
+        hidden = np.stack([h[0].numpy() for h in out.hidden_states[:-1]])
+        diffs["inputs"] = np.abs(hidden - att.inputs).max()
+    if getattr(out, "logits", None) is not None:
+        logits, _ = loaded.model(torch.tensor([enc.ids]))
+        diffs["logits"] = (logits[0] - out.logits[0]).abs().max().item()
+    else:
+        diffs["last"] = (features[0] - out.last_hidden_state[0]).abs().max().item()
+    return diffs
+
+
+# ---- MiniLM, as shipped -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def minilm():
+    return api.load("minilm", device="cpu")
+
+
+@pytest.fixture(scope="module")
+def minilm_oracle():
+    return transformers.BertModel.from_pretrained(str(pretrained.minilm_folder()), attn_implementation="eager").eval()
+
+
+def test_minilm_is_a_six_layer_twelve_head_bert(minilm):
+    c = minilm.config
+    assert (c.arch, c.n_layers, c.n_heads, c.d_model, c.norm) == ("encoder", 6, 12, 384, "post")
+    assert (c.qkv_bias, c.embedding_norm, c.type_vocab_size, c.layer_norm_eps, c.lm_head) == (True, True, 2, 1e-12, "none")
+    assert sum(p.numel() for p in minilm.model.parameters()) == pytest.approx(22.6e6, rel=0.01)  # 22 M without pooler
+    assert not minilm.has_lm_head
+
+
+@pytest.mark.parametrize("text", SENTENCES)
+def test_minilm_matches_transformers(minilm, minilm_oracle, text):
+    diffs = _max_diffs(minilm, minilm_oracle, text)
+    assert set(diffs) == {"probs", "inputs", "last"}
+    assert max(diffs.values()) < ATOL, diffs
+
+
+def test_minilm_reads_exactly_what_was_typed(minilm):
+    """Its tokenizer.json pads to 128 and truncates: the app must read only [CLS], the words, [SEP]."""
+    enc = minilm.encode("Walking talking")
+    assert enc.tokens == ["[CLS]", "walking", "talking", "[SEP]"] and not enc.truncated
+    raw = Tokenizer.from_file(str(pretrained.minilm_folder() / "tokenizer.json"))
+    assert len(raw.encode("Walking talking").ids) == 128  # what the file alone would do
+    assert minilm.encode("tokenization").tokens[1:-1] == ["token", "##ization"]  # WordPiece pieces as written
+    long = minilm.encode("word " * 600)
+    assert long.truncated and len(long.ids) == 512 and long.tokens[0] == "[CLS]" and long.tokens[-1] == "[SEP]"
+    assert minilm.trace("word " * 600).truncated
+
+
+def test_typed_specials_are_text_not_tokens(minilm):
+    assert minilm.encode("[CLS] [SEP]").tokens.count("[CLS]") == 1  # only the model's own
+
+
+def test_minilm_has_no_word_predictions(minilm):
+    assert minilm.trace("the cat sat").predictions == []
+    with pytest.raises(ValueError, match="no.*language-model head|without one"):
+        minilm.fill("the [MASK] sat")
+
+
+def test_ablation_works_on_minilm(minilm):
+    """The interventions' switches run on the pretrained model too: knocking out every head of layer 1
+    changes what the later layers see; uniform weights are what the layer used."""
+    text = "The animal didn't cross the street because it was too tired."
+    plain = minilm.trace(text)
+    off = minilm.trace(text, switches=Switches(ablate=frozenset(("self", 0, h) for h in range(12))))
+    assert np.allclose(off.attention["self"].probs[0], plain.attention["self"].probs[0])
+    assert np.abs(off.attention["self"].probs[1] - plain.attention["self"].probs[1]).max() > 1e-3
+    uniform = minilm.trace(text, switches=Switches(ablate=frozenset({("self", 3, 1)}), method="uniform"))
+    assert np.allclose(uniform.attention["self"].probs[3, 1], 1 / len(plain.tokens))
+    shuffled = minilm.trace(text, switches=Switches(positions=False))
+    assert not shuffled.position_embeddings.any()
+
+
+def test_minilm_it_animal_head(minilm):
+    """The lecture example: a layer-4 head puts about 0.68 of "it"'s attention on "animal"."""
+    trace = minilm.trace("The animal didn't cross the street because it was too tired.")
+    probs = trace.attention["self"].probs
+    weight = probs[:, :, trace.tokens.index("it"), trace.tokens.index("animal")]
+    layer, head = np.unravel_index(weight.argmax(), weight.shape)
+    assert (layer + 1, head + 1) == (4, 2) and weight.max() == pytest.approx(0.68, abs=0.01)
+
+
+# ---- tiny random checkpoints of each family, saved in Hugging Face format ------------------------------
+WORDS = ["the", "cat", "sat", "on", "mat", "walk", "##ing", "##s", "she", "kept", "smil", "a", ".", ",", "!"]
+
+
+def _wordpiece() -> Tokenizer:
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
+    tokenizer = Tokenizer(models.WordPiece({w: i for i, w in enumerate(vocab)}, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    tokenizer.decoder = decoders.WordPiece()
+    tokenizer.add_special_tokens(vocab[:5])
+    tokenizer.enable_padding(length=24)  # as all-MiniLM's file does: the loader must switch it off
+    return tokenizer
+
+
+def _byte_bpe(specials: list[str]) -> Tokenizer:
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=specials, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tokenizer.train_from_iterator(SENTENCES * 20, trainer=trainer)
+    return tokenizer
+
+
+def _hf_model(family: str, vocab_size: int):
+    t = transformers
+    small = dict(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                 intermediate_size=48, max_position_embeddings=64)
+    made = {
+        "bert": lambda: t.BertForMaskedLM(t.BertConfig(**small, type_vocab_size=2)),
+        "bert-bare": lambda: t.BertModel(t.BertConfig(**small, hidden_act="gelu_new"), add_pooling_layer=True),
+        "roberta": lambda: t.RobertaForMaskedLM(t.RobertaConfig(**{**small, "max_position_embeddings": 66},
+                                                                pad_token_id=1, type_vocab_size=1)),
+        "distilbert": lambda: t.DistilBertForMaskedLM(t.DistilBertConfig(
+            vocab_size=vocab_size, dim=32, n_layers=2, n_heads=4, hidden_dim=48, max_position_embeddings=64)),
+        "gpt2": lambda: t.GPT2LMHeadModel(t.GPT2Config(vocab_size=vocab_size, n_embd=32, n_layer=2, n_head=4,
+                                                       n_positions=64)),
+    }[family]
+    torch.manual_seed(0)
+    model = made()
+    with torch.no_grad():  # far from the tiny init, so every attention map is sharp and every weight matters
+        for p in model.parameters():
+            p.normal_(0.0, 0.4)
+    return model.eval()
+
+
+def _tokenizer(family: str) -> Tokenizer:
+    if family.startswith("bert") or family == "distilbert":
+        return _wordpiece()
+    if family == "roberta":
+        tokenizer = _byte_bpe(["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+        tokenizer.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
+        return tokenizer
+    return _byte_bpe(["<|endoftext|>"])
+
+
+FAMILIES = ["bert", "bert-bare", "roberta", "distilbert", "gpt2"]
+
+
+def _save(family: str, folder):
+    tokenizer = _tokenizer(family)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    model = _hf_model(family, tokenizer.get_vocab_size())
+    model.save_pretrained(str(folder), safe_serialization=True)
+    return folder
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def tiny_folder(request, tmp_path_factory):
+    return request.param, _save(request.param, tmp_path_factory.mktemp(request.param))
+
+
+def test_tiny_checkpoints_round_trip_and_match_transformers(tiny_folder):
+    family, folder = tiny_folder
+    loaded = api.load_from(folder, device="cpu")  # a Hugging Face folder is recognised by its config.json
+    oracle = transformers.AutoModel if family == "bert-bare" else (
+        transformers.AutoModelForCausalLM if family == "gpt2" else transformers.AutoModelForMaskedLM)
+    oracle = oracle.from_pretrained(str(folder), attn_implementation="eager").eval()
+    expected = {"bert": "encoder", "bert-bare": "encoder", "roberta": "encoder", "distilbert": "encoder",
+                "gpt2": "decoder"}[family]
+    assert loaded.arch == expected and loaded.config.norm == ("pre" if family == "gpt2" else "post")
+    raw = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    raw.no_padding()
+    for text in SENTENCES[1:3] + ["the cat sat on the mat"]:
+        assert loaded.encode(text).ids == raw.encode(text).ids  # the tokenizer's own specials, no padding
+        diffs = _max_diffs(loaded, oracle, text)
+        assert max(diffs.values()) < ATOL, (family, text, diffs)
+    if family == "gpt2":
+        assert loaded.trace("the cat").attention["self"].causal
+        assert loaded.config.activation == "gelu_tanh"
+        assert len(loaded.next_tokens("the cat", k=3)) == 3 and isinstance(loaded.generate("the cat", 3), str)
+    elif family != "bert-bare":
+        mask = "[MASK]" if family != "roberta" else "<mask>"
+        assert len(loaded.fill(f"the cat {mask} on the mat", k=2)) == 1
+        assert loaded.fill("the cat <mask> on the [MASK]", k=2)[0]  # either marker reads as the model's mask
+        assert loaded.has_lm_head and loaded.trace("the cat").predictions
+    else:
+        assert loaded.config.activation == "gelu_tanh" and not loaded.has_lm_head
+
+
+def test_readable_wordpiece_and_byte_level_labels(tiny_folder):
+    family, folder = tiny_folder
+    loaded = api.load_from(folder, device="cpu")
+    tokens = loaded.encode("walking cats").tokens
+    if family in ("bert", "bert-bare", "distilbert"):
+        assert tokens == ["[CLS]", "walk", "##ing", "cat", "##s", "[SEP]"]
+    elif family == "roberta":
+        assert tokens[0] == "<s>" and tokens[-1] == "</s>" and "".join(tokens[1:-1]) == "walking▁cats"
+    else:
+        assert "".join(tokens) == "walking▁cats"
+
+
+# ---- bad folders: each gets an error that names the fix --------------------------------------------------
+@pytest.fixture(scope="module")
+def bert_folder(tmp_path_factory):
+    return _save("bert", tmp_path_factory.mktemp("bert"))
+
+
+@pytest.fixture()
+def bert_copy(bert_folder, tmp_path):
+    return shutil.copytree(bert_folder, tmp_path / "bert")
+
+
+@pytest.mark.parametrize("missing", pretrained.FILES)
+def test_missing_file_names_it_and_the_fix(bert_copy, missing):
+    (bert_copy / missing).unlink()
+    with pytest.raises(CheckpointError, match=f"missing {missing}.*hf download"):
+        api.load_pretrained(bert_copy, device="cpu")
+
+
+def test_pickled_weights_are_refused(bert_copy):
+    (bert_copy / "model.safetensors").rename(bert_copy / "pytorch_model.bin")
+    with pytest.raises(CheckpointError, match="pickled weights.*never loads.*safe_serialization"):
+        api.load_pretrained(bert_copy, device="cpu")
+
+
+def test_unsupported_architecture_names_the_families(bert_copy):
+    config = json.loads((bert_copy / "config.json").read_text())
+    (bert_copy / "config.json").write_text(json.dumps({**config, "model_type": "t5", "architectures": ["T5Model"]}))
+    with pytest.raises(CheckpointError, match="t5 model.*BERT.*GPT-2.*Choose"):
+        api.load_pretrained(bert_copy, device="cpu")
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other model"])
+def test_damaged_weights_are_a_clear_error(bert_copy, damage):
+    weights = bert_copy / "model.safetensors"
+    if damage == "garbage":
+        weights.write_bytes(b"not a safetensors file at all")
+    elif damage == "truncated":
+        weights.write_bytes(weights.read_bytes()[:-100])
+    else:
+        config = json.loads((bert_copy / "config.json").read_text())
+        (bert_copy / "config.json").write_text(json.dumps({**config, "hidden_size": 64}))
+    with pytest.raises(CheckpointError, match="damaged|does not match config.json.*download"):
+        api.load_pretrained(bert_copy, device="cpu")
+
+
+def test_sha256_mismatch_is_never_a_silent_load(bert_copy):
+    with pytest.raises(CheckpointError, match="sha256.*not the pinned.*--force-reinstall"):
+        api.load_pretrained(bert_copy, device="cpu", expected_sha256="0" * 64)
+    actual = pretrained.sha256(bert_copy / "model.safetensors")
+    assert api.load_pretrained(bert_copy, device="cpu", expected_sha256=actual).arch == "encoder"
+
+
+def test_a_hub_id_offline_is_a_clear_message_naming_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CheckpointError, match="someone/some-bert.*HF_HUB_OFFLINE.*ATTENTION_MODELS"):
+        api.load_pretrained("someone/some-bert", device="cpu")
+    with pytest.raises(CheckpointError, match="does not exist.*ATTENTION_MODELS"):
+        api.load_pretrained(str(tmp_path / "no" / "such" / "folder"), device="cpu")
+
+
+def test_configured_models_come_from_the_setting():
+    assert pretrained.configured("") == {}
+    assert pretrained.configured("gpt2=/models/gpt2, /models/bert-base-uncased/ ,prajjwal1/bert-tiny") == {
+        "gpt2": "/models/gpt2", "bert-base-uncased": "/models/bert-base-uncased/", "bert-tiny": "prajjwal1/bert-tiny"}
+    with pytest.raises(ValueError, match="names no model"):
+        pretrained.configured("name=")
