@@ -22,7 +22,8 @@ Type a sentence and pick a model. Each **head** decides, for every token (a row)
 every other token (a column); darker means more. Start with one head, then compare every head at once.
 """
 # The lecture tabs, in teaching order; each module has a build(ctx). A missing one is an error.
-LECTURE_TABS = ["ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning", "ui.multihead"]
+LECTURE_TABS = ["ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning", "ui.multihead",
+                "ui.interventions"]
 THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
                           font_mono=["ui-monospace", "SFMono-Regular", "monospace"])
 

@@ -68,3 +68,30 @@ def test_wrong_types_and_out_of_range_heads_are_clear(client):
     with pytest.raises(AppError, match="between 1 and|maximum value"):
         client.predict("The cat", "lm", 99, 1, api_name="/head")
     assert client.predict(api_name="/ping") == "ok"
+
+
+def test_ablate_knocks_out_heads_and_reports_the_change(client):
+    assert endpoint_parameters(client, "/ablate")[:3] == ["text", "model", "heads"]
+    nothing = client.predict("3 March 1999", "dates", "", api_name="/ablate")
+    assert nothing["before"] == nothing["after"] == client.predict("3 March 1999", api_name="/translate")
+    assert nothing["change"] == 0 and nothing["heads"] == []
+    blind = [client.predict(text, "dates", "cross all", api_name="/ablate")
+             for text in ("3 March 1999", "21 November 2026")]
+    assert blind[0]["after"] == blind[1]["after"] != blind[0]["before"]
+    assert blind[0]["change"] > 1 and len(blind[0]["heads"]) == 8
+    lm = client.predict("The cat sat on the", "lm", "L1 H1, L2 H2", api_name="/ablate")
+    assert lm["heads"] == ["L1 H1", "L2 H2"] and isinstance(lm["change"], float)
+    assert len(lm["before_top"]) == 5
+
+
+@pytest.mark.parametrize("args,message", [
+    (("3 March 1999", "dates", "L2 H3"), "name the kind first"),
+    (("3 March 1999", "dates", "cross L9 H1"), "does not exist"),
+    (("The cat", "lm", "head two"), "write heads like"),
+    (("The cat", "lm", "L1 H1", "sideways"), "method must be one of"),
+    (("The cat sat", "mlm", "L1 H1"), "<mask>"),
+])
+def test_ablate_bad_heads_get_a_clear_message(client, args, message):
+    with pytest.raises(AppError, match=message):
+        client.predict(*args, api_name="/ablate")
+    assert client.predict(api_name="/ping") == "ok"

@@ -1,0 +1,199 @@
+"""Interventions: knock heads out and measure what the model's output does; ask which input
+tokens the output depends on (gradient × input).
+
+Every experiment runs the one forward pass with model/switches.py's switches; nothing here
+copies the network. An output is compared by the log-probability the model gives to the
+*reference*: what the unablated model predicts for this input (the next token for lm, the
+filler of the first <mask> for mlm, the whole ISO string for dates, the label for a
+classifier). Encoders without an output head (a sentence encoder such as MiniLM) are compared
+by the cosine similarity of their sentence vector to the unablated one.
+
+    from model import api, interventions
+    from model.switches import Switches
+    dates = api.load("dates")
+    before, after = interventions.compare(dates, "3 March 1999", Switches(ablate={("cross", 1, 2)}))
+    before.text, after.text, before.score - after.score
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from model import tokenizer as tok
+from model.switches import PLAIN, Switches
+
+TOP_K = 5
+
+
+@dataclass
+class Outcome:
+    """What the model outputs for one input under one set of switches.
+
+    what     what the output is: "next token", "fill-in", "ISO date", "label" or "sentence vector"
+    text     the output as the app shows it (next token and continuation, filler, ISO string, label)
+    score    log-probability of the reference output (cosine similarity for a sentence vector: 1 = unchanged)
+    top      the top guesses with probabilities (empty for a sentence vector)
+    reference  the reference output's ids (what `score` measures)
+    """
+
+    what: str
+    text: str
+    score: float
+    top: list[tuple[str, float]] = field(default_factory=list)
+    reference: list[int] = field(default_factory=list)
+    vector: np.ndarray | None = None
+
+
+def has_vocab_head(loaded) -> bool:
+    return getattr(loaded.model, "to_vocab", None) is not None
+
+
+def _ids(loaded, text: str) -> torch.Tensor:
+    return torch.tensor([loaded.encode(text).ids], device=loaded.device)
+
+
+def _sentence_vector(loaded, ids: torch.Tensor, switches: Switches) -> torch.Tensor:
+    """Mean of the last layer's vectors over the tokens, as sentence encoders pool (k,)."""
+    features, _ = loaded.model.features(ids, switches=switches)
+    return features[0].float().mean(0)
+
+
+def _mask_position(loaded, ids: list[int]) -> int:
+    mask_id = loaded.special(tok.MASK)
+    positions = [i for i, t in enumerate(ids) if t == mask_id]
+    if not positions:
+        raise ValueError("Put a <mask> in the text: the masked model's output is its fill-in for it, "
+                         "e.g. 'The cat sat on the <mask>.'")
+    return positions[0]
+
+
+def _decoder_logp(loaded, src: torch.Tensor, target: list[int], switches: Switches) -> torch.Tensor:
+    """(n,) log-probabilities of each token of `target` after <s>, teacher-forced."""
+    bos, eos = loaded.special(tok.BOS), loaded.special(tok.EOS)
+    dec_in = torch.tensor([[bos] + target], device=loaded.device)
+    logits, _ = loaded.model(src, dec_in, switches=switches)
+    logp = torch.log_softmax(logits[0].float(), -1)  # (n + 1, v)
+    wanted = torch.tensor(target + [eos], device=loaded.device)
+    return logp[torch.arange(len(wanted)), wanted]
+
+
+@torch.no_grad()
+def outcome(loaded, text: str, switches: Switches = PLAIN, reference: Outcome | None = None,
+            describe: bool = True) -> Outcome:
+    """The model's output for `text` under `switches`, scored against `reference` (default: itself).
+    describe=False skips decoding the output text (the score alone, for head importance)."""
+    arch = loaded.arch
+    if arch == "encoder-decoder":
+        if reference is not None and not describe:
+            written = ""
+        else:
+            written = loaded.translate(text, switches=switches)
+        target = reference.reference if reference else loaded.tokenizer.encode(written).ids
+        score = float(_decoder_logp(loaded, _ids(loaded, text), target, switches).sum())
+        return Outcome("ISO date", written, score, reference=list(target))
+    if hasattr(loaded, "classify") and arch not in ("decoder", "encoder"):
+        return _classifier_outcome(loaded, text, switches, reference)
+    ids = _ids(loaded, text)
+    if not has_vocab_head(loaded):
+        vector = _sentence_vector(loaded, ids, switches)
+        ref = torch.as_tensor(reference.vector, device=vector.device) if reference else vector
+        score = float(torch.nn.functional.cosine_similarity(vector, ref, dim=0))
+        return Outcome("sentence vector", f"{vector.numel()}-dimensional sentence vector", score,
+                       vector=vector.cpu().numpy())
+    logits, _ = loaded.model(ids, switches=switches)
+    if arch == "decoder":
+        position, what, keep = -1, "next token", (tok.EOS,)
+    else:
+        position, what, keep = _mask_position(loaded, ids[0].tolist()), "fill-in", ()
+    logp = torch.log_softmax(loaded._no_specials(logits[0, position], keep=keep), -1)
+    best = int(logp.argmax())
+    ref = reference.reference[0] if reference else best
+    top = logp.exp().topk(TOP_K)
+    guesses = [(loaded.label(int(i)), float(p)) for p, i in zip(top.values, top.indices)]
+    shown = loaded.label(best)
+    if arch == "decoder" and describe:
+        shown += " → " + loaded.generate(text, 8, switches=switches)
+    return Outcome(what, shown, float(logp[ref]), guesses, [ref])
+
+
+def _classifier_outcome(loaded, text, switches, reference):
+    guesses = loaded.classify(text, k=None, switches=switches)  # every label, most likely first
+    probs = dict(guesses)
+    label = reference.text if reference else guesses[0][0]
+    return Outcome("label", guesses[0][0], float(np.log(max(probs[label], 1e-12))), guesses[:TOP_K])
+
+
+def compare(loaded, text: str, switches: Switches) -> tuple[Outcome, Outcome]:
+    """(before, after): the plain output and the output under `switches`, both scored against
+    the plain one. before.score - after.score is how much the change hurt the reference."""
+    before = outcome(loaded, text)
+    return before, outcome(loaded, text, switches, reference=before)
+
+
+def change(before: Outcome, after: Outcome) -> float:
+    """How much the output moved: the drop in log-probability of the reference output, or for a
+    sentence vector 1 - cosine similarity (0 = unchanged)."""
+    return before.score - after.score
+
+
+def head_importance(loaded, text: str, kinds: dict[str, tuple[int, int]], method: str = "zero") -> dict[str, np.ndarray]:
+    """For each attention kind ("self", or "encoder"/"decoder"/"cross") with (layers, heads): an
+    (L, H) array of how much knocking out that one head moves the output (see `change`)."""
+    before = outcome(loaded, text)
+    maps = {}
+    for kind, (layers, heads) in kinds.items():
+        effect = np.zeros((layers, heads), dtype=np.float32)
+        for layer in range(layers):
+            for head in range(heads):
+                switches = Switches(ablate={(kind, layer, head)}, method=method)
+                after = outcome(loaded, text, switches, before, describe=False)
+                effect[layer, head] = change(before, after)
+        maps[kind] = effect
+    return maps
+
+
+def gradient_times_input(score: torch.Tensor, inputs: torch.Tensor) -> np.ndarray:
+    """(..., t) attribution of a scalar `score` to each input vector: Σ_k ∂score/∂x_tk · x_tk.
+    inputs (..., t, k) must be a tensor the graph that computed `score` used (not a slice of one)."""
+    (grad,) = torch.autograd.grad(score, inputs)
+    return (grad * inputs).sum(-1).detach().float().cpu().numpy()
+
+
+def attribution(loaded, text: str, reference: Outcome | None = None, row: int | None = None) -> np.ndarray:
+    """(t,) gradient × input of the reference output's score with respect to each input token's
+    embedding (the source tokens for dates). row: for dates, one output character (0-based) instead
+    of the whole output."""
+    reference = reference or outcome(loaded, text)
+    ids = _ids(loaded, text)
+    model = loaded.model
+    with torch.enable_grad():
+        if loaded.arch == "encoder-decoder":
+            bos, eos = loaded.special(tok.BOS), loaded.special(tok.EOS)
+            target = reference.reference
+            logits, rec = model(ids, torch.tensor([[bos] + target], device=loaded.device), record=True)
+            logp = torch.log_softmax(logits[0].float(), -1)
+            wanted = torch.tensor(target + [eos], device=loaded.device)
+            per_row = logp[torch.arange(len(wanted)), wanted]
+            score = per_row[row] if row is not None and 0 <= row < len(per_row) else per_row.sum()
+            inputs = rec.embeddings["source"]
+        elif hasattr(loaded, "classify") and loaded.arch not in ("decoder", "encoder"):
+            logits, rec = model(ids, record=True)
+            labels = [label for label, _ in loaded.classify(text, k=None)]
+            index = loaded.label_index(reference.text if reference else labels[0])
+            score = torch.log_softmax(logits[0].float(), -1)[index]
+            inputs = rec.embeddings["input"]
+        elif not has_vocab_head(loaded):
+            features, rec = model.features(ids, record=True)
+            vector = features[0].float().mean(0)
+            direction = torch.as_tensor(reference.vector, device=vector.device)
+            score = vector @ direction / direction.norm().clamp(min=1e-12)  # length along the unablated vector
+            inputs = rec.embeddings["input"]
+        else:
+            logits, rec = model(ids, record=True)
+            position = -1 if loaded.arch == "decoder" else _mask_position(loaded, ids[0].tolist())
+            keep = (tok.EOS,) if loaded.arch == "decoder" else ()
+            score = torch.log_softmax(loaded._no_specials(logits[0, position], keep=keep), -1)[reference.reference[0]]
+            inputs = rec.embeddings["input"]
+        return gradient_times_input(score, inputs)[0]

@@ -1,0 +1,54 @@
+"""Rollout and the per-token explanations' shares."""
+import numpy as np
+import pytest
+
+from analysis.attribution import cross_rollout, rollout, shares
+
+RNG = np.random.default_rng(0)
+
+
+def random_probs(layers=3, heads=2, t=5, causal=False):
+    logits = RNG.normal(size=(layers, heads, t, t))
+    if causal:
+        logits = np.where(np.tril(np.ones((t, t), dtype=bool)), logits, -np.inf)
+    e = np.exp(logits - logits.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_rollout_rows_sum_to_one(causal):
+    rolled = rollout(random_probs(causal=causal))
+    np.testing.assert_allclose(rolled.sum(-1), 1.0, rtol=1e-5)
+    assert (rolled >= 0).all()
+    if causal:  # nothing flows from the future
+        assert np.allclose(np.triu(rolled, 1), 0)
+
+
+def test_rollout_of_one_layer_is_half_attention_half_identity():
+    probs = random_probs(layers=1)
+    expected = 0.5 * probs[0].mean(0) + 0.5 * np.eye(5)
+    np.testing.assert_allclose(rollout(probs), expected, rtol=1e-5)
+
+
+def test_rollout_multiplies_layers_first_layer_first():
+    """Two previous-token layers: with no residual, rollout is the shift applied twice."""
+    t = 4
+    shift = np.zeros((t, t))
+    shift[0, 0] = 1
+    shift[np.arange(1, t), np.arange(t - 1)] = 1
+    probs = np.stack([shift[None], shift[None]])  # (2, 1, t, t)
+    np.testing.assert_allclose(rollout(probs, residual=0.0), shift @ shift, atol=1e-6)
+
+
+def test_cross_rollout_rows_sum_to_one_and_check_shapes():
+    cross = RNG.dirichlet(np.ones(5), size=(2, 3, 4))  # (L, H, t=4, s=5)
+    rolled = cross_rollout(cross, random_probs(layers=2, heads=3, t=5))
+    assert rolled.shape == (4, 5)
+    np.testing.assert_allclose(rolled.sum(-1), 1.0, rtol=1e-5)
+    with pytest.raises(ValueError, match="self-attention"):
+        rollout(cross)
+
+
+def test_shares_are_absolute_and_sum_to_one():
+    np.testing.assert_allclose(shares([1.0, -3.0, 0.0]), [0.25, 0.75, 0.0])
+    np.testing.assert_array_equal(shares([0.0, 0.0]), [0.0, 0.0])

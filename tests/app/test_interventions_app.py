@@ -1,0 +1,53 @@
+"""The Interventions tab's handlers on the shipped models."""
+from __future__ import annotations
+
+import pytest
+
+from ui import interventions
+from ui.models import InputError, ModelRegistry
+
+
+@pytest.fixture(scope="module")
+def registry(model_assets) -> ModelRegistry:
+    loaded = ModelRegistry.load(model_assets, device="cpu")
+    assert not loaded.errors, loaded.errors
+    return loaded
+
+
+def test_interventions_view_knocks_out_the_month_head_and_maps_importance(registry):
+    month = interventions.month_head(registry)
+    assert month is not None and month.startswith("cross L")
+    summary, guesses, importance, heads, picked, button = interventions.view(
+        registry, "21 November 2026", "dates", [month], "zero", False)
+    assert month in summary and "month digits" in summary
+    assert heads.value == [month] and picked.value in [value for _, value in picked.choices]
+    assert button.visible and month in button.value
+    assert {a["text"] for a in importance.layout.annotations} >= {"encoder self-attention", "cross-attention"}
+    note, figure = interventions.explanations(registry, "21 November 2026", "dates", None, False)
+    assert "output character" in note
+    assert list(figure.data[0].y) == [0, 1, 2] and figure.data[0].z.shape[0] == 3
+
+
+def test_interventions_view_on_lm_has_guesses_and_no_month_button(registry):
+    summary, guesses, importance, heads, picked, button = interventions.view(
+        registry, "The cat sat on the", "lm", ["L1 H2"], "uniform", True)
+    assert "L1 H2" in summary and not button.visible
+    assert [bar.name for bar in guesses.data] == ["before", "after"]
+    assert importance.data[0].z.shape == (4, 4)
+
+
+@pytest.mark.parametrize("spec,expected", [
+    ("", set()), ("L1 H2", {("self", 0, 1)}), (" L1 H2 , l4 h4 ", {("self", 0, 1), ("self", 3, 3)}),
+    (["L2 H1"], {("self", 1, 0)}), ("self L1 H1", {("self", 0, 0)}),
+])
+def test_head_names_parse_as_the_app_writes_them(registry, spec, expected):
+    assert interventions.parse_heads(spec, registry, "lm") == expected
+
+
+def test_dates_head_names_carry_their_kind(registry):
+    assert interventions.parse_heads("cross L2 H3, encoder L1 H1", registry, "dates") == {
+        ("cross", 1, 2), ("encoder", 0, 0)}
+    assert len(interventions.parse_heads("decoder all", registry, "dates")) == 8
+    for bad in ("L2 H3", "cross L3 H1", "cross", 42, ["L1 H1", 3]):
+        with pytest.raises(InputError):
+            interventions.parse_heads(bad, registry, "dates")

@@ -1,0 +1,81 @@
+"""Interventions on the shipped models: ablation through the one forward pass, head importance,
+gradient × input."""
+import numpy as np
+import pytest
+import torch
+
+from model import api, interventions
+from model.interventions import change, compare, gradient_times_input, head_importance, outcome
+from model.switches import Switches
+
+DATES_KINDS = {"encoder": (2, 4), "decoder": (2, 4), "cross": (2, 4)}
+EVERY_CROSS_HEAD = frozenset(("cross", layer, head) for layer in range(2) for head in range(4))
+
+
+@pytest.fixture(scope="module")
+def models(model_assets):
+    return {name: api.load_from(model_assets / name, name, device="cpu") for name in ("lm", "mlm", "dates")}
+
+
+@pytest.mark.parametrize("name,text", [("lm", "The cat sat on the"), ("mlm", "The cat sat on the <mask>."),
+                                       ("dates", "3 March 1999")])
+def test_ablating_nothing_changes_nothing(models, name, text):
+    before, after = compare(models[name], text, Switches())
+    assert after.text == before.text and change(before, after) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_dates_before_is_the_translation(models):
+    before = outcome(models["dates"], "3 March 1999")
+    assert before.text == models["dates"].translate("3 March 1999")
+
+
+def test_without_cross_attention_the_output_no_longer_depends_on_the_input(models):
+    """Every cross-attention head knocked out: the decoder cannot read the source at all."""
+    dates = models["dates"]
+    outputs = {outcome(dates, text, Switches(ablate=EVERY_CROSS_HEAD)).text
+               for text in ("3 March 1999", "Saturday, 21st of November 2026", "12/25/2001", "1.1.1900")}
+    assert len(outputs) == 1
+    assert outputs != {dates.translate("3 March 1999")}
+
+
+def test_importance_agrees_with_ablating_each_head(models):
+    """The head at the top of the importance map is the one whose removal, ablated on its own, hurts most."""
+    dates = models["dates"]
+    text = "21 November 2026"
+    maps = head_importance(dates, text, DATES_KINDS)
+    before = outcome(dates, text)
+    measured = {(kind, layer, head): change(before, outcome(dates, text, Switches(ablate={(kind, layer, head)}), before))
+                for kind, (layers, heads) in DATES_KINDS.items() for layer in range(layers) for head in range(heads)}
+    top = max(measured, key=measured.get)
+    kind, layer, head = top
+    assert maps[kind][layer, head] == pytest.approx(measured[top], rel=1e-4)
+    assert maps[kind][layer, head] == max(float(m.max()) for m in maps.values())
+
+
+def test_uniform_ablation_is_a_different_experiment_from_zeroing(models):
+    lm = models["lm"]
+    zero = outcome(lm, "The cat sat on the", Switches(ablate={("self", 0, 0)}, method="zero"))
+    uniform = outcome(lm, "The cat sat on the", Switches(ablate={("self", 0, 0)}, method="uniform"))
+    assert zero.score != pytest.approx(uniform.score)
+
+
+def test_the_masked_model_needs_a_mask(models):
+    with pytest.raises(ValueError, match="<mask>"):
+        outcome(models["mlm"], "The cat sat on the mat")
+
+
+def test_gradient_times_input_on_a_linear_toy_gives_the_known_gradient():
+    """score = Σ w·x: the gradient is w, so the attribution of token t is Σ_k w_k x_tk."""
+    x = torch.randn(1, 4, 3, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    inputs = x * 1.0  # a tensor inside the graph, as the model's recorded embeddings are
+    w = torch.tensor([0.5, -2.0, 1.0])
+    attribution = gradient_times_input((inputs * w).sum(), inputs)
+    np.testing.assert_allclose(attribution, (x.detach() * w).sum(-1).numpy(), rtol=1e-6)
+
+
+def test_attribution_has_one_value_per_input_token(models):
+    for name, text in (("lm", "The cat sat on the"), ("mlm", "The cat <mask> on the mat"), ("dates", "3 March 1999")):
+        loaded = models[name]
+        values = interventions.attribution(loaded, text)
+        assert values.shape == (len(loaded.encode(text).ids),) and np.isfinite(values).all()
+        assert np.abs(values).sum() > 0

@@ -1,0 +1,307 @@
+"""Tab "Interventions": knock heads out and watch the output; attention beside rollout and attribution.
+
+Handlers are pure functions of the registry and the inputs (tests call them directly); the
+model work is model/interventions.py, the numbers analysis/attribution.py, the figures
+viz/interventions.py.
+"""
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+import numpy as np
+
+from analysis.attribution import cross_rollout, rollout, shares
+from model import interventions
+from model.switches import ABLATION_METHODS, Switches
+from ui.context import Context, figure_font, friendly
+from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text
+from viz import interventions as viz
+from viz.heatmap import attention_heatmap
+from viz.labels import head_name, markdown_label, parse_head_name
+from viz.panels import note_figure
+
+EXPLANATION = """
+**Test a story about a head.** A heatmap suggests what a head does ("this head finds the month");
+knocking it out shows whether the output needs it. (Dates: try *21 November 2026* and knock out the
+month head; then *3 March 1999*, where other heads cover for it.) *Zero* removes the head's output, so it adds
+nothing to the next layer; *uniform* keeps the head but spreads its weights evenly over the tokens it
+may see, so it can no longer choose where to look. The same forward pass runs, with a switch on the
+chosen heads; every other weight is unchanged.
+
+The **importance map** knocks out one head at a time and measures how far the output moves: the drop in
+log-probability of what the intact model predicted (for a sentence encoder without an output head,
+1 − the cosine similarity of its sentence vector). A head can look striking and matter little; a plain
+one can carry the answer. Pick a head under the map to see its attention.
+"""
+ATTRIBUTION_EXPLANATION = """
+**Attention is not explanation.** Three answers to "which input tokens does this output depend on?":
+the **last layer's attention** (mean over heads) from the output position; **rollout**, which follows
+the mixing through every layer, counting the residual connection as half of each layer
+(Abnar & Zuidema, 2020); and **gradient × input**, which asks the model itself how much the output's
+score changes with each token's embedding. Each row is scaled to sum to 1. They often disagree: later
+layers read vectors that already mix many tokens, so the last layer's weights alone say little, and a
+token can matter through the feed-forward layers and the residual stream without being looked at.
+"""
+MONTH_ROW = 6  # the dates output character explained by default: the month's second digit (YYYY-MM-DD)
+WHAT_CHANGE = {"sentence vector": "1 − cosine similarity of the sentence vector"}
+
+
+def kinds_of(registry: ModelRegistry, name: str) -> dict[str, tuple[int, int]]:
+    """Attention kind -> (layers, heads) for the model."""
+    return {kind: registry.shape(name, kind) for kind in registry.kinds(name)}
+
+
+def head_choices(registry: ModelRegistry, name: str) -> list[str]:
+    """Every head as the app writes it: 'L2 H3', or 'cross L2 H3' (and 'cross all') for the encoder-decoder."""
+    kinds = kinds_of(registry, name)
+    if list(kinds) == ["self"]:
+        return [head_name(layer, head) for layer in range(kinds["self"][0]) for head in range(kinds["self"][1])]
+    names = []
+    for kind, (layers, heads) in kinds.items():
+        names += [f"{kind} all"] + [f"{kind} {head_name(layer, head)}" for layer in range(layers) for head in range(heads)]
+    return names
+
+
+def parse_heads(spec, registry: ModelRegistry, name: str) -> frozenset:
+    """(kind, layer, head) 0-based from a comma-separated string or a list of head names, or InputError."""
+    if spec is None:
+        return frozenset()
+    if isinstance(spec, str):
+        items = [item.strip() for item in spec.split(",")]
+    elif isinstance(spec, (list, tuple)) and all(isinstance(item, str) for item in spec):
+        items = [item.strip() for item in spec]
+    else:
+        raise InputError("Heads must be a comma-separated text such as 'L2 H3, L1 H1'.")
+    kinds = kinds_of(registry, name)
+    single = list(kinds) == ["self"]
+    chosen = set()
+    for item in filter(None, items):
+        words = item.split(maxsplit=1)
+        kind = words[0].lower() if words[0].lower() in kinds else ("self" if single else None)
+        rest = words[1] if kind is not None and words[0].lower() == kind and len(words) > 1 else item
+        example = "'L2 H3'" if single else "'cross L2 H3', 'encoder L1 H1', 'decoder L1 H2' or 'cross all'"
+        if kind is None:
+            raise InputError(f"Unknown head {item[:40]!r}: for {name} name the kind first, e.g. {example}.")
+        layers, heads = kinds[kind]
+        if rest.strip().lower() == "all":
+            chosen |= {(kind, layer, head) for layer in range(layers) for head in range(heads)}
+            continue
+        try:
+            layer, head = parse_head_name(rest)
+        except ValueError:
+            raise InputError(f"Unknown head {item[:40]!r}: write heads like {example}.") from None
+        if not (0 <= layer < layers and 0 <= head < heads):
+            raise InputError(f"{item[:40]!r} does not exist: {name}'s {KIND_LABELS[kind]} has {layers} layers × "
+                             f"{heads} heads.")
+        chosen.add((kind, layer, head))
+    return frozenset(chosen)
+
+
+def head_label(kind: str, layer: int, head: int, single: bool) -> str:
+    return head_name(layer, head) if single else f"{kind} {head_name(layer, head)}"
+
+
+def _check_method(method) -> str:
+    if method not in ABLATION_METHODS:
+        raise InputError(f"The method must be one of {', '.join(ABLATION_METHODS)}, not {str(method)[:20]!r}.")
+    return method
+
+
+def ablate(registry: ModelRegistry, text, name, heads, method="zero") -> dict:
+    """The /ablate endpoint: the output before and after knocking out `heads`, and how far it moved."""
+    loaded = registry.get(name)
+    text = clean_text(text)
+    chosen = parse_heads(heads, registry, name)
+    switches = Switches(ablate=chosen, method=_check_method(method))
+    try:
+        before, after = interventions.compare(loaded, text, switches)
+    except ValueError as e:  # e.g. no <mask> for the masked model
+        raise InputError(str(e)) from None
+    single = list(kinds_of(registry, name)) == ["self"]
+    return {"model": name, "what": before.what, "method": method,
+            "heads": [head_label(*h, single) for h in sorted(chosen)],
+            "before": before.text, "after": after.text, "change": round(interventions.change(before, after), 6),
+            "before_top": [[label, round(p, 6)] for label, p in before.top],
+            "after_top": [[label, round(p, 6)] for label, p in after.top]}
+
+
+def _summary(result: dict, month: str) -> str:
+    heads = ", ".join(result["heads"]) or "none (choose heads above)"
+    what = WHAT_CHANGE.get(result["what"], f"drop in log-probability of the intact {result['what']}")
+    verdict = ("**The output changed.**" if result["before"] != result["after"]
+               else "The output is the same" + (" (its probability may still move)." if result["heads"] else "."))
+    if result["what"] == "ISO date" and result["heads"]:
+        was, now = result["before"][5:7], result["after"][5:7]
+        verdict += (f" The month digits: {was} → {now}, " + ("**the month broke**." if was != now else "unchanged."))
+    return (f"Knocked out ({result['method']}): **{html.escape(heads)}**{month}  \n"
+            f"| | {result['what']} |\n|---|---|\n| before | {markdown_label(result['before'])} |\n"
+            f"| after | {markdown_label(result['after'])} |\n\n{verdict} Change: **{result['change']:.3f}** ({what}).")
+
+
+def month_head(registry: ModelRegistry) -> str | None:
+    """'cross L2 H3': the cross-attention head `python -m training.evaluate dates` found looking at the month."""
+    if "dates" not in registry.available:
+        return None
+    best = registry.history("dates").head("best_cross_head")
+    return f"cross {head_name(best.layer, best.head)}" if best else None
+
+
+def view(registry: ModelRegistry, text, name, heads, method, presenter):
+    """Before/after, the guesses, the importance map, and the pickers' choices."""
+    font = figure_font(presenter)
+    choices = head_choices(registry, name)
+    kept = [h for h in (heads or []) if h in choices] if isinstance(heads, list) else heads
+    result = ablate(registry, text, name, kept, method)
+    month = month_head(registry) if registry.arch(name) == "encoder-decoder" else None
+    note = f" (the month head, as measured: {month})" if month and month in (kept or []) else ""
+    if result["before_top"]:
+        guesses = viz.guesses_figure(result["before_top"], result["after_top"], result["what"], font_size=font)
+    else:
+        guesses = note_figure(f"The {result['what']} has no list of guesses; the change above measures it.",
+                                  font_size=font)
+    maps = interventions.head_importance(registry.get(name), clean_text(text), kinds_of(registry, name),
+                                         _check_method(method))
+    what = WHAT_CHANGE.get(result["what"], "drop in log-probability")
+    importance = viz.importance_figure(maps, what, font_size=font)
+    top = max(((kind, *np.unravel_index(int(np.argmax(m)), m.shape)) for kind, m in maps.items()),
+              key=lambda k: maps[k[0]][k[1], k[2]])
+    single = list(maps) == ["self"]
+    strongest = head_label(top[0], int(top[1]), int(top[2]), single)
+    summary = _summary(result, note) + (f"  \nFor this input, knocking out **{strongest}** alone moves the output most "
+                                        f"({maps[top[0]][top[1], top[2]]:.3f}).")
+    return (summary, guesses, importance, gr.Dropdown(choices=choices, value=kept or [], multiselect=True),
+            gr.Dropdown(choices=[c for c in choices if not c.endswith(" all")], value=strongest),
+            gr.Button(visible=month is not None, value=f"Knock out the month head ({month})" if month else ""))
+
+
+def head_view(registry: ModelRegistry, text, name, picked, presenter):
+    """The attention of the head picked under the importance map."""
+    if not picked:
+        return gr.skip()
+    (kind, layer, head), = parse_heads(picked, registry, name)
+    att = registry.attention(name, text, kind)
+    return attention_heatmap(att.probs[layer, head], att.queries, att.keys, mask=att.mask,
+                             font_size=figure_font(presenter),
+                             title=f"{picked}: {KIND_LABELS[kind]}")
+
+
+def explanations(registry: ModelRegistry, text, name, row, presenter):
+    """Last-layer attention, rollout and gradient × input for the output, over the input tokens."""
+    loaded = registry.get(name)
+    text = clean_text(text)
+    trace = registry.trace(name, text)
+    try:
+        reference = interventions.outcome(loaded, text)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if loaded.arch == "encoder-decoder":
+        written = trace.target_tokens[1:] + ["</s>"]
+        row = min(max(int(row if row is not None else MONTH_ROW), 0), len(written) - 1)
+        cross = trace.attention["cross"].probs
+        attention = cross[-1].mean(0)[row]
+        rolled = cross_rollout(cross, trace.attention["encoder"].probs)[row]
+        grads = interventions.attribution(loaded, text, reference, row=row)
+        about = f"the output character {markdown_label(written[row])} (number {row + 1} of the output)"
+    else:
+        probs = trace.attention["self"].probs
+        last, rolled_all = probs[-1].mean(0), rollout(probs)
+        rows = _output_rows(loaded, trace)
+        attention, rolled = last[rows].mean(0), rolled_all[rows].mean(0)
+        grads = interventions.attribution(loaded, text, reference)
+        about = f"the {reference.what} ({markdown_label(reference.text.split(' → ')[0])})"
+    figure = viz.explanations_figure(trace.tokens, {"attention (last layer)": shares(attention),
+                                                    "rollout": shares(rolled), "gradient × input": shares(grads)},
+                                     font_size=figure_font(presenter))
+    return f"Explaining {about}.", figure
+
+
+def _output_rows(loaded, trace) -> list[int]:
+    """The positions whose final vectors make the output: the last token (next token), the <mask>,
+    [CLS] (a classifier pooled on it), or every token (mean/max pooling, a sentence vector)."""
+    if loaded.arch == "decoder":
+        return [len(trace.tokens) - 1]
+    if loaded.arch == "encoder" and interventions.has_vocab_head(loaded):
+        mask_id = loaded.special("<mask>")
+        return [i for i, t in enumerate(trace.ids) if t == mask_id][:1] or [0]
+    if getattr(loaded.config, "pooling", None) == "cls":
+        return [0]
+    return list(range(len(trace.tokens)))
+
+
+def output_rows_choices(registry: ModelRegistry, text, name):
+    """The output characters of the dates model to explain (hidden for other models)."""
+    if registry.arch(name) != "encoder-decoder":
+        return gr.Dropdown(visible=False, choices=[], value=None)
+    written = registry.trace(name, text).target_tokens[1:] + ["</s>"]
+    choices = [(f"{i + 1}: {token}", i) for i, token in enumerate(written)]
+    return gr.Dropdown(visible=True, choices=choices, value=min(MONTH_ROW, len(written) - 1))
+
+
+def build(ctx: Context) -> None:
+    registry = ctx.registry
+    default = registry.default
+    choices = head_choices(registry, default) if default else []
+    with ctx.tab("Interventions", id="interventions"):
+        gr.Markdown(EXPLANATION)
+        with gr.Row(equal_height=False):
+            heads = gr.Dropdown(choices=choices, value=[], multiselect=True, label="Heads to knock out",
+                                elem_id="ablate-heads", scale=3)
+            method = gr.Radio(list(ABLATION_METHODS), value="zero", label="How", elem_id="ablate-method", scale=1)
+        with gr.Row():
+            knock = gr.Button("Knock out", variant="primary", elem_id="ablate-run")
+            month = gr.Button(visible=False, elem_id="ablate-month")
+            clear = gr.Button("Restore every head", elem_id="ablate-clear")
+        summary = gr.Markdown(elem_id="ablate-summary")
+        guesses = gr.Plot(show_label=False, label="guesses before and after", elem_id="ablate-guesses")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=3):
+                importance = gr.Plot(show_label=False, label="head importance", elem_id="importance")
+            with gr.Column(scale=2):
+                picked = gr.Dropdown(choices=[], label="Open a head", elem_id="importance-pick")
+                one_head = gr.Plot(show_label=False, label="the picked head's attention", elem_id="importance-head")
+        gr.Markdown(ATTRIBUTION_EXPLANATION)
+        row = gr.Dropdown(choices=[], label="Output character to explain", visible=False, elem_id="explain-row")
+        about = gr.Markdown(elem_id="explain-about")
+        explained = gr.Plot(show_label=False, label="attention, rollout, gradient × input", elem_id="explain")
+
+    @friendly
+    def on_view(text, name, chosen, how, presenter):
+        return view(registry, text, name, chosen, how, presenter)
+
+    @friendly
+    def on_explain(text, name, presenter):
+        rows = output_rows_choices(registry, text, name)
+        note, figure = explanations(registry, text, name, rows.value if rows.visible else None, presenter)
+        return rows, note, figure
+
+    @friendly
+    def on_row(text, name, chosen_row, presenter):
+        return explanations(registry, text, name, chosen_row, presenter)
+
+    @friendly
+    def on_pick(text, name, chosen, presenter):
+        return head_view(registry, text, name, chosen, presenter)
+
+    view_inputs = [ctx.text, ctx.model, heads, method, ctx.presenter]
+    view_outputs = [summary, guesses, importance, heads, picked, month]
+    ctx.listen(on_view, inputs=view_inputs, outputs=view_outputs, api_name="interventions",
+               triggers=ctx.triggers + [knock.click, method.input])
+    ctx.listen(on_explain, inputs=[ctx.text, ctx.model, ctx.presenter], outputs=[row, about, explained],
+               api_name="explanations")
+    row.input(on_row, inputs=[ctx.text, ctx.model, row, ctx.presenter], outputs=[about, explained],
+              api_name="explain_output")
+    picked.change(on_pick, inputs=[ctx.text, ctx.model, picked, ctx.presenter], outputs=[one_head],
+                  api_name="importance_head")
+    month.click(lambda: [month_head(registry)], outputs=[heads], api_name="month_head").then(
+        on_view, inputs=view_inputs, outputs=view_outputs, api_name="knock_out_month")
+    clear.click(lambda: [], outputs=[heads], api_name="restore_heads").then(
+        on_view, inputs=view_inputs, outputs=view_outputs, api_name="restore_view")
+
+    def api_ablate(text: str, model: str, heads: str, method: str = "zero") -> dict:
+        """Knock out heads ("L2 H3, L1 H1"; for dates "cross L2 H3", "encoder all", ...) by zeroing their
+        output (method "zero") or making their weights uniform ("uniform"). Returns the output before and
+        after, and "change": the drop in log-probability of the intact output (1 - cosine for minilm)."""
+        return friendly(ablate)(registry, text, model, heads, method)
+
+    gr.api(api_ablate, api_name="ablate")
