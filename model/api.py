@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import torch
 from tokenizers import Tokenizer
 
@@ -45,6 +46,33 @@ class Translation:
     text: str
     score: float  # log-probability of the whole output
     finished: bool
+
+
+@dataclass
+class Classification:
+    """What the classifier made of one text, as numpy arrays for analysis/ and viz/.
+
+    tokens    what it read, <s> first (the [CLS] token a "cls" model pools on)
+    labels    every category, in the model's order;  probs (c,) their probabilities
+    features  (t, k) the last layer's vectors, before pooling;  pooled (k,) the one vector they became
+    weights   (c, k) and bias (c,): the linear layer, score_c = weights[c] · pooled + bias[c]
+    pooling   "mean", "max" or "cls"
+    """
+
+    tokens: list[str]
+    labels: list[str]
+    probs: np.ndarray
+    features: np.ndarray
+    pooled: np.ndarray
+    weights: np.ndarray
+    bias: np.ndarray
+    pooling: str
+    truncated: bool = False
+
+    def top(self, k: int | None = 5) -> list[tuple[str, float]]:
+        """The k likeliest categories with their probabilities, likeliest first (k=None: all)."""
+        order = np.argsort(-self.probs, kind="stable")[:k]
+        return [(self.labels[i], float(self.probs[i])) for i in order]
 
 
 @dataclass
@@ -178,7 +206,10 @@ class LoadedModel:
             target = [self.special(tok.BOS)] if target is None else list(target)
             logits, rec = self.model(ids_t, torch.tensor([target], device=self.device), record=True, switches=switches)
             extra = dict(target_tokens=[self.label(i) for i in target], target_ids=target)
-        predictions = [] if logits is None else [self.label(int(i)) for i in logits[0].argmax(-1)]
+        if self.arch == "classifier":  # one decision for the whole text
+            predictions = [self.config.labels[int(logits[0].argmax())]]
+        else:
+            predictions = [] if logits is None else [self.label(int(i)) for i in logits[0].argmax(-1)]
         return trace_mod.from_recording(
             rec, model=self.name, arch=self.arch, d_head=self.config.d_head, tokens=tokens, ids=list(ids),
             predictions=predictions, truncated=truncated, **extra)
@@ -254,6 +285,32 @@ class LoadedModel:
         else:
             hyps = decoding.beam_search(step, start, end, max_new, beam, self.device)
         return [Translation(self.tokenizer.decode(h.ids), h.score, h.finished) for h in hyps]
+
+    @torch.no_grad()
+    def classification(self, text: str, switches: Switches = PLAIN) -> Classification:
+        """The classifier's whole decision on `text`: every category's probability, and the vectors
+        before and after pooling (which tokens it drew on: analysis/pooling.py)."""
+        self._require("classifier", "classification")
+        enc = self.encode(text)
+        if len(enc.ids) < 2:
+            raise ValueError("nothing to classify: the text is empty")
+        features, _ = self.model.features(torch.tensor([enc.ids], device=self.device), switches=switches)
+        pooled = self.model.pool(features)
+        logits = self.model.to_classes(pooled)[0]
+        as_np = lambda x: x.detach().float().cpu().numpy()
+        return Classification(enc.tokens, list(self.config.labels), as_np(torch.softmax(logits.float(), -1)),
+                              as_np(features[0]), as_np(pooled[0]), as_np(self.model.to_classes.weight),
+                              as_np(self.model.to_classes.bias), self.config.pooling, enc.truncated)
+
+    def classify(self, text: str, k: int | None = 5, switches: Switches = PLAIN) -> list[tuple[str, float]]:
+        """The classifier's k likeliest categories for `text`, with probabilities (k=None: every category)."""
+        return self.classification(text, switches).top(k)
+
+    def label_index(self, label: str) -> int:
+        """The classifier's output number for a category name."""
+        if label not in self.config.labels:
+            raise ValueError(f"unknown category {label!r}; this model knows {', '.join(self.config.labels)}")
+        return self.config.labels.index(label)
 
     # ---- training snapshots -----------------------------------------------
     @cached_property

@@ -5,7 +5,8 @@ import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-ARCHITECTURES = ("decoder", "encoder", "encoder-decoder")
+ARCHITECTURES = ("decoder", "encoder", "encoder-decoder", "classifier")
+POOLINGS = ("mean", "max", "cls")
 
 
 @dataclass(frozen=True)
@@ -14,7 +15,8 @@ class TransformerConfig:
 
     arch: "decoder" (causal language model, masked self-attention),
           "encoder" (bidirectional, masked-language-model head, unmasked),
-          "encoder-decoder" (date translation: encoder, masked decoder, cross-attention).
+          "encoder-decoder" (date translation: encoder, masked decoder, cross-attention),
+          "classifier" (unmasked encoder, pooled into one vector, scored per category in `labels`).
     """
 
     arch: str
@@ -30,6 +32,10 @@ class TransformerConfig:
     wide: bool = False
     norm: str = "post"  # "post" as in the original paper, or "pre"
     tie_embeddings: bool = True
+    # classifier only: how the t output vectors become one ("mean", "max", or "cls": the first token's),
+    # and the category names, one per output
+    pooling: str = "mean"
+    labels: tuple[str, ...] = ()
     # Where pretrained checkpoints differ (model/pretrained.py); the defaults are this project's models.
     activation: str = "gelu"  # "gelu" (exact, BERT) or "gelu_tanh" (GPT-2's tanh approximation)
     layer_norm_eps: float = 1e-5
@@ -53,6 +59,11 @@ class TransformerConfig:
             raise ValueError(f"lm_head must be 'linear', 'transform' or 'none', got {self.lm_head!r}")
         if self.tokenizer not in ("project", "template"):
             raise ValueError(f"tokenizer must be 'project' or 'template', got {self.tokenizer!r}")
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
+        object.__setattr__(self, "labels", tuple(self.labels))  # JSON gives a list
+        if self.arch == "classifier" and len(self.labels) < 2:
+            raise ValueError("a classifier needs labels: the names of at least two categories")
         if self.arch == "encoder-decoder" and self.n_decoder_layers < 1:
             raise ValueError("an encoder-decoder needs n_decoder_layers >= 1")
 

@@ -1,5 +1,6 @@
-"""The three transformers: a causal language model, a masked-language-model
-encoder, and an encoder-decoder. All share the same blocks and embeddings code.
+"""The transformers: a causal language model, a masked-language-model encoder, an
+encoder-decoder, and a classifier (an encoder pooled into one vector). All share the
+same blocks and embeddings code.
 """
 from __future__ import annotations
 
@@ -196,7 +197,50 @@ class EncoderDecoder(nn.Module):
         return self.decode(tgt, memory, src_keep, recording, switches), recording
 
 
-MODELS = {"decoder": CausalLM, "encoder": MaskedLM, "encoder-decoder": EncoderDecoder}
+class Classifier(nn.Module):
+    """The lecture notes' second transformer: an encoder reads the whole sentence (no mask), pooling
+    turns its t output vectors into one, and a linear layer scores every category (config.labels).
+
+    config.pooling: "mean" averages the vectors, "max" keeps each dimension's largest value, "cls" keeps
+    the vector of the first token (<s>, the [CLS] token), which can gather the sentence only through
+    attention. Without position vectors, mean and max pooling do not depend on the tokens' order."""
+
+    causal = False
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.config = config
+        self.embed = Embedder(config)
+        self.stack = Stack(config, config.n_layers)
+        self.to_classes = nn.Linear(config.d_model, len(config.labels))
+        _init(self)
+
+    def features(self, ids: torch.Tensor, record: bool = False, switches: Switches = PLAIN,
+                 keep: torch.Tensor | None = None) -> tuple[torch.Tensor, Recording | None]:
+        """ids (b, t) -> the last layer's vectors (b, t, k). keep (b, t) bool marks real (non-pad) tokens."""
+        recording = Recording() if record else None
+        x = self.embed(ids, recording, "input", switches.positions)
+        key_mask = None if keep is None else keep[:, None, None, :]  # (b, 1, 1, t): nobody looks at padding
+        return self.stack(x, key_mask, recording, {"self": "self"}, switches=switches), recording
+
+    def pool(self, x: torch.Tensor, keep: torch.Tensor | None = None) -> torch.Tensor:
+        """(b, t, k) -> (b, k) as config.pooling says; padding never counts."""
+        if self.config.pooling == "cls":
+            return x[:, 0]
+        keep = x.new_ones(x.shape[:2], dtype=torch.bool) if keep is None else keep
+        real = keep[..., None]  # (b, t, 1)
+        if self.config.pooling == "max":
+            return x.masked_fill(~real, float("-inf")).max(dim=1).values
+        return (x * real).sum(1) / real.sum(1).clamp(min=1)
+
+    def forward(self, ids: torch.Tensor, record: bool = False, switches: Switches = PLAIN,
+                keep: torch.Tensor | None = None) -> tuple[torch.Tensor, Recording | None]:
+        """ids (b, t) -> category scores (b, c) and, with record=True, every attention step."""
+        x, recording = self.features(ids, record, switches, keep)
+        return self.to_classes(self.pool(x, keep)), recording
+
+
+MODELS = {"decoder": CausalLM, "encoder": MaskedLM, "encoder-decoder": EncoderDecoder, "classifier": Classifier}
 
 
 def build(config: TransformerConfig) -> nn.Module:

@@ -48,5 +48,14 @@ def encode_dates(pairs, tokenizer, *, bos: int, eos: int, pad: int):
     return src_t, src_t != pad, tgt_t[:, :-1], target
 
 
+def padded(sequences: list, pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token-id sequences of different lengths -> ids (b, t) padded with `pad`, and keep (b, t), True on real tokens."""
+    t = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), t), pad, dtype=torch.long)
+    for i, s in enumerate(sequences):
+        ids[i, : len(s)] = torch.as_tensor(s, dtype=torch.long)
+    return ids, ids != pad
+
+
 def dates_batch(batch_size: int, rng: random.Random, tokenizer, **ids):
     return encode_dates([dates.random_pair(rng, split="train") for _ in range(batch_size)], tokenizer, **ids)

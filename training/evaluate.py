@@ -1,11 +1,13 @@
-"""Measure a shipped model: `python -m training.evaluate lm|mlm|dates [--data FILE] [--write]`.
+"""Measure a shipped model: `python -m training.evaluate lm|mlm|dates|classifier [--data FILE] [--write]`.
 
 Prints JSON. lm: validation perplexity beside a unigram baseline, and the head that
 attends most to the previous token. mlm: masked-token top-1 accuracy beside the
 most-frequent-token baseline. dates: exact-match accuracy (greedy and beam), and
 the cross-attention head that best looks at the source's month while the
-decoder writes the month digits.
---data FILE: dates: one "input<TAB>expected" a line; text models: one sentence a line.
+decoder writes the month digits. classifier: top-1 and top-3 accuracy on held-out
+definitions beside the commonest-category baseline.
+--data FILE: dates: one "input<TAB>expected" a line; classifier: one "definition<TAB>category"
+a line; text models: one sentence a line.
 --write stores the result under "evaluation" in the model's metrics.json.
 """
 from __future__ import annotations
@@ -24,7 +26,7 @@ from analysis.alignment import MONTH_DIGIT_ROWS, month_span
 from model import api
 from model import tokenizer as tok
 from model.checkpoint import CheckpointError
-from training import batches, corpus, dates
+from training import batches, categories, corpus, dates
 
 README_PROMPTS = ["water:", "guitar:", "the act of", "a person who", "The cat sat on the", "He told me that"]
 
@@ -176,8 +178,65 @@ def evaluate_dates(m: api.LoadedModel, pairs: list[tuple[str, str]], beam: int =
     return result
 
 
-def run(name: str, data: Path | None = None, assets: Path = api.ASSETS) -> dict:
-    m = api.load(name, assets=assets)
+# Lecture examples in the glosses' style, each with the category a reader would give it (the app offers them).
+CLASSIFIER_EXAMPLES = [
+    ("a large grey animal with a long trunk", "noun.animal"),
+    ("a tool with a heavy head used for driving nails", "noun.artifact"),
+    ("a person who writes poems", "noun.person"),
+    ("a sweet yellow fruit with a thick skin", "noun.food"),
+    ("move quickly on foot", "verb.motion"),
+    ("express in words", "verb.communication"),
+    ("having a pleasant taste", "adj.all"),
+]
+
+
+@torch.no_grad()
+def classify_batch(m: api.LoadedModel, texts: list[str], batch_size: int = 256) -> np.ndarray:
+    """(n, c) category probabilities of many texts at once (the same as api.classify, batched)."""
+    pad = m.special(tok.PAD)
+    out = []
+    for start in range(0, len(texts), batch_size):
+        ids, keep = batches.padded([m.encode(t).ids for t in texts[start : start + batch_size]], pad)
+        logits, _ = m.model(ids.to(m.device), keep=keep.to(m.device))
+        out.append(torch.softmax(logits.float(), -1).cpu().numpy())
+    return np.concatenate(out)
+
+
+def evaluate_classifier(m: api.LoadedModel, glosses: list, train_glosses: list | None) -> dict:
+    """Top-1 and top-3 accuracy on held-out definitions, beside always guessing the commonest category."""
+    labels = list(m.config.labels)
+    truth = np.array([labels.index(g.category) for g in glosses])
+    probs = classify_batch(m, [g.definition for g in glosses])
+    ranked = np.argsort(-probs, axis=1)
+    result = {"examples": len(glosses), "pooling": m.config.pooling,
+              "top1_accuracy": round(float((ranked[:, 0] == truth).mean()), 4),
+              "top3_accuracy": round(float((ranked[:, :3] == truth[:, None]).any(1).mean()), 4)}
+    if train_glosses:
+        commonest, _ = categories.majority(train_glosses)
+        result["majority_category"] = commonest
+        result["majority_accuracy"] = round(float((truth == labels.index(commonest)).mean()), 4)
+    per_pos = {}
+    for pos in ("noun", "verb", "adj", "adv"):
+        rows = np.array([g.category.startswith(pos) for g in glosses])
+        if rows.any():
+            per_pos[pos] = round(float((ranked[rows, 0] == truth[rows]).mean()), 4)
+    result["top1_by_part_of_speech"] = per_pos
+    confusions = Counter((labels[t], labels[p]) for t, p in zip(truth, ranked[:, 0]) if t != p)
+    result["commonest_confusions"] = [f"{t} -> {p}: {n}" for (t, p), n in confusions.most_common(8)]
+    result["lecture_examples"] = {text: m.classify(text, 1)[0][0] for text, _ in CLASSIFIER_EXAMPLES}
+    return result
+
+
+def run(name: str, data: Path | None = None, assets: Path = api.ASSETS, directory: Path | None = None) -> dict:
+    m = api.load_from(directory, name) if directory else api.load(name, assets=assets)
+    if m.arch == "classifier":
+        if data:  # one "definition<TAB>category" a line
+            rows = [line.split("\t", 1) for line in Path(data).read_text().splitlines() if "\t" in line]
+            given = [categories.Gloss("", "", c.strip(), d.strip()) for d, c in rows]
+            return {"data": str(data), **evaluate_classifier(m, given, None)}
+        train_glosses, val_glosses = categories.split(categories.read_glosses())
+        return {"data": "held-out WordNet definitions (synsets never seen in training)",
+                **evaluate_classifier(m, val_glosses, train_glosses)}
     if name == "dates":
         if data:
             pairs = [tuple(line.split("\t", 1)) for line in Path(data).read_text().splitlines() if "\t" in line]
@@ -199,18 +258,20 @@ def run(name: str, data: Path | None = None, assets: Path = api.ASSETS) -> dict:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("name", choices=["lm", "mlm", "dates"])
+    parser.add_argument("name", choices=["lm", "mlm", "dates", "classifier"])
     parser.add_argument("--data", type=Path)
-    parser.add_argument("--write", action="store_true", help="store the result in assets/<name>/metrics.json")
+    parser.add_argument("--dir", type=Path, help="evaluate the model in this folder instead of assets/<name> "
+                        "(e.g. a pooling variant trained with --out)")
+    parser.add_argument("--write", action="store_true", help="store the result in the model's metrics.json")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     try:
-        result = run(args.name, args.data)
+        result = run(args.name, args.data, directory=args.dir)
     except (CheckpointError, FileNotFoundError, ValueError) as e:
         sys.exit(f"error: {e}")
     print(json.dumps(result, indent=2, ensure_ascii=False))
     if args.write:
-        path = api.ASSETS / args.name / "metrics.json"
+        path = (args.dir or api.ASSETS / args.name) / "metrics.json"
         metrics = json.loads(path.read_text()) if path.is_file() else {}
         metrics["evaluation"] = result
         path.write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")

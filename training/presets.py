@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from training.categories import LEXNAMES
+
 
 @dataclass(frozen=True)
 class TrainSettings:
@@ -23,6 +25,8 @@ class TrainSettings:
     # heads find their neighbours: among 256 keys a neighbour starts with 1/256 of the attention and its
     # signal drowns, among 16 it starts with 1/16 (docs/training.md).
     curriculum: tuple[tuple[float, int], ...] = ()
+    with_examples: bool = False  # classifier only: the glosses' example sentences are extra training text
+    label_smoothing: float = 0.0  # classifier only
 
     def window(self, step: int) -> tuple[int, int]:
         """(window length, batch size) for a 0-based step."""
@@ -36,7 +40,7 @@ class TrainSettings:
 
 @dataclass(frozen=True)
 class Preset:
-    task: str  # "text" or "dates"
+    task: str  # "text", "dates" or "classify"
     model: dict = field(default_factory=dict)  # TransformerConfig fields except vocab_size
     train: TrainSettings = TrainSettings(steps=100, batch_size=8)
 
@@ -46,6 +50,11 @@ _TEXT = dict(max_len=256, d_model=128, n_heads=4, n_layers=4, d_ff=512, dropout=
 _GROWING_WINDOWS = ((0.25, 16), (0.15, 32), (0.15, 64), (0.15, 128))
 _DATES = dict(max_len=64, d_model=128, n_heads=4, n_layers=2, n_decoder_layers=2, d_ff=512, dropout=0.0,
               positions="sinusoidal")
+# The definition classifier (training.categories): one size, three ways to pool; "classifier" is the best.
+_CLASSIFIER = dict(arch="classifier", max_len=64, d_model=128, n_heads=4, n_layers=2, d_ff=512, dropout=0.1,
+                   positions="learned", norm="pre", labels=LEXNAMES)
+_CLASSIFIER_TRAIN = TrainSettings(steps=6000, batch_size=64, lr=1e-3, warmup=200, eval_every=500, with_examples=True,
+                                  label_smoothing=0.1)
 
 PRESETS: dict[str, Preset] = {
     # the shipped models (assets/<name>/)
@@ -55,6 +64,10 @@ PRESETS: dict[str, Preset] = {
                   TrainSettings(steps=5000, batch_size=16, lr=2e-3, curriculum=_GROWING_WINDOWS)),
     "dates": Preset("dates", dict(arch="encoder-decoder", **_DATES),
                     TrainSettings(steps=2000, batch_size=64, lr=1e-3, warmup=200, eval_every=250)),
+    "classifier": Preset("classify", dict(_CLASSIFIER, pooling="mean"), _CLASSIFIER_TRAIN),
+    # the three pooling variants, compared in docs/training.md
+    **{f"classifier-{pooling}": Preset("classify", dict(_CLASSIFIER, pooling=pooling), _CLASSIFIER_TRAIN)
+       for pooling in ("mean", "max", "cls")},
     # tiny versions for tests and smoke runs: seconds on a CPU
     "tiny-lm": Preset("text", dict(arch="decoder", max_len=32, d_model=16, n_heads=2, n_layers=1, d_ff=32),
                       TrainSettings(steps=6, batch_size=2, seq_len=32, warmup=2, eval_every=3, snapshots=3, vocab_size=300)),
@@ -63,5 +76,10 @@ PRESETS: dict[str, Preset] = {
     "tiny-dates": Preset("dates", dict(arch="encoder-decoder", max_len=64, d_model=16, n_heads=2, n_layers=1,
                                        n_decoder_layers=1, d_ff=32, positions="sinusoidal"),
                          TrainSettings(steps=6, batch_size=4, warmup=2, eval_every=3, snapshots=3)),
+    **{f"tiny-classifier-{pooling}": Preset(
+        "classify", dict(arch="classifier", max_len=32, d_model=16, n_heads=2, n_layers=1, d_ff=32, pooling=pooling,
+                         labels=LEXNAMES),
+        TrainSettings(steps=6, batch_size=4, warmup=2, eval_every=3, snapshots=3, with_examples=True))
+       for pooling in ("mean", "max", "cls")},
 }
 

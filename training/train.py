@@ -1,4 +1,4 @@
-"""Train a preset: `python -m training.train lm|mlm|dates [--out DIR] [--steps N] [--resume]`.
+"""Train a preset: `python -m training.train lm|mlm|dates|classifier [--out DIR] [--steps N] [--resume]`.
 
 Writes into the output folder (assets/<preset> by default): model.safetensors,
 config.json, metrics.json, loss.csv and snapshots/step_*.safetensors (float16,
@@ -28,7 +28,7 @@ from model import tokenizer as tok
 from model.config import TransformerConfig
 from model.device import default_device
 from model.transformer import build
-from training import batches, corpus, dates
+from training import batches, categories, corpus, dates
 from training.presets import PRESETS, Preset
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -162,6 +162,68 @@ class DatesTask:
         self.rng.setstate((version, tuple(internal), gauss))
 
 
+class ClassifyTask:
+    """WordNet definition -> its lexicographer category (training.categories); <s> first, as the [CLS] token."""
+
+    def __init__(self, preset: Preset, out: Path, tokenizer_path: Path, wordnet_dir: Path, seed: int):
+        self.settings = preset.train
+        self.tokenizer = tok.load(tokenizer_path)  # the text models' BPE (`python -m training.train lm` makes it)
+        if tokenizer_path.resolve().parent not in (out.resolve(), out.resolve().parent):
+            shutil.copy(tokenizer_path, out / "tokenizer.json")  # the loader looks beside the model and one up
+        self.vocab_size = self.tokenizer.get_vocab_size()
+        self.bos, self.pad = self.tokenizer.token_to_id(tok.BOS), self.tokenizer.token_to_id(tok.PAD)
+        self.max_len = preset.model["max_len"]
+        train_glosses, val_glosses = categories.split(categories.read_glosses(wordnet_dir))
+        self.train_ids, self.train_labels = self._encode(categories.examples(train_glosses, self.settings.with_examples))
+        val_ids, val_labels = self._encode(categories.examples(val_glosses))
+        # a fixed sample of held-out definitions for the loss curve (training.evaluate reads them all)
+        pick = np.random.default_rng(12345).permutation(len(val_ids))[:2048]
+        self.val_batches = [self._collate([val_ids[i] for i in chunk], val_labels[chunk])
+                            for chunk in np.array_split(pick, 8)]
+        self.gen = np.random.default_rng(seed)
+        self._queue: list[np.ndarray] = []  # the batches left in this pass over the data
+
+    def _encode(self, pairs: list[tuple[str, int]]) -> tuple[list[list[int]], np.ndarray]:
+        encoded = self.tokenizer.encode_batch([text for text, _ in pairs])
+        ids = [([self.bos] + e.ids)[: self.max_len] for e in encoded]
+        return ids, np.array([label for _, label in pairs], dtype=np.int64)
+
+    def _collate(self, sequences, labels):
+        ids, keep = batches.padded(sequences, self.pad)
+        return ids, keep, torch.from_numpy(np.asarray(labels, dtype=np.int64))
+
+    def window(self, step: int) -> None:
+        return None  # whole definitions, no windows
+
+    def validation_batches(self, step: int) -> list:
+        return self.val_batches
+
+    def batch(self, step: int = 0):
+        """Examples of similar length batched together (padding would double the work): each pass over the
+        data is shuffled, cut into pools of 32 batches, each pool sorted by length, and its batches shuffled."""
+        if not self._queue:
+            size = self.settings.batch_size
+            order = self.gen.permutation(len(self.train_ids))
+            for pool in np.array_split(order, max(1, len(order) // (size * 32))):
+                pool = pool[np.argsort([len(self.train_ids[i]) for i in pool], kind="stable")]
+                self._queue += [pool[i : i + size] for i in range(0, len(pool) - size + 1, size)]
+            self._queue = [self._queue[i] for i in self.gen.permutation(len(self._queue))]
+        chosen = self._queue.pop()
+        return self._collate([self.train_ids[i] for i in chosen], self.train_labels[chosen])
+
+    def loss(self, model, batch, device):
+        ids, keep, labels = (x.to(device) for x in batch)
+        logits, _ = model(ids, keep=keep)
+        smoothing = self.settings.label_smoothing if model.training else 0.0
+        return F.cross_entropy(logits.float(), labels, label_smoothing=smoothing), int(keep.sum())
+
+    def rng_state(self):
+        return {"numpy": self.gen.bit_generator.state}
+
+    def set_rng_state(self, state):
+        self.gen.bit_generator.state = state["numpy"]
+
+
 @torch.no_grad()
 def validation_loss(model, task, device, step: int = 0) -> float:
     model.eval()
@@ -213,6 +275,8 @@ def train(name: str, out: Path | None = None, steps: int | None = None, resume: 
 
     if preset.task == "text":
         task = TextTask(preset, out, Path(tokenizer_path or ASSETS / "tokenizer.json"), wordnet_dir, fortunes_dir, seed)
+    elif preset.task == "classify":
+        task = ClassifyTask(preset, out, Path(tokenizer_path or ASSETS / "tokenizer.json"), wordnet_dir, seed)
     else:
         task = DatesTask(preset, out, seed)
     config = TransformerConfig(vocab_size=task.vocab_size, **preset.model)
