@@ -11,11 +11,12 @@ BROAD = 0.8  # ... or spreads out: entropy at least 80% of the most it could be
 
 MIN_CHOICES = 4  # spread is judged on rows that could look at least at this many keys
 
-COLUMNS = ["head", "layer", "head_in_layer", "entropy_bits", "spread", "mean_distance", "previous", "first", "self",
-           "label"]
+COLUMNS = ["head", "layer", "head_in_layer", "entropy_bits", "spread", "mean_distance", "previous", "next", "first",
+           "special", "self", "label"]
 
 
-def head_stats(probs, mask=None, aligned: bool | None = None) -> pd.DataFrame:
+def head_stats(probs, mask=None, aligned: bool | None = None, special_keys=None, special_name: str = "special"
+               ) -> pd.DataFrame:
     """One row per head with averages over query rows.
 
     probs    (L, H, t, s) attention weights, rows summing to 1
@@ -25,10 +26,15 @@ def head_stats(probs, mask=None, aligned: bool | None = None) -> pd.DataFrame:
              previous/self/distance columns are filled. Defaults to t == s. For cross-attention
              pass False: those columns are NaN.
 
+    special_keys  key positions of the special tokens the model adds around the text ([CLS] and
+             [SEP] for BERT, <s> for ours; none for GPT-2); special_name names them in the label.
+
     Columns: head ('L1 H2'), layer and head_in_layer (1-based), entropy_bits (mean row entropy),
     spread (entropy / its maximum, 0 = one key, 1 = uniform; over rows with >= 4 keys to choose from), mean_distance (|query - key| in
-    tokens, attention-weighted), previous (mass on key i-1), first (mass on key 0), self (mass
-    on key i), label: "previous-token", "first-token sink", "self", "broad" or "mixed".
+    tokens, attention-weighted), previous (mass on key i-1), next (mass on key i+1, over rows that
+    have one), first (mass on key 0), special (mass on special_keys), self (mass on key i),
+    label: "previous-token", "next-token", "first-token sink" (or "[CLS]/[SEP] sink" when special
+    keys are given), "self", "broad" or "mixed": each measured, never guessed (see `label`).
     The first query row is left out of the averages: in a causal model it has only one choice.
     """
     probs = np.asarray(probs, dtype=np.float64)
@@ -59,29 +65,41 @@ def head_stats(probs, mask=None, aligned: bool | None = None) -> pd.DataFrame:
         mean_distance = (p * distance).sum(-1).mean(-1)
         self_mass = p[..., np.arange(len(query_pos)), query_pos].mean(-1)
         previous = p[..., np.arange(len(query_pos)), np.maximum(query_pos - 1, 0)].mean(-1) if t > 1 else nan
+        has_next = query_pos + 1 < s
+        following = p[..., np.arange(len(query_pos))[has_next], query_pos[has_next] + 1]  # (L, H, rows with a next)
+        next_mass = following.mean(-1) if has_next.any() else nan
     else:
-        mean_distance, self_mass, previous = nan, nan, nan
+        mean_distance, self_mass, previous, next_mass = nan, nan, nan, nan
+    special_keys = sorted(set(int(k) for k in special_keys)) if special_keys is not None else []
+    special = p[..., special_keys].sum(-1).mean(-1) if special_keys else nan
 
     records = []
     for layer in range(n_layers):
         for head in range(n_heads):
-            values = dict(previous=previous[layer, head], first=first[layer, head], self=self_mass[layer, head])
+            values = dict(previous=previous[layer, head], next=next_mass[layer, head], first=first[layer, head],
+                          special=special[layer, head], self=self_mass[layer, head])
             records.append(dict(
                 head=head_name(layer, head), layer=layer + 1, head_in_layer=head + 1,
                 entropy_bits=entropy[layer, head].mean(), spread=np.nanmean(spread[layer, head])
                 if np.isfinite(spread[layer, head]).any() else np.nan,
                 mean_distance=mean_distance[layer, head], **values,
             ))
-            records[-1]["label"] = label(records[-1])
+            records[-1]["label"] = label(records[-1], special_name)
     frame = pd.DataFrame.from_records(records, columns=COLUMNS)
-    numeric = ["entropy_bits", "spread", "mean_distance", "previous", "first", "self"]
+    numeric = ["entropy_bits", "spread", "mean_distance", "previous", "next", "first", "special", "self"]
     frame[numeric] = frame[numeric].astype(float).round(3)
     return frame
 
 
-def label(row: dict) -> str:
-    """A plain-language name for a head that clearly does one thing, else "mixed"."""
-    candidates = {"previous-token": row["previous"], "first-token sink": row["first"], "self": row["self"]}
+def label(row: dict, special_name: str = "special") -> str:
+    """A plain-language name for a head that clearly does one thing, else "mixed": the pattern that gets
+    at least CLEAR of its attention (the special tokens replace the first token when they are known,
+    as the first token is one of them), else "broad" when its spread is at least BROAD."""
+    special = row.get("special", np.nan)
+    sink = {f"{special_name} sink": special} if special is not None and np.isfinite(special) else \
+        {"first-token sink": row["first"]}
+    candidates = {"previous-token": row["previous"], "next-token": row.get("next", np.nan), **sink,
+                  "self": row["self"]}
     candidates = {k: v for k, v in candidates.items() if v is not None and np.isfinite(v)}
     if candidates:
         name, mass = max(candidates.items(), key=lambda kv: kv[1])

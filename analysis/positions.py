@@ -24,8 +24,9 @@ def position_table(loaded, n: int | None = None) -> tuple[str, np.ndarray]:
     n defaults to the model's whole context."""
     positions = loaded.model.embed.positions
     n = loaded.config.max_len if n is None else min(n, loaded.config.max_len)
+    offset = loaded.config.position_offset  # RoBERTa's first position is row 2 of its table
     if isinstance(positions, LearnedPositions):
-        return "learned", positions.embedding.weight[:n].float().cpu().numpy()
+        return "learned", positions.embedding.weight[offset:offset + n].float().cpu().numpy()
     if isinstance(positions, SinusoidalPositions):
         return "sinusoidal", positions.table[:n].float().cpu().numpy()
     return "none", np.zeros((n, loaded.config.d_model), dtype=np.float32)

@@ -86,6 +86,7 @@ class LoadedModel:
     device: torch.device
     weights: str = checkpoint.WEIGHTS
     _specials: dict = field(default_factory=dict)
+    pretrained: bool = False  # published by others (model/pretrained.py), not trained by this project
 
     @property
     def config(self) -> TransformerConfig:
@@ -122,6 +123,15 @@ class LoadedModel:
         mask = next((self.tokenizer.token_to_id(m) for m in ("[MASK]", "<mask>")
                      if self.tokenizer.token_to_id(m) is not None), None)
         return full[:start], full[start + len(bare):], mask
+
+    @property
+    def added_ids(self) -> set[int]:
+        """The special tokens the model puts around every text: [CLS] and [SEP] (BERT), <s> and </s>
+        (RoBERTa), none (GPT-2), <s> (this project's text models)."""
+        if self.config.tokenizer == "template":
+            prefix, suffix, _ = self._template
+            return set(prefix + suffix)
+        return {self.special(tok.BOS)} - {None}
 
     def special_ids(self, keep: tuple[str, ...] = ()) -> list[int]:
         """Ids of the special tokens (project tokenizers: <pad>, <s>, …; pretrained: every added special)."""
@@ -353,7 +363,7 @@ def load_pretrained(source: str | Path, name: str | None = None, device=None, ex
     directory = pretrained.resolve(source)
     device = torch.device(device) if device is not None else default_device()
     model, tokenizer = pretrained.load(directory, device, expected_sha256, label)
-    return LoadedModel(name or directory.name, model, tokenizer, directory, device)
+    return LoadedModel(name or directory.name, model, tokenizer, directory, device, pretrained=True)
 
 
 def load(name: str, assets: Path = ASSETS, device=None) -> LoadedModel:

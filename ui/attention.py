@@ -43,10 +43,18 @@ def notice(registry: ModelRegistry, name: str, trace) -> str:
     return "\n\n".join(notes)
 
 
+def no_head_note(name: str) -> str:
+    return (f"**No predictions: {name} has no word-prediction head.** It was published without one: it was "
+            "trained to turn a whole sentence into one vector (for comparing meanings), not to predict or fill "
+            "in words, so there is nothing honest to show here. Its attention is real: every view works on it.")
+
+
 def predictions(registry: ModelRegistry, name: str, text: str) -> str:
     """What the model does with the text, as Markdown: next tokens (lm), fillers (mlm), ISO date (dates)."""
     model = registry.get(name)
     text = clean_text(text)
+    if not model.has_lm_head:
+        return no_head_note(name)
     if model.arch == "decoder":
         rows = "\n".join(f"| {markdown_label(token)} | {p:.1%} |" for token, p in model.next_tokens(text, TOP_K))
         continuation = model.generate(text, GENERATE_TOKENS)
@@ -66,7 +74,14 @@ def predictions(registry: ModelRegistry, name: str, text: str) -> str:
 
 def stats_table(registry: ModelRegistry, name: str, text: str, kind: str | None) -> pd.DataFrame:
     att = registry.attention(name, text, kind)
-    return stats.head_stats(att.probs, att.mask, aligned=att.kind != "cross")
+    if att.kind != "self":
+        return stats.head_stats(att.probs, att.mask, aligned=att.kind != "cross")
+    trace = registry.trace(name, text)  # the special tokens the model added ([CLS], [SEP], <s>) by position
+    added = registry.get(name).added_ids
+    special = [i for i, token_id in enumerate(trace.ids) if int(token_id) in added]
+    special_name = "/".join(dict.fromkeys(trace.tokens[i] for i in special)) or "special"
+    return stats.head_stats(att.probs, att.mask, aligned=True, special_keys=special if special else None,
+                            special_name=special_name)
 
 
 def stats_csv(frame: pd.DataFrame, name: str, text: str, kind: str) -> str:
@@ -144,9 +159,12 @@ def build(ctx: Context) -> None:
         average = gr.Plot(show_label=False, label="Average over heads, per layer", elem_id="layer-average")
         with gr.Accordion("Head statistics", open=True):
             gr.Markdown("Averages over query tokens (the first token is left out: in a causal model it can only "
-                        "look at itself). *previous*, *first* and *self* are the share of attention on the token "
-                        "just before, on the first token and on the token itself; *spread* is 0 for a head that "
-                        "looks at one token and 1 for one that looks at all equally.")
+                        "look at itself). *previous*, *next*, *first* and *self* are the share of attention on the "
+                        "token just before, just after, on the first token and on the token itself; *special* is the "
+                        "share on the tokens the model adds itself ([CLS] and [SEP] in BERT, <s> in ours); *spread* "
+                        "is 0 for a head that looks at one token and 1 for one that looks at all equally. A *label* "
+                        "is given only when it is measured: one pattern takes at least half the attention, or the "
+                        "spread is at least 0.8 (*broad*); else *mixed*.")
             table = gr.Dataframe(label="Per head", interactive=False, elem_id="head-stats", max_height=420)
             download = gr.DownloadButton("Download CSV", value=None, elem_id="stats-csv")
 

@@ -4,11 +4,13 @@ the "link to this view" box and presenter mode."""
 from __future__ import annotations
 
 import gradio as gr
+import numpy as np
 
+from analysis import head_stats as stats
 from ui import components
 from ui.context import Context, friendly
 from ui.links import ViewSettings, make_link, parse_query
-from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, ModelRegistry
+from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry
 
 EXAMPLES = [
     ("The animal didn't cross the street because it was too tired", "lm"),
@@ -20,8 +22,14 @@ EXAMPLES = [
     ("Saturday, 21st of November 2026", "dates"),
     ("3 March 1999", "dates"),
     ("the 12th of june, 2024", "dates"),
+    ("The animal didn't cross the street because it was too tired.", "minilm"),
+    ("Tokenization splits unbelievably rare words into pieces.", "minilm"),
+    ("Mary gave roses to Susan because she loves her.", "minilm"),
 ]
 DEFAULT_TEXT = EXAMPLES[0][0]
+# Examples that show one link between two words: clicking one opens the head that puts the most attention
+# from the first word on the second, measured on the sentence when clicked (minilm: layer 4, head 2, 0.68).
+LINKED_EXAMPLES = {"The animal didn't cross the street because it was too tired.": ("it", "animal")}
 # Presenter mode: bigger type everywhere, by overriding the theme's size variables under one class.
 CSS = """
 body.presenter { --text-xxs: 14px; --text-xs: 16px; --text-sm: 18px; --text-md: 22px; --text-lg: 26px;
@@ -64,15 +72,45 @@ DRAW_ONCE_JS = """() => {
 
 def previous_token_head(registry: ModelRegistry, name: str) -> tuple[int, int]:
     """1-based (layer, head) the page opens on: the model's strongest previous-token head as measured by
-    `python -m training.evaluate` (a pattern a class recognises at once), else layer 1, head 1."""
+    `python -m training.evaluate` (a pattern a class recognises at once); for a pretrained model, as measured
+    on its example; else layer 1, head 1."""
     if name not in registry.available:
         return 1, 1
     best = registry.history(name).head("previous_token_head")
     layers, heads = registry.shape(name)
-    if best is None:
-        return 1, 1
+    if best is None:  # a pretrained model has no training history: measure it on its example
+        return measured_previous_token_head(registry, name) if registry.get(name).pretrained else (1, 1)
     layer, head = best.layer + 1, best.head + 1
     return (layer, head) if 1 <= layer <= layers and 1 <= head <= heads else (1, 1)
+
+
+def measured_previous_token_head(registry: ModelRegistry, name: str) -> tuple[int, int]:
+    """For a model without a training history (a pretrained one): the head that puts the most attention on
+    the previous token, measured on the model's first lecture example (else the page's first sentence)."""
+    text = next((t for t, m in EXAMPLES if m == name), DEFAULT_TEXT)
+    if registry.arch(name) == "encoder-decoder":
+        return 1, 1
+    try:
+        frame = stats.head_stats(registry.attention(name, text, "self").probs)
+    except (InputError, ValueError):
+        return 1, 1
+    best = frame.loc[frame["previous"].idxmax()]
+    return int(best["layer"]), int(best["head_in_layer"])
+
+
+def linked_head(registry: ModelRegistry, name: str, text: str) -> tuple[int, int, float, str, str] | None:
+    """For a LINKED_EXAMPLES sentence: the 1-based (layer, head) that puts the most attention from its first
+    word on its second, that weight, and the two tokens, measured on this model; None for other texts."""
+    words = LINKED_EXAMPLES.get(text)
+    if words is None or name not in registry.available or registry.arch(name) == "encoder-decoder":
+        return None
+    att = registry.attention(name, text, "self")
+    labels = [label.lstrip("▁").lower() for label in att.queries]
+    if words[0] not in labels or words[1] not in labels:
+        return None
+    weight = att.probs[:, :, labels.index(words[0]), labels.index(words[1])]  # (L, H)
+    layer, head = (int(i) for i in np.unravel_index(weight.argmax(), weight.shape))
+    return layer + 1, head + 1, float(weight[layer, head]), words[0], words[1]
 
 
 def default_settings(registry: ModelRegistry) -> ViewSettings:
@@ -119,7 +157,8 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
     with gr.Row(equal_height=True):
         text = gr.Textbox(label="Sentence", value=start.text, max_length=MAX_CHARS, lines=1, max_lines=1, scale=4,
                           placeholder="Type a sentence and press Enter", elem_id="sentence",
-                          info="lm predicts the next word · mlm fills in <mask> · dates writes a date as ISO 8601")
+                          info="lm predicts the next word · mlm fills in <mask> · dates writes a date as ISO 8601 · "
+                               "minilm is a real pretrained BERT (all-MiniLM-L6-v2)")
         with gr.Column(scale=1, min_width=200):
             model = gr.Dropdown(label="Model", choices=list(registry.names), value=start.model, elem_id="model")
             analyze = gr.Button("Show attention", variant="primary", elem_id="analyze")
@@ -165,7 +204,13 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
 
     def on_example(sample):
         text, name = sample
-        return (text, name) + friendly(fit_controls)(registry, name, *previous_token_head(registry, name), None)
+        layer, head = previous_token_head(registry, name)
+        linked = friendly(linked_head)(registry, name, text)
+        if linked is not None:
+            layer, head, weight, source, target = linked
+            gr.Info(f"Measured on this sentence: layer {layer}, head {head} puts {weight:.2f} of the attention "
+                    f"from “{source}” on “{target}”, the most of any head in {name}.")
+        return (text, name) + friendly(fit_controls)(registry, name, layer, head, None)
 
     example_event = examples.click(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls,
                                    api_name="example")

@@ -48,6 +48,9 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
     text = clean_text(text)
     final, layer0, head0 = registry.layer_head(model, text, layer, head, kind)
     steps = snapshots.steps(model)
+    if not steps and registry.get(model).pretrained:
+        raise InputError(f"Learning does not apply to {model}: it is a pretrained model, and its publishers kept "
+                         "no snapshots from its training. Choose lm, mlm or dates to watch a head learn.")
     if not steps:
         raise InputError(f"The {model} model was saved without training snapshots; retrain it to see learning.")
     index = min(max(int(snapshot or len(steps)), 1), len(steps)) - 1  # the count differs between models

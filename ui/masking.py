@@ -15,7 +15,8 @@ while reading position *i* it must not see positions after *i*: its mask is lowe
 scores above the diagonal are set to −∞ before the softmax, which turns them into weight 0. The masked
 language model (mlm) fills in blanks and may look both ways, so it has no mask. Below, both read the
 same sentence at the same layer and head; the last figure shows the lm's scores before and after its
-mask.
+mask. This tab always compares lm and mlm, whichever model is chosen above (the two share one tokenizer,
+so they read the same tokens); minilm, a pretrained BERT, reads like mlm: both ways, with no mask.
 """
 
 

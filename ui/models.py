@@ -4,7 +4,7 @@ cache traces, and check user input with friendly messages.
 Pure Python (no Gradio): handlers turn `InputError` into `gr.Error`, and tests call these
 helpers directly.
 
-    registry = ModelRegistry.load()               # assets/ or $ATTENTION_ASSETS
+    registry = ModelRegistry.load()               # assets/ or $ATTENTION_ASSETS, minilm, $ATTENTION_MODELS
     registry.available                             # names that loaded
     registry.errors                                # name -> message for those that did not
     trace = registry.trace("lm", "The cat sat")   # cached, thread-safe
@@ -21,7 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model import api
+from model import api, pretrained
 from model.checkpoint import CheckpointError
 from model.trace import AttentionTrace, Trace
 from training.history import TrainingHistory, read_history
@@ -132,11 +132,21 @@ class ModelRegistry:
         self._cache = LRUCache(self.cache_size)
 
     @classmethod
-    def load(cls, assets: str | Path | None = None, names=api.SHIPPED, device=None) -> "ModelRegistry":
+    def load(cls, assets: str | Path | None = None, names=api.SHIPPED + api.PRETRAINED, device=None,
+             extra: dict[str, str] | None = None) -> "ModelRegistry":
+        """names: shipped models (trained here, or minilm). extra: more Hugging Face models, name -> folder
+        or Hub id, by default from the server's $ATTENTION_MODELS; a visitor never chooses a path."""
         registry = cls(assets_dir(assets))
-        for name in names:
+        extra = pretrained.configured() if extra is None else extra
+        loaders = [(name, lambda n=name: api.load(n, registry.assets, device=device)) for name in names]
+        loaders += [(name, lambda n=name, s=source: api.load_pretrained(
+            s, n, device, label=f"{n} ({pretrained.MODELS_ENV} entry {s})")) for name, source in extra.items()]
+        for name, load in loaders:
+            if name in registry.models or name in registry.errors:
+                registry.errors.setdefault(name, f"Two models are named {name}; rename one in {pretrained.MODELS_ENV}.")
+                continue
             try:
-                registry.models[name] = api.load(name, registry.assets, device=device)
+                registry.models[name] = load()
                 registry.histories[name] = read_history(registry.models[name].directory)
             except (CheckpointError, OSError, ValueError) as e:
                 registry.errors[name] = f"The {name} model could not be loaded: {e}"
@@ -145,7 +155,8 @@ class ModelRegistry:
     @property
     def names(self) -> tuple[str, ...]:
         """Every model the UI offers, loaded or not (a broken one shows its error when chosen)."""
-        return tuple(n for n in api.SHIPPED if n in self.models or n in self.errors) or tuple(self.models)
+        return tuple(n for n in dict.fromkeys((*api.SHIPPED, *self.models, *self.errors))
+                     if n in self.models or n in self.errors)
 
     @property
     def available(self) -> list[str]:
