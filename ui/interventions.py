@@ -19,7 +19,6 @@ from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text
 from viz import interventions as viz
 from viz.heatmap import attention_heatmap
 from viz.labels import head_name, markdown_label, parse_head_name
-from viz.panels import note_figure
 
 EXPLANATION = """
 **Test a story about a head.** A heatmap suggests what a head does ("this head finds the month");
@@ -155,11 +154,9 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     result = ablate(registry, text, name, kept, method)
     month = month_head(registry) if registry.arch(name) == "encoder-decoder" else None
     note = f" (the month head, as measured: {month})" if month and month in (kept or []) else ""
-    if result["before_top"]:
-        guesses = viz.guesses_figure(result["before_top"], result["after_top"], result["what"], font_size=font)
-    else:
-        guesses = note_figure(f"The {result['what']} has no list of guesses; the change above measures it.",
-                                  font_size=font)
+    # a date or a sentence vector has no list of guesses: the summary's change measures it
+    guesses = gr.Plot(visible=bool(result["before_top"]), value=viz.guesses_figure(
+        result["before_top"], result["after_top"], result["what"], font_size=font) if result["before_top"] else None)
     maps = interventions.head_importance(registry.get(name), clean_text(text), kinds_of(registry, name),
                                          _check_method(method))
     what = WHAT_CHANGE.get(result["what"], "drop in log-probability")
@@ -229,13 +226,13 @@ def _output_rows(loaded, trace) -> list[int]:
     return list(range(len(trace.tokens)))
 
 
-def output_rows_choices(registry: ModelRegistry, text, name):
-    """The output characters of the dates model to explain (hidden for other models)."""
+def output_rows_choices(registry: ModelRegistry, text, name) -> tuple[list, int | None]:
+    """The output characters of the dates model to explain, and the one explained first
+    (([], None) for other models)."""
     if registry.arch(name) != "encoder-decoder":
-        return gr.Dropdown(visible=False, choices=[], value=None)
+        return [], None
     written = registry.trace(name, text).target_tokens[1:] + ["</s>"]
-    choices = [(f"{i + 1}: {token}", i) for i, token in enumerate(written)]
-    return gr.Dropdown(visible=True, choices=choices, value=min(MONTH_ROW, len(written) - 1))
+    return [(f"{i + 1}: {token}", i) for i, token in enumerate(written)], min(MONTH_ROW, len(written) - 1)
 
 
 def build(ctx: Context) -> None:
@@ -265,15 +262,23 @@ def build(ctx: Context) -> None:
         about = gr.Markdown(elem_id="explain-about")
         explained = gr.Plot(show_label=False, label="attention, rollout, gradient × input", elem_id="explain")
 
+        def api_ablate(text: str, model: str, heads: str, method: str = "zero") -> dict:
+            """Knock out heads ("L2 H3, L1 H1"; for dates "cross L2 H3", "encoder all", ...) by zeroing their
+            output (method "zero") or making their weights uniform ("uniform"). Returns the output before and
+            after, and "change": the drop in log-probability of the intact output (1 - cosine for minilm)."""
+            return friendly(ablate)(registry, text, model, heads, method)
+
+        gr.api(api_ablate, api_name="ablate")  # inside the tab: a gr.Tabs may hold only tabs
+
     @friendly
     def on_view(text, name, chosen, how, presenter):
         return view(registry, text, name, chosen, how, presenter)
 
     @friendly
     def on_explain(text, name, presenter):
-        rows = output_rows_choices(registry, text, name)
-        note, figure = explanations(registry, text, name, rows.value if rows.visible else None, presenter)
-        return rows, note, figure
+        choices, first = output_rows_choices(registry, text, name)
+        note, figure = explanations(registry, text, name, first, presenter)
+        return gr.Dropdown(choices=choices, value=first, visible=bool(choices)), note, figure
 
     @friendly
     def on_row(text, name, chosen_row, presenter):
@@ -297,11 +302,3 @@ def build(ctx: Context) -> None:
         on_view, inputs=view_inputs, outputs=view_outputs, api_name="knock_out_month")
     clear.click(lambda: [], outputs=[heads], api_name="restore_heads").then(
         on_view, inputs=view_inputs, outputs=view_outputs, api_name="restore_view")
-
-    def api_ablate(text: str, model: str, heads: str, method: str = "zero") -> dict:
-        """Knock out heads ("L2 H3, L1 H1"; for dates "cross L2 H3", "encoder all", ...) by zeroing their
-        output (method "zero") or making their weights uniform ("uniform"). Returns the output before and
-        after, and "change": the drop in log-probability of the intact output (1 - cosine for minilm)."""
-        return friendly(ablate)(registry, text, model, heads, method)
-
-    gr.api(api_ablate, api_name="ablate")

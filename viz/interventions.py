@@ -19,6 +19,7 @@ def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "
     if not maps:
         raise ValueError("importance_figure needs at least one kind of attention: {kind: (layers, heads) array}")
     panels = []
+    reach = max(float(np.abs(np.asarray(m, dtype=np.float32)).max()) for m in maps.values()) or 1.0
     for kind, effect in maps.items():
         effect = np.asarray(effect, dtype=np.float32)
         if effect.ndim != 2:
@@ -26,7 +27,7 @@ def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "
         layers, heads = effect.shape
         panels.append(Panel(effect, KIND_TITLES.get(kind, kind), rows=[f"L{i + 1}" for i in range(layers)],
                             cols=[f"H{j + 1}" for j in range(heads)], signed=True, value=what,
-                            row_title="layer", col_title="head"))
+                            row_title="layer", zmax=reach))  # one scale: the kinds compare by colour
     n_rows = max(np.shape(m)[0] for m in maps.values())
     height = int(220 + 48 * n_rows * (1 + font_size / 40))
     return heatmap_row(panels, title=title or f"Head importance: {what} when one head is knocked out",

@@ -39,7 +39,7 @@ class Panel:
     value: str = "value"
     row_title: str = ""
     col_title: str = ""
-    zmax: float | None = None  # top of an unsigned scale (default 1); signed scales reach max |z|
+    zmax: float | None = None  # top of the scale: unsigned default 1; signed default max |z| (set it to share one)
     col_labels: bool = True  # False: columns unlabelled (a square matrix whose columns follow its rows); hover names them
 
 
@@ -91,6 +91,7 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         finite = z[np.isfinite(z)]
         if p.signed:
             reach = float(np.abs(finite).max()) if finite.size else 1.0
+            reach = float(p.zmax) if p.zmax is not None else reach  # a scale shared with other panels
             reach = reach if reach > 0 else 1.0
             scale = dict(zmin=-reach, zmax=reach, colorscale=DIVERGING)
         else:

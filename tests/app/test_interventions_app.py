@@ -1,6 +1,8 @@
 """The Interventions tab's handlers on the shipped models."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ui import interventions
@@ -32,7 +34,8 @@ def test_interventions_view_on_lm_has_guesses_and_no_month_button(registry):
     summary, guesses, importance, heads, picked, button = interventions.view(
         registry, "The cat sat on the", "lm", ["L1 H2"], "uniform", True)
     assert "L1 H2" in summary and not button.visible
-    assert [bar.name for bar in guesses.data] == ["before", "after"]
+    assert guesses.visible
+    assert [bar["name"] for bar in json.loads(guesses.value["plot"])["data"]] == ["before", "after"]
     assert importance.data[0].z.shape == (4, 4)
 
 
