@@ -26,7 +26,9 @@ a time: its own self-attention is masked so it sees only what it has written so 
 digits the decoder should look at the month ("November", "Nov.", "11") wherever it is: the step slider
 shows what each character looked at as it was written. Type a date in the text box above: it was trained
 on days written as digits ("12th of June", "June 12", "12.06."), so a spelled-out day ("the twelfth")
-is outside what it learned, and it guesses.
+is outside what it learned, and it guesses. This tab always shows the dates model, whichever model is
+chosen above: lm and GPT-2 are decoders alone, mlm and minilm (BERT) encoders alone, so none of them has
+cross-attention to show.
 """
 
 BEAM_EXPLANATION = """
