@@ -26,6 +26,7 @@ REPEATS = {8: 15, 32: 15, 128: 10, 256: 6}
 CLICK_LENGTHS = (32, 128)
 LM_TABS = ("attention", "steps", "masking", "positions", "learning", "multihead")
 CLIENTS = 100
+MINILM_REPEATS = 15  # /analyze calls on minilm at 32 tokens
 QUEUE_DEMO = dict(max_size=8, clients=30)
 # The app as app.py starts it, but with a small queue limit: shows what a visitor gets past it.
 APP_WITH_QUEUE_LIMIT = [sys.executable, "-c",
@@ -52,6 +53,22 @@ def machine() -> dict:
                 python=platform.python_version(), torch=torch.__version__, gradio=gradio.__version__,
                 plotly=plotly.__version__, torch_threads=torch.get_num_threads(),
                 date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+
+
+def minilm_figures(client, endpoints, url: str, scale) -> dict:
+    """minilm (a real pretrained BERT, 6 layers x 12 heads, 22 M parameters) beside lm: /analyze p50 at
+    32 tokens, a /ping before each call as for lm, and the size of the answer at 64 tokens."""
+    from model import api
+
+    minilm = api.load("minilm", device="cpu")
+    args = lambda text: endpoints.args("/analyze", text=text, name="minilm", kind=None)
+    measure.timed_calls(client, "/analyze", [args(sentence(minilm, 16, seed=s)) for s in range(2)])  # warm up
+    seconds, pings = [], []
+    for s in range(scale(MINILM_REPEATS)):
+        pings += measure.timed_calls(client, "/ping", [[]])
+        seconds += measure.timed_calls(client, "/analyze", [args(sentence(minilm, 32, seed=8000 + s))])
+    return dict(analyze_32=measure.summary(seconds), ping=measure.summary(pings),
+                size_64=measure.response_size(url, "analyze", args(sentence(minilm, 64, seed=7))))
 
 
 def run(quick: bool) -> dict:
@@ -81,6 +98,9 @@ def run(quick: bool) -> dict:
                 seconds += measure.timed_calls(client, "/analyze", [analyze_args(text)])
             results["analyze"][n] = measure.summary(seconds)
         results["ping"] = measure.summary(pings)
+
+        print("minilm beside lm ...", file=sys.stderr)
+        results["minilm"] = minilm_figures(client, endpoints, app.url, scale)
 
         print("response size ...", file=sys.stderr)
         results["size"] = {n: measure.response_size(app.url, "analyze", analyze_args(sentence(lm, n, seed=7)))

@@ -48,6 +48,10 @@ def targets(r: dict) -> list[tuple[str, str]]:
         slowest = max(r["tab_redrawn"].items(), key=lambda item: item[1]["p50_s"])
         rows.append(("every tab: click to its last figure drawn under 1 s (p50, 32 tokens; dates for Encoder-decoder)",
                      _verdict(slowest[1]["p50_s"] < 1.0, f"slowest {slowest[0]}: p50 {_ms(slowest[1]['p50_s'])}")))
+    if "minilm" in r:
+        mini = r["minilm"]["analyze_32"]["p50_s"]
+        rows.append(("minilm (pretrained BERT, 6 × 12 heads) stays interactive: /analyze p50 at 32 tokens under 0.5 s",
+                     _verdict(mini < 0.5, f"{_ms(mini)}; lm {_ms(a32)}")))
     click = r["click_to_drawn"][32]["p50_s"]
     rows.append(("click-to-drawn under 1 s at 32 tokens (the issue: \"well under a second\")",
                  _verdict(click < 1.0, f"p50 {_ms(click)}")))
@@ -66,6 +70,26 @@ def _crowd_floor(r: dict) -> list[str]:
                      f"`/analyze`, {1000 * floor['server_cpu_s'] / floor['clients']:.0f} ms a `/ping` (the clients "
                      "run on the same two cores and take their own share)")
     return lines
+
+
+def _minilm_section(r: dict) -> list[str]:
+    """minilm beside lm on the same server: the cost of a real pretrained model in the same views."""
+    mini, lm = r["minilm"], r["analyze"]
+    size = f"{_kb(r['size'][64]['body_bytes'])}" if 64 in r.get("size", {}) else "–"
+    return [
+        "## minilm beside lm",
+        "",
+        "minilm is all-MiniLM-L6-v2 (6 layers × 12 heads, k = 384, 22 M parameters) run by the project's own "
+        "modules; lm is ours (4 layers × 4 heads). Same server, same method as above (a `/ping` before each "
+        "`/analyze`, a new sentence each call); 32 tokens count minilm's [CLS] and [SEP].",
+        "",
+        "| model | /analyze p50 at 32 tokens | p95 | /ping p50 alongside | /analyze body at 64 tokens |",
+        "|---|---|---|---|---|",
+        f"| lm | {_ms(lm[32]['p50_s'])} | {_ms(lm[32]['p95_s'])} | {_ms(r['ping']['p50_s'])} | {size} |",
+        f"| minilm | {_ms(mini['analyze_32']['p50_s'])} | {_ms(mini['analyze_32']['p95_s'])} | "
+        f"{_ms(mini['ping']['p50_s'])} | {_kb(mini['size_64']['body_bytes'])} |",
+        "",
+    ]
 
 
 def markdown(r: dict) -> str:
@@ -103,6 +127,7 @@ def markdown(r: dict) -> str:
         *[f"| /analyze | {n} | {s['n']} | {_ms(s['p50_s'])} | {_ms(s['p95_s'])} | {_ms(s['max_s'])} |"
           for n, s in r["analyze"].items()],
         "",
+        *(_minilm_section(r) if "minilm" in r else []),
         "## Response size of the default view",
         "",
         "Bytes of one `/analyze` answer (the core tab's default view: tokens, every-head grid, layer averages, "

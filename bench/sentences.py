@@ -1,4 +1,5 @@
-"""Sentences of an exact length in lm tokens (counting the <s> the model reads first).
+"""Sentences of an exact length in a model's tokens (counting the <s> the model reads first, or
+minilm's [CLS] and [SEP]).
 
 Each seed gives a different sentence of the same length, so repeated requests never hit
 the app's trace cache and every measurement includes the model's forward pass."""
@@ -14,8 +15,10 @@ FILLERS = (" a", " I", ".", " the", "x")
 
 def sentence(model, n_tokens: int, seed: int = 0) -> str:
     """A sentence that `model` reads as exactly n_tokens tokens."""
-    # <s> plus the text's tokens, counted past the model's context (encode() would cut there)
-    count = lambda text: 1 + len(model.tokenizer.encode(text).ids)
+    # the specials the model adds (<s>, or [CLS] and [SEP]) plus the text's tokens, counted past the model's
+    # context (encode() would cut there)
+    added = len(model.encode("").ids)
+    count = lambda text: added + len(model.tokenizer.encode(text, add_special_tokens=False).ids)
     rng = random.Random(seed)
     text = ""
     while True:
