@@ -162,7 +162,7 @@ def _hf_model(family: str, vocab_size: int):
         "distilbert": lambda: t.DistilBertForMaskedLM(t.DistilBertConfig(
             vocab_size=vocab_size, dim=32, n_layers=2, n_heads=4, hidden_dim=48, max_position_embeddings=64)),
         "gpt2": lambda: t.GPT2LMHeadModel(t.GPT2Config(vocab_size=vocab_size, n_embd=32, n_layer=2, n_head=4,
-                                                       n_positions=64)),
+                                                       n_positions=64, bos_token_id=0, eos_token_id=0)),
     }[family]
     torch.manual_seed(0)
     model = made()
