@@ -59,16 +59,16 @@ class OrderDemo:
         return float(np.abs(self.positioned - self.put_back(self.positioned_shuffled)).max())
 
 
-def shuffle_order(n: int, seed: int, keep_first: bool) -> np.ndarray:
-    """A permutation of range(n) from `seed`; keep_first leaves a start token <s> in place.
-    Never the identity when a change is possible, so the shuffle is always visible."""
+def shuffle_order(n: int, seed: int, keep_first: bool, keep_last: bool = False) -> np.ndarray:
+    """A permutation of range(n) from `seed`; keep_first leaves a start token (<s>, [CLS]) in place,
+    keep_last an end token ([SEP]). Never the identity when a change is possible, so the shuffle is always visible."""
     rng = np.random.default_rng(int(seed))
-    start = 1 if keep_first else 0
+    start, stop = (1 if keep_first else 0), (n - 1 if keep_last else n)
     order = np.arange(n)
-    if n - start < 2:
+    if stop - start < 2:
         return order
     for _ in range(20):
-        order[start:] = rng.permutation(np.arange(start, n))
+        order[start:stop] = rng.permutation(np.arange(start, stop))
         if not np.array_equal(order, np.arange(n)):
             break
     return order
@@ -92,8 +92,11 @@ def order_demo(loaded, text: str, seed: int = 0, head: int = 0) -> OrderDemo:
     n_heads = loaded.config.n_heads
     if not 0 <= head < n_heads:
         raise ValueError(f"head must be in 0..{n_heads - 1}, got {head}")
-    keep_first = loaded.arch != "encoder-decoder"  # text models always start with <s>
-    order = shuffle_order(len(enc.ids), seed, keep_first)
+    # the tokens the model adds itself stay where it puts them: <s> or [CLS] first, [SEP] last
+    added = loaded.added_ids if loaded.arch != "encoder-decoder" else set()
+    keep_first = enc.ids[0] in added
+    keep_last = len(enc.ids) > 2 and enc.ids[-1] in added
+    order = shuffle_order(len(enc.ids), seed, keep_first, keep_last)
     shuffled_ids = [enc.ids[i] for i in order]
     name = "encoder layer 1" if loaded.arch == "encoder-decoder" else "layer 1"
     return OrderDemo(

@@ -11,6 +11,7 @@ import pytest
 import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
+from model import api
 from ui import attention, controls, learning, masking, multihead, positions, steps
 from ui.models import InputError, ModelRegistry
 
@@ -29,7 +30,7 @@ def _figures(result):
 
 
 def test_minilm_is_listed_after_the_trained_models(registry):
-    assert registry.names == ("lm", "mlm", "dates", "minilm")
+    assert registry.names == (*api.SHIPPED, "minilm")
     assert registry.get("minilm").pretrained and registry.shape("minilm") == (6, 12)
     assert registry.kinds("minilm") == ("self",)
 
@@ -86,6 +87,10 @@ def test_steps_multihead_and_positions_work_on_minilm(registry):
     assert kind == "learned" and np.array_equal(table, own)
     summary, plain, positioned, seed = positions.shuffle_view(registry, ANIMAL, "minilm", 2, 0, False)
     assert "differ" in summary and seed == 0
+    from analysis.order import order_demo
+    demo = order_demo(registry.get("minilm"), ANIMAL, seed=3, head=2)
+    assert demo.shuffled_tokens[0] == "[CLS]" and demo.shuffled_tokens[-1] == "[SEP]"  # specials stay put
+    assert demo.shuffled_tokens != demo.tokens and demo.plain_difference < 1e-4  # no positions: a permutation
 
 
 def test_tabs_that_do_not_apply_say_why(registry):
@@ -130,8 +135,8 @@ def test_extra_models_come_from_the_setting_alone(model_assets, tmp_path, monkey
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ATTENTION_MODELS", f"tiny={bert}, broken={broken}, someone/remote-bert")
     registry = ModelRegistry.load(model_assets, device="cpu")
-    assert registry.names == ("lm", "mlm", "dates", "minilm", "tiny", "broken", "remote-bert")
-    assert registry.available == ["lm", "mlm", "dates", "minilm", "tiny"]
+    assert registry.names == (*api.SHIPPED, "minilm", "tiny", "broken", "remote-bert")
+    assert registry.available == [*api.SHIPPED, "minilm", "tiny"]
     assert "missing tokenizer.json" in registry.errors["broken"]
     assert "someone/remote-bert" in registry.errors["remote-bert"] and "HF_HUB_OFFLINE" in registry.errors["remote-bert"]
     out = attention.analyze(registry, "the cat sat on the mat", "tiny")
