@@ -202,7 +202,7 @@ class ModelRegistry:
             result = model.trace(text)
         except ValueError as e:  # e.g. nothing the dates model can read
             raise InputError(str(e)) from e
-        if not result.tokens:
+        if not result.tokens or all(int(i) in model.added_ids for i in result.ids):  # minilm drops some characters
             raise InputError("The model found no tokens in this text; type some words.")
         return result
 

@@ -58,6 +58,12 @@ def test_wordpiece_pieces_and_specials_are_readable(registry):
         attention.show_head(registry, ANIMAL, "minilm", 7, 1)
 
 
+def test_text_minilm_reads_as_nothing_is_refused_plainly(registry):
+    with pytest.raises(InputError, match="no tokens"):
+        registry.trace("minilm", "\ue000\U0010fffd")  # its normaliser drops private-use characters
+    assert registry.trace("lm", "\ue000\U0010fffd").tokens  # read as bytes by ours
+
+
 def test_predictions_say_plainly_there_are_none(registry):
     text = attention.predictions(registry, "minilm", "The cat sat on the [MASK].")
     assert "no word-prediction head" in text and "|" not in text  # no table of invented guesses
