@@ -305,3 +305,28 @@ def test_configured_models_come_from_the_setting():
         "gpt2": "/models/gpt2", "bert-base-uncased": "/models/bert-base-uncased/", "bert-tiny": "prajjwal1/bert-tiny"}
     with pytest.raises(ValueError, match="names no model"):
         pretrained.configured("name=")
+
+
+def test_a_hub_id_downloads_only_the_three_files(monkeypatch, bert_folder, tmp_path):
+    """Where the Hub is reachable, an id is fetched with huggingface_hub (stood in for here: no test may
+    use the network) and loaded like a folder; a failed download names the id and the fix."""
+    huggingface_hub = pytest.importorskip("huggingface_hub")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    asked = {}
+
+    def fake_download(repo_id, allow_patterns=None, **_):
+        asked.update(repo_id=repo_id, allow_patterns=allow_patterns)
+        return str(bert_folder)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
+    loaded = api.load_pretrained("someone/tiny-bert", "tiny", device="cpu")
+    assert asked == {"repo_id": "someone/tiny-bert", "allow_patterns": list(pretrained.FILES)}
+    assert loaded.name == "tiny" and loaded.arch == "encoder"
+
+    def unreachable(repo_id, **_):
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", unreachable)
+    with pytest.raises(CheckpointError, match="someone/tiny-bert could not be downloaded.*OSError.*hf download"):
+        api.load_pretrained("someone/tiny-bert", device="cpu")
