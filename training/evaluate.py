@@ -1,7 +1,8 @@
 """Measure a shipped model: `python -m training.evaluate lm|mlm|dates|classifier [--data FILE] [--write]`.
 
 Prints JSON. lm: validation perplexity beside a unigram baseline, and the head that
-attends most to the previous token. mlm: masked-token top-1 accuracy beside the
+attends most to the previous token, the induction head (random words repeated: weight on the
+word after the earlier occurrence) and the loss on the first copy against the second. mlm: masked-token top-1 accuracy beside the
 most-frequent-token baseline. dates: exact-match accuracy (greedy and beam), and
 the cross-attention head that best looks at the source's month while the
 decoder writes the month digits. classifier: top-1 and top-3 accuracy on held-out
@@ -22,8 +23,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from analysis import induction
 from analysis.alignment import MONTH_DIGIT_ROWS, month_span
-from model import api
+from model import api, copying
 from model import tokenizer as tok
 from model.checkpoint import CheckpointError
 from training import batches, categories, corpus, dates
@@ -58,6 +60,7 @@ def evaluate_lm(m: api.LoadedModel, lines: list[str], train_lines: list[str] | N
         targets = stream[1 : count + 1]
         result["unigram_perplexity"] = round(float(np.exp(-logp[targets].mean())), 2)
     result["previous_token_head"] = _previous_token_head(m, lines[:300])
+    result.update(_copying(m))
     result["samples"] = {p: m.generate(p, 12) for p in README_PROMPTS}
     return result
 
@@ -79,6 +82,20 @@ def _previous_token_head(m: api.LoadedModel, lines: list[str]) -> dict:
     layer, head = np.unravel_index(scores.argmax(), scores.shape)
     return {"layer": int(layer), "head": int(head), "score": round(float(scores.max()), 3),
             "per_head": np.round(scores, 3).tolist()}
+
+
+def _copying(m: api.LoadedModel, n: int = 64, length: int = 20) -> dict:
+    """Induction score per head (beside the previous-token score on the same input) and the loss on the
+    first copy against the second, on n sequences of `length` random words repeated (model.copying)."""
+    measured = copying.measure(m, n=n, length=length, seed=0)
+    layer, head, score = induction.best_head(measured.induction)
+    return {
+        "induction_head": {"layer": layer, "head": head, "score": round(score, 3), "examples": n,
+                           "per_head": np.round(measured.induction, 3).tolist(),
+                           "previous_token_per_head": np.round(measured.previous_token, 3).tolist()},
+        "copying": {"sequences": n, "words": length, "first_copy_loss": round(measured.first_loss, 3),
+                    "second_copy_loss": round(measured.second_loss, 3)},
+    }
 
 
 @torch.no_grad()

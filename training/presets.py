@@ -25,6 +25,16 @@ class TrainSettings:
     # heads find their neighbours: among 256 keys a neighbour starts with 1/256 of the attention and its
     # signal drowns, among 16 it starts with 1/16 (docs/training.md).
     curriculum: tuple[tuple[float, int], ...] = ()
+    # Copying rewarded (decoder text models): a `repeat_rate` share of the training windows holds a span of
+    # 2..repeat_max_span tokens twice; a `repeat_random` share of those spans are random tokens, which only
+    # the earlier copy can predict. Induction heads form on such data (docs/training.md).
+    repeat_rate: float = 0.0
+    repeat_random: float = 0.5
+    repeat_max_span: int = 32
+    # Every probe_every steps (decoder text models): measure each head's induction score on repeated random
+    # words and keep the weights aside, so `jump_snapshots` more snapshots can be kept around the jump.
+    probe_every: int = 0
+    jump_snapshots: int = 0
     with_examples: bool = False  # classifier only: the glosses' example sentences are extra training text
     label_smoothing: float = 0.0  # classifier only
 
@@ -58,8 +68,10 @@ _CLASSIFIER_TRAIN = TrainSettings(steps=6000, batch_size=64, lr=1e-3, warmup=200
 
 PRESETS: dict[str, Preset] = {
     # the shipped models (assets/<name>/)
+    # half the lm's windows repeat a span (half of those random tokens), so an induction head forms
     "lm": Preset("text", dict(arch="decoder", **_TEXT),
-                 TrainSettings(steps=3000, batch_size=16, lr=2e-3, curriculum=_GROWING_WINDOWS)),
+                 TrainSettings(steps=3000, batch_size=16, lr=2e-3, curriculum=_GROWING_WINDOWS, repeat_rate=0.5,
+                               repeat_random=0.5, probe_every=50, jump_snapshots=4)),
     "mlm": Preset("text", dict(arch="encoder", **_TEXT),
                   TrainSettings(steps=5000, batch_size=16, lr=2e-3, curriculum=_GROWING_WINDOWS)),
     "dates": Preset("dates", dict(arch="encoder-decoder", **_DATES),

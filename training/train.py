@@ -23,7 +23,8 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
-from model import checkpoint
+from analysis import induction
+from model import checkpoint, copying
 from model import tokenizer as tok
 from model.config import TransformerConfig
 from model.device import default_device
@@ -39,6 +40,23 @@ def snapshot_steps(steps: int, n: int) -> list[int]:
     """n steps spaced evenly on a log scale from 10 to the last step (fewer if steps is small)."""
     first = min(10, steps)
     return sorted({int(round(s)) for s in np.geomspace(first, steps, n)})
+
+
+def jump_steps(probes: list[dict], n: int) -> list[int]:
+    """n probe steps that show the induction score's rise: the last step before it passes 10% of the way
+    from its first value to its highest, then the first steps past evenly spaced levels up to 90%."""
+    if n <= 0 or len(probes) < 2:
+        return []
+    steps = [p["step"] for p in probes]
+    scores = np.array([p["induction"] for p in probes])
+    low, high = scores[0], scores.max()
+    chosen = []
+    for level in np.linspace(0.1, 0.9, max(1, n - 1)):
+        first = int(np.argmax(scores >= low + level * (high - low)))
+        if not chosen:
+            chosen.append(steps[max(0, first - 1)])
+        chosen.append(steps[first])
+    return sorted(set(chosen))
 
 
 def learning_rate(step: int, settings) -> float:
@@ -84,6 +102,11 @@ class TextTask:
         self.val_stream = self._stream(val_lines)
         self.gen = np.random.default_rng(seed)
         self._val_batches: dict[int, list] = {}
+        self.filler = self.train_stream[self.train_stream >= len(tok.SPECIALS)]  # random spans: real tokens
+        # the induction probe: 8 sequences of 20 random words (fewer in a short context) repeated, after <s>
+        length = min(20, (preset.model["max_len"] - 1) // 2)
+        self.probe_ids = None if self.masked else torch.from_numpy(
+            induction.repeated_sequences(copying.word_ids(self.tokenizer), 8, length, seed=0, bos=self.ids[tok.BOS]))
 
     def _stream(self, lines: list[str]) -> np.ndarray:
         bos, eos = self.ids[tok.BOS], self.ids[tok.EOS]
@@ -99,8 +122,30 @@ class TextTask:
         return batches.next_token_batch(stream, batch_size, window, gen)
 
     def batch(self, step: int = 0):
-        """The training batch for a step: windows as long as the curriculum says (seq_len at the end)."""
+        """The training batch for a step: windows as long as the curriculum says (seq_len at the end),
+        with repeated spans when the settings ask for them (validation windows never have any)."""
+        s = self.settings
+        if s.repeat_rate > 0 and not self.masked:
+            window, batch_size = s.window(step)
+            return batches.next_token_batch_with_repeats(
+                self.train_stream, batch_size, window, self.gen, rate=s.repeat_rate, random_share=s.repeat_random,
+                max_span=s.repeat_max_span, filler=self.filler)
         return self._batch(self.train_stream, self.gen, *self.settings.window(step))
+
+    @torch.no_grad()
+    def probe(self, model, device) -> dict | None:
+        """Induction and previous-token scores (L, H) of every head on the probe's repeated words."""
+        if self.probe_ids is None:
+            return None
+        was_training = model.training
+        model.eval()
+        _, rec = model(self.probe_ids.to(device), record=True)
+        model.train(was_training)
+        probs = torch.stack([r.probs.float() for r in rec.layers["self"]], 1).cpu().numpy()  # (b, L, H, t, t)
+        scores, previous = induction.batch_scores(probs, self.probe_ids.numpy())
+        layer, head, best = induction.best_head(scores)
+        return {"induction": round(best, 4), "layer": layer, "head": head,
+                "previous_token": round(float(np.nanmax(previous)), 4)}
 
     def window(self, step: int) -> int:
         return self.settings.window(step)[0]
@@ -232,7 +277,7 @@ def validation_loss(model, task, device, step: int = 0) -> float:
     return float(np.mean(losses))
 
 
-def save_resume(directory: Path, model, optimizer, step: int, history: list, task) -> None:
+def save_resume(directory: Path, model, optimizer, step: int, history: list, task, probes: list | None = None) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()
                if not (k == "to_vocab.weight" and model.config.tie_embeddings)}  # tied: stored once, as the embedding
@@ -243,7 +288,8 @@ def save_resume(directory: Path, model, optimizer, step: int, history: list, tas
             tensors[f"opt.{i}.{key}"] = value.detach().cpu().reshape(-1) if value.dim() == 0 else value.detach().cpu().contiguous()
     tensors["torch_rng"] = torch.get_rng_state()
     save_file(tensors, str(directory / "state.safetensors"))
-    (directory / "state.json").write_text(json.dumps({"step": step, "history": history, "rng": task.rng_state()}))
+    (directory / "state.json").write_text(json.dumps({"step": step, "history": history, "rng": task.rng_state(),
+                                                      "probes": probes or []}))
 
 
 def load_resume(directory: Path, model, optimizer, task):
@@ -258,14 +304,17 @@ def load_resume(directory: Path, model, optimizer, task):
             optimizer.state[p] = {k: v.to(p.device) for k, v in state.items()}
     torch.set_rng_state(tensors["torch_rng"])
     task.set_rng_state(meta["rng"])
-    return meta["step"], meta["history"]
+    return meta["step"], meta["history"], meta.get("probes", [])
 
 
 def train(name: str, out: Path | None = None, steps: int | None = None, resume: bool = False, seed: int = 0,
           tokenizer_path: Path | None = None, wordnet_dir: Path = corpus.WORDNET_DIR,
-          fortunes_dir: Path = corpus.FORTUNES_DIR, runs: Path | None = None, bar_line: int = 0) -> dict:
+          fortunes_dir: Path = corpus.FORTUNES_DIR, runs: Path | None = None, bar_line: int = 0,
+          overrides: dict | None = None) -> dict:
+    """overrides: TrainSettings fields to change for this run (experiments: `--set repeat_rate=0.5`)."""
     preset = PRESETS[name]
-    settings = preset.train if steps is None else type(preset.train)(**{**preset.train.__dict__, "steps": steps})
+    changes = {**(overrides or {}), **({} if steps is None else {"steps": steps})}
+    settings = type(preset.train)(**{**preset.train.__dict__, **changes})
     preset = Preset(preset.task, preset.model, settings)
     out = Path(out or ASSETS / name)
     out.mkdir(parents=True, exist_ok=True)
@@ -284,14 +333,16 @@ def train(name: str, out: Path | None = None, steps: int | None = None, resume: 
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, betas=(0.9, 0.98), weight_decay=settings.weight_decay)
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else torch.autocast("cpu", enabled=False)
 
-    start, history = 0, []
+    start, history, probes = 0, [], []
+    probing = settings.probe_every > 0 and getattr(task, "probe_ids", None) is not None
+    dense = runs / "dense"  # every probe's weights (float16), so snapshots around the jump can be kept
     if resume and (runs / "state.json").is_file():
-        start, history = load_resume(runs, model, optimizer, task)
+        start, history, probes = load_resume(runs, model, optimizer, task)
         print(f"resuming {name} from step {start}", file=sys.stderr)
     keep = snapshot_steps(settings.steps, settings.snapshots)
     (out / "snapshots").mkdir(exist_ok=True)
     if start == 0:  # a fresh run: an earlier run's snapshots would show up in the Learning tab
-        for old in (out / "snapshots").glob("step_*.safetensors"):
+        for old in [*(out / "snapshots").glob("step_*.safetensors"), *dense.glob("step_*.safetensors")]:
             old.unlink()
 
     t0, tokens_seen = time.time(), 0
@@ -310,7 +361,8 @@ def train(name: str, out: Path | None = None, steps: int | None = None, resume: 
         done = step + 1
         rate = tokens_seen / max(1e-9, time.time() - t0)
         bar.update(1)
-        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{rate:,.0f}")
+        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{rate:,.0f}",
+                        **({"induction": probes[-1]["induction"]} if probes else {}))
         row = None
         if done % settings.eval_every == 0 or done in keep or done == settings.steps:
             with amp:
@@ -319,12 +371,20 @@ def train(name: str, out: Path | None = None, steps: int | None = None, resume: 
                        "lr": learning_rate(step, settings), "tokens_per_s": round(rate)}
                 if task.window(step) is not None:  # text models: the window length both losses are over
                     row["window"] = task.window(step)
+                if probing:  # the best head's induction score on repeated random words
+                    row["induction"] = task.probe(model, device)["induction"]
             history.append(row)
+        if probing and done % settings.probe_every == 0:
+            probes.append({"step": done, **task.probe(model, device)})
+            checkpoint.save(model, dense, f"step_{done:06d}.safetensors", half=True)
         if done in keep:
             checkpoint.save(model, out / "snapshots", f"step_{done:06d}.safetensors", half=True)
         if row is not None:
-            save_resume(runs, model, optimizer, done, history, task)
+            save_resume(runs, model, optimizer, done, history, task, probes)
     bar.close()
+    jump = [s for s in jump_steps(probes, settings.jump_snapshots) if s not in keep]
+    for step in jump:  # the weights kept at the probe steps that show the induction head forming
+        shutil.copy(dense / f"step_{step:06d}.safetensors", out / "snapshots" / f"step_{step:06d}.safetensors")
 
     elapsed = time.time() - t0
     checkpoint.save(model, out)
@@ -342,6 +402,9 @@ def train(name: str, out: Path | None = None, steps: int | None = None, resume: 
         "final": history[-1],
         "snapshots": [r for r in history if r["step"] in keep],
     }
+    if probes:
+        metrics["induction_probe"] = probes  # best head's induction score every probe_every steps
+        metrics["jump_snapshots"] = jump
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
 
@@ -357,13 +420,22 @@ def main(argv=None) -> None:
     parser.add_argument("--wordnet-dir", type=Path, default=corpus.WORDNET_DIR)
     parser.add_argument("--runs", type=Path, help="where resumable state is kept (default runs/<preset>)")
     parser.add_argument("--threads", type=int, help="CPU threads (default: torch's choice; 1 lets two runs share 2 cores)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="change a TrainSettings field for this run, e.g. --set repeat_rate=0.5 (repeatable)")
     parser.add_argument("--bar-line", type=int, default=0, help="terminal line of the progress bar (two runs side by side)")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    overrides = {}
+    for item in args.set:
+        field_name, _, value = item.partition("=")
+        default = getattr(PRESETS[args.preset].train, field_name, None)
+        if default is None or not value or isinstance(default, tuple):
+            parser.error(f"--set takes FIELD=VALUE with a number field of TrainSettings, got {item!r}")
+        overrides[field_name] = type(default)(value)
     try:
         metrics = train(args.preset, args.out, args.steps, args.resume, args.seed, args.tokenizer, args.wordnet_dir,
-                        runs=args.runs, bar_line=args.bar_line)
+                        runs=args.runs, bar_line=args.bar_line, overrides=overrides)
     except FileNotFoundError as e:
         sys.exit(f"error: {e}")
     print(json.dumps(metrics["final"]))

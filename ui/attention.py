@@ -15,6 +15,7 @@ import pandas as pd
 
 from analysis import head_stats as stats
 from ui.context import Context, figure_font, friendly
+from ui import components
 from ui.models import KIND_LABELS, InputError, ModelRegistry, check_beam, clean_text
 from viz import heatmap
 from viz.labels import head_name, markdown_label, parse_head_name
@@ -173,7 +174,10 @@ def build(ctx: Context) -> None:
             registry, text, name, kind, presenter)
         if note:
             gr.Warning(note)
-        return note, token_pairs, grid_fig, average_fig, frame, csv_path, gr.Dropdown(choices=names, value=None)
+        trace = registry.trace(name, text)  # cached: the trace analyze just read
+        note = "\n\n".join(part for part in (note, token_notes(trace)) if part)
+        return (note, token_pairs, grid_fig, average_fig, components.table(frame), csv_path,
+                gr.Dropdown(choices=names, value=None))
 
     def run_predict(text, name):
         return friendly(predictions)(registry, name, text)

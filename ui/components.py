@@ -1,4 +1,4 @@
-"""Gradio components that answer bad API input with a clear message.
+"""Gradio components that answer bad API input with a clear message, and cheap component values.
 
 Gradio checks a slider's range itself, but a value of the wrong type (a string, a list,
 NaN) fails inside its preprocessing and reaches the caller as a bare "the app has raised
@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import gradio as gr
+import pandas as pd
 
 
 class Slider(gr.Slider):
@@ -24,3 +25,11 @@ class Slider(gr.Slider):
             raise gr.Error(f"{label} must be a number between {self.minimum:g} and {self.maximum:g}, "
                            f"not {str(payload)[:40]!r}.", print_exception=False)
         return super().preprocess(payload)
+
+
+def table(frame: pd.DataFrame) -> dict:
+    """A DataFrame as gr.Dataframe's value, {"headers": [...], "data": [[...], ...]}, missing values as None.
+    Handing Gradio the DataFrame itself costs ~15 ms of server time for a 16-row table (it inspects
+    every cell for styling), most of what a request of the core tab costs; this costs ~0.1 ms."""
+    data = frame.astype(object).where(frame.notna(), None).values.tolist()
+    return {"headers": [str(c) for c in frame.columns], "data": data}

@@ -134,7 +134,7 @@ def beams_view(registry: ModelRegistry, text, width):
     width = check_beam(width)
     greedy = loaded.translations(text, 1)
     beams = loaded.translations(text, width) if width > 1 else greedy
-    return cross.beams_table(greedy), cross.beams_table(beams)
+    return components.table(cross.beams_table(greedy)), components.table(cross.beams_table(beams))
 
 
 def build(ctx: Context) -> None:

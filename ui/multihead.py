@@ -4,6 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from analysis.sizes import head_sizes
+from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.models import ModelRegistry
 from viz import multihead as viz_multihead
@@ -36,7 +37,7 @@ def view(registry: ModelRegistry, text, model, layer, kind, presenter):
     mask = att.mask if att.causal else None
     fig = viz_multihead.heads_figure(att.probs[layer0], layer0, mask=mask, font_size=font)
     sizes = head_sizes(registry.get(model).config)
-    return fig, sizes_text(sizes, model), viz_multihead.sizes_table(sizes)
+    return fig, sizes_text(sizes, model), components.table(viz_multihead.sizes_table(sizes))
 
 
 def build(ctx: Context) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.figure import colorscale, figure
 from viz.labels import axis_ticks, head_name, label_step, token_labels
 
-COLORSCALE = "Blues"
+COLORSCALE = colorscale("Blues")
 MASKED_COLOR = "#eeeeee"  # NaN cells (keys a query may not see) show the plot background
 
 
@@ -85,8 +86,8 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     # whose extra layout passes doubled the time to draw this figure in the browser
     left = int(font_size * (0.62 * min(max((len(q) for q in queries), default=1), LABEL_CHARS) + 2.5) + 10)
     height = height or int(min(1100, max(320, t * cell + tick_room + 5 * font_size + 60)))
-    heatmap = go.Heatmap(
-        z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
+    heatmap = dict(
+        type="heatmap", z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
         text=hover, hovertemplate="%{text}: %{z:.3f}<extra></extra>", xgap=gap, ygap=gap,
         colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8),
     )
@@ -101,7 +102,7 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     )
     # the key labels and their axis title sit on top: leave them room below the figure title
     layout["margin"].update(t=int(50 + 3 * font_size + tick_room), l=left)
-    return go.Figure(data=[heatmap], layout=layout)
+    return figure([heatmap], layout)
 
 
 def layer_average(probs) -> np.ndarray:
@@ -138,8 +139,8 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     # An overview only needs whole percents: one byte a cell keeps a 16-head, 64-token grid
     # near 100 KB on the wire (float32 would be four times that). Open a head for exact values.
     percent = np.rint(big * 100).astype(np.uint8)
-    heatmap = go.Heatmap(
-        z=percent, zmin=0, zmax=100, colorscale=COLORSCALE,
+    heatmap = dict(
+        type="heatmap", z=percent, zmin=0, zmax=100, colorscale=COLORSCALE,
         hovertemplate="weight ≈ %{z}%<extra></extra>",
         colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8, tickvals=[0, 25, 50, 75, 100],
                       ticktext=["0", "0.25", "0.5", "0.75", "1"]),
@@ -151,7 +152,7 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
     )
     layout["plot_bgcolor"] = "white"
-    return go.Figure(data=[heatmap], layout=layout)
+    return figure([heatmap], layout)
 
 
 def all_heads_grid(probs, queries=None, keys=None, title: str = "Every head: rows are layers, columns are heads",

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.figure import colorscale, figure
 from viz.heatmap import COLORSCALE, LABEL_CHARS, MASKED_COLOR
 from viz.labels import MAX_TICK_LABELS, axis_ticks, token_labels
 
-DIVERGING = "RdBu_r"  # negative blue, positive red, 0 white
+DIVERGING = colorscale("RdBu_r")  # negative blue, positive red, 0 white
 
 
 @dataclass
@@ -102,9 +103,12 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         bar = dict(orientation="h", x=x0 + width / 2, xanchor="center", len=width, y=-0.04, yanchor="top",
                    thickness=10, tickfont=dict(size=max(9, font_size - 2)), ticklabeloverflow="allow")
         text, template = _hover(p)
-        traces.append(go.Heatmap(z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), text=text,
-                                 hovertemplate=template, colorbar=bar, showscale=colorbars, name=p.title,
-                                 xaxis=f"x{suffix}", yaxis=f"y{suffix}", **scale))
+        trace = dict(type="heatmap", z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]),
+                     hovertemplate=template, colorbar=bar, showscale=colorbars, name=p.title,
+                     xaxis=f"x{suffix}", yaxis=f"y{suffix}", **scale)
+        if text is not None:
+            trace["text"] = text
+        traces.append(trace)
         if not p.col_labels or _repeats(p.cols, panels[i - 1].cols if i else None):
             x_ticks = dict(showticklabels=False)
         else:
@@ -131,9 +135,9 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=10),
                    font=dict(size=font_size + 4)),
         height=height, font=dict(size=font_size), margin=dict(l=10, r=10, t=title_shift + 50 + 3 * font_size, b=60 if colorbars else 10),
-        plot_bgcolor=MASKED_COLOR, paper_bgcolor="white", hoverlabel=dict(font_size=font_size + 2),
+        plot_bgcolor=MASKED_COLOR, paper_bgcolor="white", hoverlabel=dict(font=dict(size=font_size + 2)),
     )
-    return go.Figure(data=traces, layout=layout)
+    return figure(traces, layout)
 
 
 def note_figure(text: str, height: int = 220, font_size: int = 12) -> go.Figure:

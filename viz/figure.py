@@ -1,0 +1,47 @@
+"""Figures built as plain data: the same Plotly figure, without Plotly's per-property checks.
+
+go.Figure checks every property of every trace and layout key against Plotly's schema, and
+gr.Plot then deep-copies the whole figure to serialise it. For a lecture hall of 100 students
+that was most of a request's server time. The viz functions write their traces and layouts
+as dicts in Plotly's own JSON form (no "magic underscore" shortcuts such as `title_text`, no
+Python-only colour-scale names such as "RdBu_r"), so nothing needs checking or converting:
+`figure()` wraps them unchecked, and `Figure.to_json` writes them straight out, with numpy
+arrays as Plotly's compact typed arrays. The result is still a go.Figure: tests and notebooks
+read `fig.data[0].z` and `fig.layout.title.text` as before.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import get_colorscale
+from _plotly_utils.utils import is_homogeneous_array, to_typed_array_spec
+from plotly.io.json import to_json_plotly
+
+
+def _plain(value):
+    """A copy of nested dicts and lists with numpy arrays as typed-array specs (the input is untouched)."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, np.ndarray) and value.dtype != object and is_homogeneous_array(value):
+        return to_typed_array_spec(value)
+    return value
+
+
+class Figure(go.Figure):
+    """A go.Figure whose JSON is written without validation or deep copies (what gr.Plot sends)."""
+
+    def to_json(self, *args, **kwargs) -> str:
+        return to_json_plotly({"data": _plain(self._data), "layout": _plain(self._layout)})
+
+
+def colorscale(name: str) -> list:
+    """A named Plotly colour scale as explicit [position, colour] pairs. Unchecked figures are sent as
+    written, and Plotly.js's own "Blues" is not the ColorBrewer scale plotly.py means by that name."""
+    return get_colorscale(name)
+
+
+def figure(data: list[dict], layout: dict) -> Figure:
+    """A figure from trace dicts ({"type": "heatmap", ...}) and a layout dict, unchecked."""
+    return Figure(data=data, layout=layout, _validate=False)
