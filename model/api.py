@@ -358,19 +358,21 @@ def load_from(directory: Path, name: str | None = None, weights: str = checkpoin
 
 
 def load_pretrained(source: str | Path, name: str | None = None, device=None, expected_sha256: str | None = None,
-                    label: str | None = None) -> LoadedModel:
-    """A Hugging Face model folder (or a Hub id, where the Hub is reachable) run by this project's modules."""
+                    label: str | None = None, context: int | None = None) -> LoadedModel:
+    """A Hugging Face model folder (or a Hub id, where the Hub is reachable) run by this project's modules;
+    context: read at most this many tokens (default: the model's own context)."""
     directory = pretrained.resolve(source)
     device = torch.device(device) if device is not None else default_device()
-    model, tokenizer = pretrained.load(directory, device, expected_sha256, label)
+    model, tokenizer = pretrained.load(directory, device, expected_sha256, label, context)
     return LoadedModel(name or directory.name, model, tokenizer, directory, device, pretrained=True)
 
 
-def load(name: str, assets: Path = ASSETS, device=None) -> LoadedModel:
-    """A shipped model by name: "lm", "mlm", "dates" (trained here) or "minilm" (pretrained)."""
+def load(name: str, assets: Path = ASSETS, device=None, context: int | None = None) -> LoadedModel:
+    """A shipped model by name: "lm", "mlm", "dates" (trained here) or "minilm" (pretrained;
+    context: read at most this many tokens, as load_pretrained)."""
     if name == pretrained.MINILM:
         return load_pretrained(pretrained.minilm_folder(), name, device, pretrained.MINILM_SHA256,
-                               label=f"minilm (from {pretrained.MINILM_PACKAGE})")
+                               label=f"minilm (from {pretrained.MINILM_PACKAGE})", context=context)
     if name not in SHIPPED:
         raise ValueError(f"unknown model {name!r}; choose one of {', '.join(SHIPPED + PRETRAINED)}")
     return load_from(Path(assets) / name, name, device=device)

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -292,11 +293,13 @@ def read_tokenizer(path: Path) -> Tokenizer:
 
 
 def load(directory: str | Path, device: str | torch.device = "cpu", expected_sha256: str | None = None,
-         label: str | None = None) -> tuple[torch.nn.Module, Tokenizer]:
+         label: str | None = None, context: int | None = None) -> tuple[torch.nn.Module, Tokenizer]:
     """A Hugging Face model folder as this project's model (in eval mode) and its tokenizer.
 
     expected_sha256: the model.safetensors file must have this digest (the shipped minilm does).
-    label: how error messages name the folder (default: its path)."""
+    label: how error messages name the folder (default: its path).
+    context: read at most this many tokens (the app: 256, as its own models; a 144-head GPT-2 at 1,024
+    would draw 150 M weights): keeps the first `context` position vectors, all a shorter input uses."""
     directory = Path(directory)
     label = label or f"Model folder {directory}"
     if not directory.is_dir():
@@ -325,6 +328,13 @@ def load(directory: str | Path, device: str | torch.device = "cpu", expected_sha
         config = to_config(hf, head, label)
     except (KeyError, TypeError, ValueError) as e:
         raise CheckpointError(f"{label}: config.json lacks or mistypes {e}. {DOWNLOAD_FIX}") from None
+    table = "embed.positions.embedding.weight"
+    if context is not None and context < config.max_len and table in state:
+        if state[table].shape[0] != config.max_len + config.position_offset:
+            raise CheckpointError(f"{label}: model.safetensors does not match config.json (position table "
+                                  f"{tuple(state[table].shape)}). The weights are damaged or from another model.")
+        config = replace(config, max_len=context)
+        state[table] = state[table][: context + config.position_offset]
     model = build(config)
     expected = model.state_dict()
     tied = {"to_vocab.weight"} if config.tie_embeddings and config.lm_head != "none" else set()

@@ -30,6 +30,9 @@ MAX_CHARS = 2000  # server-side limit: the browser's max_length is only a hint
 CACHE_SIZE = 64
 MAX_BEAM = 8  # widest beam search the app runs
 ASSETS_ENV = "ATTENTION_ASSETS"
+# The most tokens the app reads with a pretrained model, as with its own (lm's context): minilm's 512 or
+# GPT-2's 1,024 would put millions of weights in one answer. Longer texts are cut, and the page says so.
+CONTEXT = 256
 
 # Which attention kinds each architecture records, in the order a lecture meets them.
 KINDS_BY_ARCH = {"decoder": ("self",), "encoder": ("self",), "encoder-decoder": ("encoder", "decoder", "cross")}
@@ -138,9 +141,11 @@ class ModelRegistry:
         or Hub id, by default from the server's $ATTENTION_MODELS; a visitor never chooses a path."""
         registry = cls(assets_dir(assets))
         extra = pretrained.configured() if extra is None else extra
-        loaders = [(name, lambda n=name: api.load(n, registry.assets, device=device)) for name in names]
+        loaders = [(name, lambda n=name: api.load(n, registry.assets, device=device, context=CONTEXT))
+                   for name in names]
         loaders += [(name, lambda n=name, s=source: api.load_pretrained(
-            s, n, device, label=f"{n} ({pretrained.MODELS_ENV} entry {s})")) for name, source in extra.items()]
+            s, n, device, label=f"{n} ({pretrained.MODELS_ENV} entry {s})", context=CONTEXT))
+            for name, source in extra.items()]
         for name, load in loaders:
             if name in registry.models or name in registry.errors:
                 registry.errors.setdefault(name, f"Two models are named {name}; rename one in {pretrained.MODELS_ENV}.")

@@ -16,8 +16,8 @@ shuffling the words just shuffles the rows and columns of the weights: "dog bite
 dog" look the same. Transformers fix this by adding a *position vector* to each token embedding. The
 original transformer (and our dates model) uses fixed sine and cosine waves of different wavelengths,
 so every position gets a unique pattern and nearby positions look alike; GPT-style models such as our lm
-learn one vector per position instead, and so do BERT models: choose minilm to see the 512 position
-vectors a real pretrained model learned.
+learn one vector per position instead, and so do BERT models: choose minilm to see the position vectors
+a real pretrained model learned.
 """
 
 SHOWN_POSITIONS = 128  # rows drawn from the position tables (more if the sentence is longer)

@@ -330,3 +330,16 @@ def test_a_hub_id_downloads_only_the_three_files(monkeypatch, bert_folder, tmp_p
     monkeypatch.setattr(huggingface_hub, "snapshot_download", unreachable)
     with pytest.raises(CheckpointError, match="someone/tiny-bert could not be downloaded.*OSError.*hf download"):
         api.load_pretrained("someone/tiny-bert", device="cpu")
+
+
+def test_a_shorter_context_keeps_the_first_position_vectors(minilm, minilm_oracle):
+    """The app reads at most 256 tokens with any model: the loader keeps the first 256 position vectors,
+    and the forward pass is unchanged for inputs that fit."""
+    short = api.load("minilm", device="cpu", context=16)
+    assert short.config.max_len == 16 and short.model.embed.positions.embedding.weight.shape == (16, 384)
+    assert np.array_equal(short.model.embed.positions.embedding.weight.detach().numpy(),
+                          minilm.model.embed.positions.embedding.weight[:16].detach().numpy())
+    assert max(_max_diffs(short, minilm_oracle, SENTENCES[0]).values()) < ATOL
+    long = short.encode("word " * 40)
+    assert long.truncated and len(long.ids) == 16 and long.tokens[-1] == "[SEP]"
+    assert api.load("minilm", device="cpu", context=10_000).config.max_len == 512  # never longer than its own
