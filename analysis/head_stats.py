@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.induction import induction_scores
 from viz.labels import head_name
 
 CLEAR = 0.5  # a head "clearly does one thing" when that thing gets at least half its attention
@@ -12,11 +13,11 @@ BROAD = 0.8  # ... or spreads out: entropy at least 80% of the most it could be
 MIN_CHOICES = 4  # spread is judged on rows that could look at least at this many keys
 
 COLUMNS = ["head", "layer", "head_in_layer", "entropy_bits", "spread", "mean_distance", "previous", "next", "first",
-           "special", "self", "label"]
+           "special", "self", "induction", "label"]
 
 
-def head_stats(probs, mask=None, aligned: bool | None = None, special_keys=None, special_name: str = "special"
-               ) -> pd.DataFrame:
+def head_stats(probs, mask=None, aligned: bool | None = None, special_keys=None, special_name: str = "special",
+               ids=None) -> pd.DataFrame:
     """One row per head with averages over query rows.
 
     probs    (L, H, t, s) attention weights, rows summing to 1
@@ -28,13 +29,16 @@ def head_stats(probs, mask=None, aligned: bool | None = None, special_keys=None,
 
     special_keys  key positions of the special tokens the model adds around the text ([CLS] and
              [SEP] for BERT, <s> for ours; none for GPT-2); special_name names them in the label.
+    ids      the (t,) token ids of a self-attention input; when a token repeats, `induction` is the mass
+             from it on the token after its previous occurrence (analysis.induction), else NaN.
 
     Columns: head ('L1 H2'), layer and head_in_layer (1-based), entropy_bits (mean row entropy),
     spread (entropy / its maximum, 0 = one key, 1 = uniform; over rows with >= 4 keys to choose from), mean_distance (|query - key| in
     tokens, attention-weighted), previous (mass on key i-1), next (mass on key i+1, over rows that
     have one), first (mass on key 0), special (mass on special_keys), self (mass on key i),
     label: "previous-token", "next-token", "first-token sink" (or "[CLS]/[SEP] sink" when special
-    keys are given), "self", "broad" or "mixed": each measured, never guessed (see `label`).
+    keys are given), "self", "induction" (with repeated ids), "broad" or "mixed": each measured, never
+    guessed (see `label`).
     The first query row is left out of the averages: in a causal model it has only one choice.
     """
     probs = np.asarray(probs, dtype=np.float64)
@@ -72,12 +76,14 @@ def head_stats(probs, mask=None, aligned: bool | None = None, special_keys=None,
         mean_distance, self_mass, previous, next_mass = nan, nan, nan, nan
     special_keys = sorted(set(int(k) for k in special_keys)) if special_keys is not None else []
     special = p[..., special_keys].sum(-1).mean(-1) if special_keys else nan
+    induction = induction_scores(probs, ids) if aligned and ids is not None and len(ids) == t else nan
 
     records = []
     for layer in range(n_layers):
         for head in range(n_heads):
             values = dict(previous=previous[layer, head], next=next_mass[layer, head], first=first[layer, head],
-                          special=special[layer, head], self=self_mass[layer, head])
+                          special=special[layer, head], self=self_mass[layer, head],
+                          induction=induction[layer, head])
             records.append(dict(
                 head=head_name(layer, head), layer=layer + 1, head_in_layer=head + 1,
                 entropy_bits=entropy[layer, head].mean(), spread=np.nanmean(spread[layer, head])
@@ -86,7 +92,7 @@ def head_stats(probs, mask=None, aligned: bool | None = None, special_keys=None,
             ))
             records[-1]["label"] = label(records[-1], special_name)
     frame = pd.DataFrame.from_records(records, columns=COLUMNS)
-    numeric = ["entropy_bits", "spread", "mean_distance", "previous", "next", "first", "special", "self"]
+    numeric = ["entropy_bits", "spread", "mean_distance", "previous", "next", "first", "special", "self", "induction"]
     frame[numeric] = frame[numeric].astype(float).round(3)
     return frame
 
@@ -99,7 +105,7 @@ def label(row: dict, special_name: str = "special") -> str:
     sink = {f"{special_name} sink": special} if special is not None and np.isfinite(special) else \
         {"first-token sink": row["first"]}
     candidates = {"previous-token": row["previous"], "next-token": row.get("next", np.nan), **sink,
-                  "self": row["self"]}
+                  "self": row["self"], "induction": row.get("induction", np.nan)}
     candidates = {k: v for k, v in candidates.items() if v is not None and np.isfinite(v)}
     if candidates:
         name, mass = max(candidates.items(), key=lambda kv: kv[1])

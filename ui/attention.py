@@ -82,7 +82,7 @@ def stats_table(registry: ModelRegistry, name: str, text: str, kind: str | None)
     special = [i for i, token_id in enumerate(trace.ids) if int(token_id) in added]
     special_name = "/".join(dict.fromkeys(trace.tokens[i] for i in special)) or "special"
     return stats.head_stats(att.probs, att.mask, aligned=True, special_keys=special if special else None,
-                            special_name=special_name)
+                            special_name=special_name, ids=trace.ids)
 
 
 def stats_csv(frame: pd.DataFrame, name: str, text: str, kind: str) -> str:

@@ -74,3 +74,17 @@ def test_copy_losses_compare_words_two_onwards_of_each_copy():
 def test_best_head_ignores_nan():
     layer, head, score = induction.best_head(np.array([[0.1, np.nan], [0.7, 0.2]]))
     assert (layer, head, score) == (1, 0, 0.7)
+
+
+def test_head_stats_label_a_head_induction_only_when_the_sentence_repeats():
+    from analysis.head_stats import head_stats
+
+    ids = induction.repeated_sequences(np.arange(100, 200), n=1, length=10, seed=0, bos=1)[0]
+    queries, keys = induction.induction_pairs(ids)
+    target = dict(zip(queries.tolist(), keys.tolist()))
+    probs = _pattern(ids, lambda i: target.get(i, 0))  # the first copy rests on <s>
+    assert head_stats(probs, ids=ids).loc[0, "label"] == "induction"
+    assert head_stats(probs, ids=ids).loc[0, "induction"] == 1.0
+    unrepeated = head_stats(probs, ids=np.arange(len(ids)))
+    assert np.isnan(unrepeated.loc[0, "induction"]) and unrepeated.loc[0, "label"] != "induction"
+    assert np.isnan(head_stats(probs).loc[0, "induction"])
