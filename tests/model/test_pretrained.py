@@ -269,13 +269,15 @@ def test_unsupported_architecture_names_the_families(bert_copy):
         api.load_pretrained(bert_copy, device="cpu")
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "other model"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other model", "tokenizer"])
 def test_damaged_weights_are_a_clear_error(bert_copy, damage):
     weights = bert_copy / "model.safetensors"
     if damage == "garbage":
         weights.write_bytes(b"not a safetensors file at all")
     elif damage == "truncated":
         weights.write_bytes(weights.read_bytes()[:-100])
+    elif damage == "tokenizer":
+        (bert_copy / "tokenizer.json").write_text('{"version": "1.0", "model": ')
     else:
         config = json.loads((bert_copy / "config.json").read_text())
         (bert_copy / "config.json").write_text(json.dumps({**config, "hidden_size": 64}))
@@ -284,7 +286,7 @@ def test_damaged_weights_are_a_clear_error(bert_copy, damage):
 
 
 def test_sha256_mismatch_is_never_a_silent_load(bert_copy):
-    with pytest.raises(CheckpointError, match="sha256.*not the pinned.*--force-reinstall"):
+    with pytest.raises(CheckpointError, match="sha256.*not the pinned.*Download it again.*--force-reinstall"):
         api.load_pretrained(bert_copy, device="cpu", expected_sha256="0" * 64)
     actual = pretrained.sha256(bert_copy / "model.safetensors")
     assert api.load_pretrained(bert_copy, device="cpu", expected_sha256=actual).arch == "encoder"
@@ -343,3 +345,23 @@ def test_a_shorter_context_keeps_the_first_position_vectors(minilm, minilm_oracl
     long = short.encode("word " * 40)
     assert long.truncated and len(long.ids) == 16 and long.tokens[-1] == "[SEP]"
     assert api.load("minilm", device="cpu", context=10_000).config.max_len == 512  # never longer than its own
+
+
+def test_an_untied_gpt2_head_stays_its_own(tmp_path):
+    """A GPT-2 whose lm_head differs from its token embedding keeps both (never overwrites the embedding)."""
+    folder = tmp_path / "gpt2-untied"
+    folder.mkdir()
+    tokenizer = _tokenizer("gpt2")
+    tokenizer.save(str(folder / "tokenizer.json"))
+    t = transformers
+    model = t.GPT2LMHeadModel(t.GPT2Config(vocab_size=tokenizer.get_vocab_size(), n_embd=32, n_layer=1, n_head=4,
+                                           n_positions=32, tie_word_embeddings=False, bos_token_id=0,
+                                           eos_token_id=0)).eval()
+    with torch.no_grad():
+        model.lm_head.weight.normal_(0.0, 0.5)
+    model.save_pretrained(str(folder), safe_serialization=True)
+    loaded = api.load_from(folder, device="cpu")
+    assert not loaded.config.tie_embeddings
+    assert not torch.equal(loaded.model.to_vocab.weight, loaded.model.embed.token_embedding.weight)
+    oracle = t.AutoModelForCausalLM.from_pretrained(str(folder), attn_implementation="eager").eval()
+    assert max(_max_diffs(loaded, oracle, "the cat sat").values()) < ATOL
