@@ -1,10 +1,12 @@
 """Attention, made visible: type a sentence and see every head of a small trained transformer.
 
 Run `python app.py` (honours GRADIO_SERVER_NAME / GRADIO_SERVER_PORT; ATTENTION_ASSETS points
-at another folder of trained models). Models load once at start; the GPU is used when present.
+at another folder of trained models; ATTENTION_MODELS, or `--models`, lists extra Hugging Face model
+folders, see the README). Models load once at start; the GPU is used when present.
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 from pathlib import Path
@@ -70,7 +72,13 @@ CONCURRENCY = 4
 QUEUE_SIZE = 128
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Serve the demo on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT.")
+    parser.add_argument("--models", metavar="LIST", help="extra Hugging Face model folders (or Hub ids) to offer, "
+                        "comma-separated, each name=folder or folder; the same as $ATTENTION_MODELS, which it replaces")
+    args = parser.parse_args(argv)
+    if args.models is not None:
+        os.environ["ATTENTION_MODELS"] = args.models  # read by ui.models.ModelRegistry.load (model.pretrained)
     build_demo().queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE).launch(**launch_options())
 
 
