@@ -128,3 +128,13 @@ def common_words(lines, vocab: dict[str, int], min_count: int = 20) -> list[str]
         for word in re.findall(r"(?<![A-Za-z])[a-z]{3,}(?![A-Za-z])", line):
             counts[word] = counts.get(word, 0) + 1
     return sorted(w for w, c in counts.items() if c >= min_count and f"Ġ{w}" in vocab)
+
+
+def circuit(induction, previous) -> tuple[tuple[int, int], tuple[int, int] | None]:
+    """The two-head circuit as measured: ((layer, head) of the strongest induction head, (layer, head) of
+    the strongest previous-token head in an earlier layer, or None when it sits in the first layer)."""
+    layer, head, _ = best_head(induction)
+    if layer == 0:
+        return (layer, head), None
+    before_layer, before_head, _ = best_head(np.asarray(previous, dtype=np.float64)[:layer])
+    return (layer, head), (before_layer, before_head)

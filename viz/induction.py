@@ -1,0 +1,89 @@
+"""Figures for "Copying from context": the induction stripe, every head's induction and previous-token
+scores, and the loss on each token of a repeated sentence (with a head knocked out or not)."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.figure import figure
+from viz.heatmap import _layout, attention_heatmap
+from viz.labels import head_name, token_labels
+from viz.panels import Panel, heatmap_row
+
+LINE_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#b279a2"]
+
+
+def stripe_figure(probs, tokens, layer: int, head: int, score: float, length: int, font_size: int = 12
+                  ) -> go.Figure:
+    """One head's attention (t, t) on a sentence repeated twice after <s>: an induction head draws a
+    stripe `length - 1` cells left of the diagonal in the second copy. layer/head 0-based."""
+    probs = np.asarray(probs, dtype=np.float32)
+    t = probs.shape[-1]
+    if probs.shape != (t, t) or len(tokens) != t:
+        raise ValueError(f"probs must be (t, t) with one token per row, got {probs.shape} and {len(tokens)} tokens")
+    mask = np.tril(np.ones((t, t), dtype=bool))
+    title = (f"{head_name(layer, head)} on the repeated sentence: induction score {score:.2f} "
+             f"(the stripe: each word of the second copy looks at the word after its first occurrence)")
+    if length < 2:
+        raise ValueError(f"length is the number of words repeated, at least 2, got {length}")
+    return attention_heatmap(probs, tokens, tokens, title=title, mask=mask, font_size=font_size)
+
+
+def scores_figure(induction, previous, font_size: int = 12, marked: list | None = None) -> go.Figure:
+    """Two layers × heads maps side by side: induction score and previous-token score (0..1).
+    marked: (layer, head) pairs (0-based) whose cells are outlined (the circuit)."""
+    induction, previous = (np.asarray(a, dtype=np.float32) for a in (induction, previous))
+    if induction.ndim != 2 or induction.shape != previous.shape:
+        raise ValueError(f"induction and previous must be (layers, heads) of one shape, got {induction.shape} "
+                         f"and {previous.shape}")
+    layers, heads = induction.shape
+    rows, cols = [f"L{i + 1}" for i in range(layers)], [f"H{j + 1}" for j in range(heads)]
+    panels = [Panel(induction, "induction score: weight on the word after the earlier occurrence", rows, cols,
+                    signed=False, value="induction score", row_title="layer"),
+              Panel(previous, "previous-token score: weight on the token just before", rows, cols,
+                    signed=False, value="previous-token score", row_title="layer")]
+    fig = heatmap_row(panels, title="Every head, measured on this repeated sentence", font_size=font_size,
+                      height=int(260 + 48 * layers * (1 + font_size / 40)))
+    shapes = []
+    for i in range(len(panels)):
+        suffix = "" if i == 0 else str(i + 1)
+        for layer, head in marked or []:
+            shapes.append(dict(type="rect", xref=f"x{suffix}", yref=f"y{suffix}", x0=head - 0.5, x1=head + 0.5,
+                               y0=layer - 0.5, y1=layer + 0.5, line=dict(color="#d62728", width=3)))
+    fig.layout.shapes = shapes
+    return fig
+
+
+def losses_figure(tokens, losses: dict, length: int, font_size: int = 12) -> go.Figure:
+    """The loss (nats) of predicting each token after <s>, one line per condition.
+
+    tokens  the t tokens read (<s>, the words, the words again)
+    losses  name -> (t - 1,) losses; losses[i] is for predicting tokens[i + 1]
+    length  the number of words repeated; the second copy is shaded"""
+    names = list(losses)
+    if not names:
+        raise ValueError("losses_figure needs at least one line: {name: (t - 1,) losses}")
+    labels = token_labels(tokens)[1:]
+    lines = []
+    for n, name in enumerate(names):
+        y = np.asarray(losses[name], dtype=np.float32)
+        if y.shape != (len(labels),):
+            raise ValueError(f"{name}: {y.shape[0] if y.ndim else 0} losses for {len(labels)} predicted tokens")
+        lines.append(dict(type="scatter", mode="lines+markers", name=name, x=np.arange(len(labels)), y=y,
+                          text=labels, line=dict(color=LINE_COLORS[n % len(LINE_COLORS)], width=2),
+                          hovertemplate=f"{name}<br>predicting %{{text}}: %{{y:.2f}} nats<extra></extra>"))
+    second = length  # index of the first prediction of the second copy (its first word)
+    shapes = [dict(type="rect", xref="x", yref="paper", x0=second - 0.5, x1=len(labels) - 0.5, y0=0, y1=1,
+                   fillcolor="#54a24b", opacity=0.08, line=dict(width=0), layer="below")]
+    annotations = [dict(text="first copy", x=(second - 1) / 2, y=1, xref="x", yref="paper", yanchor="bottom",
+                        showarrow=False),
+                   dict(text="second copy", x=(second + len(labels) - 1) / 2, y=1, xref="x", yref="paper",
+                        yanchor="bottom", showarrow=False)]
+    step = max(1, int(np.ceil(len(labels) / 40)))
+    layout = _layout("Loss on each word: the second copy is easy only for a model that copies", 420, font_size,
+                     shapes=shapes, annotations=annotations, legend=dict(orientation="h", y=-0.3),
+                     xaxis=dict(tickvals=list(range(0, len(labels), step)), ticktext=labels[::step], tickangle=-60,
+                                title=dict(text="token predicted")),
+                     yaxis=dict(rangemode="tozero", title=dict(text="loss (nats)")))
+    layout["plot_bgcolor"] = "white"
+    return figure(lines, layout)
