@@ -18,6 +18,7 @@ reads the same sentence: compare where each one looks.
 
 
 def sizes_text(sizes, model: str) -> str:
+    # narrow: four k × k weight matrices (queries, keys, values, output); the rest are the output's biases
     used = "wide" if sizes.wide else "narrow"
     return (
         f"**Wide or narrow?** The {model} model has embeddings of size k = {sizes.k} and h = {sizes.heads} heads. "
@@ -25,8 +26,9 @@ def sizes_text(sizes, model: str) -> str:
         f"works in k/h = {sizes.d_narrow} dimensions, so all {sizes.heads} heads together cost "
         f"{sizes.params_narrow:,} parameters per attention layer — the same as one head of full size. "
         f"*Wide* heads each see all k = {sizes.d_wide} dimensions: richer, but {sizes.params_wide:,} parameters, "
-        f"{sizes.params_wide / sizes.params_narrow:.1f}× as many, for each of the model's "
-        f"{sizes.attention_layers} attention layers."
+        f"{sizes.params_wide / sizes.params_narrow:.2f}× as many (the weight matrices are exactly h = {sizes.heads} "
+        f"times larger; the {sizes.params_narrow - 4 * sizes.k * sizes.k:,} biases of the output are the same "
+        f"in both), for each of the model's {sizes.attention_layers} attention layers."
     )
 
 

@@ -11,9 +11,10 @@ from viz import positions as viz_positions
 from viz.labels import token_labels
 
 EXPLANATION = """
-**Attention on its own ignores word order.** Each weight depends only on the two vectors involved, so
-shuffling the words just shuffles the rows and columns of the weights: "dog bites man" and "man bites
-dog" look the same. Transformers fix this by adding a *position vector* to each token embedding. The
+**Attention on its own ignores word order.** Each *score* q·k depends only on the two vectors involved;
+the softmax then turns a row of scores into weights, so each *weight* also depends on every other key in
+that row, but those are the same words whatever their order. So shuffling the words just shuffles the
+rows and columns of the weights: "dog bites man" and "man bites dog" look the same. Transformers fix this by adding a *position vector* to each token embedding. The
 original transformer (and our dates model) uses fixed sine and cosine waves of different wavelengths,
 so every position gets a unique pattern and nearby positions look alike; GPT-style models such as our lm
 learn one vector per position instead, and so do BERT models: choose minilm to see the position vectors
@@ -100,7 +101,7 @@ def build(ctx: Context) -> None:
                     "alone and from token embeddings plus positions (mask off, so only the vectors matter). "
                     "Columns list the same tokens as the rows, in the same order.")
         with gr.Row():
-            seed = gr.Number(0, label="shuffle seed", precision=0)
+            seed = gr.Number(0, label="shuffle seed", precision=0, elem_id="shuffle-seed")
             shuffle = gr.Button("Shuffle again")
         summary = gr.Markdown()
         plain = gr.Plot(show_label=False, label="without positions")

@@ -17,12 +17,12 @@ HIGHLIGHT = "#ff7f0e"
 
 def cross_figure(probs, targets, sources, step: int | None = None, title: str = "",
                  font_size: int = 12) -> go.Figure:
-    """probs (t, s): rows are decoder positions (output side), columns the source characters.
-    `step` frames the row of the output character being written."""
+    """probs (t, s): rows are decoder steps, labelled `targets` (pass the character each row writes),
+    columns the source characters. `step` frames the row of the output character being written."""
     probs = np.asarray(probs, np.float32)
     fig = attention_heatmap(probs, targets, sources, title=title, font_size=font_size)
     fig.update_xaxes(title_text="")  # the title says it: columns are the source characters
-    fig.update_yaxes(title_text="decoder input → writes next")
+    fig.update_yaxes(title_text="writes")
     if step is not None:
         if not 0 <= step < probs.shape[0]:
             raise ValueError(f"step must be between 0 and {probs.shape[0] - 1}, got {step}")

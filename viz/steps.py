@@ -83,7 +83,10 @@ def caption(steps, d: int) -> str:
         shape = "each row is a soft mix: a few keys share most of the weight"
     scaling = (f"scores divided by √d = √{d} ≈ {math.sqrt(d):.2f}" if steps.factor != 1
                else f"no 1/√d scaling, so scores are √{d} ≈ {math.sqrt(d):.1f} times larger and softmax is sharper")
-    bits = entropy / math.log(2)  # bits, as in the head statistics table
+    # bits over every query but the first, exactly as the head statistics table measures it (in a causal
+    # model the first token can only look at itself), so both views give the same number for a head
+    bits = entropy[1:] / math.log(2) if len(entropy) > 1 else entropy / math.log(2)
     return (f"**Temperature {t:.3g}, {scaling}:** {shape}.  \n"
-            f"Mean entropy {bits.mean():.2f} bits ({spread:.0%} of uniform); "
+            f"Mean entropy {bits.mean():.2f} bits (every token but the first, as in the head statistics; "
+            f"{spread:.0%} of uniform); "
             f"on average the top key of a row gets weight {top.mean():.2f}.")

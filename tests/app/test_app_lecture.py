@@ -62,15 +62,16 @@ def test_steps_parameter_free_view_is_a_note_for_cross_attention(registry):
 
 
 def test_masking_view_lm_mask_is_lower_triangular_and_mlm_all_ones(registry):
-    masks, side, before_after = masking.view(registry, SENTENCE, 1, 1, True)
+    masks, effect, types, matched = masking.view(registry, SENTENCE, 1, 1, True)
     lm_mask, mlm_mask = np.asarray(masks.data[0].z), np.asarray(masks.data[1].z)
     t = lm_mask.shape[0]
     np.testing.assert_array_equal(lm_mask, np.tril(np.ones((t, t))))
     np.testing.assert_array_equal(mlm_mask, np.ones((t, t)))
-    lm_probs = np.asarray(side.data[0].z)
-    assert np.allclose(lm_probs[np.triu_indices(t, 1)], 0) and np.allclose(lm_probs.sum(-1), 1, atol=1e-5)
-    assert np.isnan(np.asarray(before_after.data[1].z)[np.triu_indices(t, 1)]).all()
-    assert side.layout.font.size == 20  # presenter mode
+    masked_probs = np.asarray(effect.data[3].z)
+    assert np.allclose(masked_probs[np.triu_indices(t, 1)], 0) and np.allclose(masked_probs.sum(-1), 1, atol=1e-5)
+    assert np.isnan(np.asarray(effect.data[2].z)[np.triu_indices(t, 1)]).all()
+    assert list(types.columns) == ["head type (measured)", "lm", "mlm"]
+    assert effect.layout.font.size == 20 and matched.layout.font.size == 20  # presenter mode
 
 
 @pytest.mark.parametrize("name", ["lm", "mlm", "dates"])
@@ -154,7 +155,7 @@ def test_app_wires_every_lecture_tab_with_ids_and_api_names(registry):
 
 def test_masking_writes_each_mask_marker_as_one_plain_word_both_models_read():
     shipped = ModelRegistry.load(names=("lm", "mlm"))  # the shipped tokenizer: the stand-in must be one token
-    masks, _, _ = masking.view(shipped, "Mary gave <mask> to Susan", 1, 1, False)
+    masks, *_ = masking.view(shipped, "Mary gave <mask> to Susan", 1, 1, False)
     labels = list(masks.layout.yaxis.ticktext)
     assert labels.count("▁" + masking.MASK_STAND_IN) == 1 and "&lt;mask&gt;" not in labels
     assert labels == list(masking.view(shipped, "Mary gave something to Susan", 1, 1, False)[0].layout.yaxis.ticktext)

@@ -14,19 +14,34 @@ from viz import compare, cross, learning, multihead, positions
 TOKENS = ["<s>", "a", "b", "a"]
 
 
-def test_masks_and_side_by_side():
+def test_masks_mask_effect_and_matched_heads():
     causal = np.tril(np.ones((4, 4), dtype=bool))
     fig = compare.masks_figure(causal, np.ones((4, 4), dtype=bool), TOKENS)
     np.testing.assert_array_equal(np.asarray(fig.data[0].z), np.tril(np.ones((4, 4))))
     assert np.asarray(fig.data[1].z).min() == 1.0
     lm = causal / causal.sum(-1, keepdims=True)
-    mlm = np.full((4, 4), 0.25)
-    side = compare.side_by_side_figure(lm, mlm, TOKENS)
-    np.testing.assert_allclose(np.asarray(side.data[2].z), lm - mlm, atol=1e-6)
+    uniform = np.full((4, 4), 0.25)
+    scores = np.arange(16, dtype=np.float32).reshape(4, 4) - 8
+    effect = compare.mask_effect_figure(scores, uniform, scores, causal, lm, TOKENS)
+    z = [np.asarray(trace.z) for trace in effect.data]
+    assert not np.isnan(z[0]).any() and np.isnan(z[2][np.triu_indices(4, 1)]).all(), "only the mask-on run is masked"
+    assert effect.data[0].zmin == effect.data[2].zmin, "both runs' scores share one colour scale"
+    matched = compare.matched_heads_figure(lm, uniform, TOKENS, "lm L1 H2", "mlm L1 H3", "matched")
+    assert [a.text for a in matched.layout.annotations] == ["lm L1 H2", "mlm L1 H3"] and len(matched.data) == 2
     with pytest.raises(ValueError, match="different tokens"):
-        compare.side_by_side_figure(lm, mlm[:3, :3], TOKENS)
-    before_after = compare.before_after_figure(np.ones((4, 4)), causal, lm, TOKENS)
-    assert np.isnan(np.asarray(before_after.data[1].z)[0, 3]) and np.asarray(before_after.data[0].z)[0, 3] == 1
+        compare.matched_heads_figure(lm, uniform[:3, :3], TOKENS, "a", "b", "c")
+
+
+def test_head_types_table_lists_heads_under_their_measured_label():
+    import pandas as pd
+
+    frames = {"lm": pd.DataFrame(dict(head=["L1 H1", "L1 H2"], label=["previous-token", "mixed"], previous=[0.9, 0.1],
+                                      next=[0.0, 0.0], first=[0.1, 0.2], self=[0.0, 0.3], spread=[0.1, 0.5])),
+              "mlm": pd.DataFrame(dict(head=["L1 H1", "L1 H2"], label=["next-token", "next-token"], previous=[0, 0],
+                                       next=[0.8, 0.7], first=[0, 0], self=[0, 0], spread=[0.2, 0.2]))}
+    table = compare.head_types_table(frames).set_index("head type (measured)")
+    assert table.loc["previous-token", "lm"] == "L1 H1 (0.90)" and table.loc["previous-token", "mlm"] == "—"
+    assert table.loc["next-token", "mlm"] == "L1 H1 (0.80), L1 H2 (0.70)" and table.loc["mixed", "lm"] == "L1 H2"
 
 
 def test_position_figures_mark_the_sentence():
