@@ -7,6 +7,7 @@ statistics (downloadable) and what the model predicts. Handlers are plain functi
 from __future__ import annotations
 
 import hashlib
+import re
 import tempfile
 from pathlib import Path
 
@@ -14,11 +15,11 @@ import gradio as gr
 import pandas as pd
 
 from analysis import head_stats as stats
-from ui.context import Context, figure_font, friendly
 from ui import components
+from ui.context import Context, figure_font, friendly
 from ui.models import KIND_LABELS, InputError, ModelRegistry, check_beam, clean_text
 from viz import heatmap
-from viz.labels import head_name, markdown_label, parse_head_name
+from viz.labels import EMPTY, head_name, markdown_label, parse_head_name, token_labels
 
 TAB_ID = "attention"
 TOP_K = 5
@@ -44,6 +45,32 @@ def notice(registry: ModelRegistry, name: str, trace) -> str:
     return "\n\n".join(notes)
 
 
+END_NOTE = ("\n\n*&lt;/s&gt;* is the end-of-line token: the model predicts that the text ends here "
+            "(it was trained on one sentence or gloss per line).")
+BYTE_TOKEN = re.compile(r"<0x[0-9A-F]{2}>")
+
+
+def continuation_text(continuation: str) -> str:
+    """The greedy continuation alone (the input is already on screen), or why there is none."""
+    if not continuation.strip():
+        return (f"**Greedy continuation:** none. Its most likely next token is &lt;/s&gt;, the end of the line, so "
+                "greedy decoding stops at once.")
+    return (f"**Greedy continuation** (the next {GENERATE_TOKENS} tokens at most, each the single most likely "
+            f"one): …{markdown_label(continuation)}")
+
+
+def token_notes(trace) -> str:
+    """Markdown explaining unusual tokens in this text (empty when there are none)."""
+    notes = []
+    if any(BYTE_TOKEN.fullmatch(str(token)) for token in trace.tokens):
+        notes.append("Tokens such as `<0xF0>` are single bytes: the tokenizer has no piece for that character "
+                     "(an emoji, a rare letter), so it spells out the character's UTF-8 bytes, one token each "
+                     "(an emoji takes four).")
+    if any(label == EMPTY for label in token_labels(trace.tokens)):
+        notes.append(f"{EMPTY} marks a token that is empty when printed.")
+    return "\n\n".join(notes)
+
+
 def no_head_note(name: str) -> str:
     return (f"**No predictions: {name} has no word-prediction head.** It was published without one: it was "
             "trained to turn a whole sentence into one vector (for comparing meanings), not to predict or fill "
@@ -60,7 +87,7 @@ def predictions(registry: ModelRegistry, name: str, text: str) -> str:
         rows = "\n".join(f"| {markdown_label(token)} | {p:.1%} |" for token, p in model.next_tokens(text, TOP_K))
         continuation = model.generate(text, GENERATE_TOKENS)
         return (f"**Next token** (top {TOP_K})\n\n| token | probability |\n|---|---|\n{rows}\n\n"
-                f"**Greedy continuation:** {markdown_label(text)} **{markdown_label(continuation)}**")
+                f"{continuation_text(continuation)}{END_NOTE if markdown_label('</s>') in rows else ''}")
     if model.arch == "encoder":
         answers = model.fill(text, TOP_K)
         if not answers:
@@ -90,7 +117,8 @@ def stats_csv(frame: pd.DataFrame, name: str, text: str, kind: str) -> str:
     STATS_DIR.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha1(f"{name}\0{kind}\0{text}".encode()).hexdigest()[:12]
     path = STATS_DIR / f"head_stats_{name}_{kind}_{digest}.csv"
-    frame.to_csv(path, index=False)
+    if not path.is_file():  # the models never change while the app runs: the same input, the same table
+        frame.to_csv(path, index=False)
     return str(path)
 
 

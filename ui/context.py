@@ -217,7 +217,9 @@ class Context:
                 result = result if len(lst.outputs) > 1 else (result,)
                 yield dict(zip(lst.outputs, result))
             if first_error is not None:
-                raise first_error
+                # One message, and the views keep their last good figures: raising would put an
+                # "Error" badge over every output of this event.
+                gr.Warning(str(first_error.message))
 
         options = dict(inputs=[current_tab] + inputs if current_tab is not None else inputs, outputs=outputs,
                        api_name=api_name, api_visibility="private", show_progress="minimal")

@@ -10,7 +10,8 @@ from analysis import head_stats as stats
 from ui import components
 from ui.context import Context, friendly
 from ui.links import ViewSettings, make_link, parse_query
-from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry
+from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
+from ui.steps import shown_temperature, slider_from_temperature
 
 EXAMPLES = [
     ("The animal didn't cross the street because it was too tired", "lm"),
@@ -155,7 +156,8 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
     if registry.errors:
         gr.Markdown("\n\n".join(f"⚠️ {message}" for message in registry.errors.values()), elem_id="load-errors")
     with gr.Row(equal_height=True):
-        text = gr.Textbox(label="Sentence", value=start.text, max_length=MAX_CHARS, lines=1, max_lines=1, scale=4,
+        # no max_length: the browser would cut a long paste without a word; the server says what its limit is
+        text = gr.Textbox(label="Sentence", value=start.text, lines=1, max_lines=1, scale=4,
                           placeholder="Type a sentence and press Enter", elem_id="sentence",
                           info="lm predicts the next word · mlm fills in <mask> · dates writes a date as ISO 8601 · "
                                "minilm is a real pretrained BERT (all-MiniLM-L6-v2)")
@@ -182,6 +184,32 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
 
 def tab_ids(tabs: gr.Tabs) -> list[str]:
     return [str(child.id) for child in tabs.children if getattr(child, "id", None) is not None]
+
+
+# The tabs' own controls a link keeps (ui.links.TAB_SETTINGS), by elem_id; the temperature is the
+# log-scaled slider, and the box showing T is set beside it.
+TAB_SETTING_IDS = {"temperature": "temperature", "shown_temperature": "temperature-value", "step": "decoding-step",
+                   "beam": "beam-width", "snapshot": "snapshot", "seed": "shuffle-seed"}
+
+
+def tab_settings_controls(ctx: Context) -> dict:
+    """name -> the component (a placeholder gr.State when a tab is left out, e.g. in a test app)."""
+    by_id = {getattr(b, "elem_id", None): b for b in ctx.demo.blocks.values()}
+    return {name: by_id.get(elem_id) or gr.State(None) for name, elem_id in TAB_SETTING_IDS.items()}
+
+
+def link_inputs_order(controls: dict) -> list:
+    """view_link takes the tab settings in TAB_SETTINGS order, without the T box (it follows the slider)."""
+    return [c for name, c in controls.items() if name != "shown_temperature"]
+
+
+def tab_settings_values(registry: ModelRegistry, settings: ViewSettings) -> tuple:
+    """What on_load sets the tab controls to, in TAB_SETTING_IDS order."""
+    snapshots = len(registry.get(settings.model).snapshot_files) if settings.model in registry.available else 0
+    snapshot = gr.Slider(minimum=1, maximum=max(snapshots, 2),
+                         value=settings.snapshot if 0 < settings.snapshot <= snapshots else max(snapshots, 1))
+    return (slider_from_temperature(settings.temperature), float(f"{settings.temperature:.3g}"), settings.step,
+            settings.beam, snapshot, settings.seed)
 
 
 def wire_page(ctx: Context, examples: gr.Dataset) -> None:
@@ -220,33 +248,45 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
         params = dict(request.query_params) if request is not None else {}
         settings, notes = parse_query(params, registry, defaults, tuple(ids))
         for note in notes:
+    tab_controls = tab_settings_controls(ctx)
+
             gr.Warning(note)
         fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
             if settings.model in registry.available else (gr.skip(),) * 3
         return (settings.text, settings.model, *fitted, settings.presenter, gr.Tabs(selected=settings.tab),
-                settings.tab)
+                settings.tab, *tab_settings_values(registry, settings))
 
     load_event = ctx.demo.load(on_load, inputs=None,
-                               outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab],
+                               outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab,
+                                        *tab_controls.values()],
                                api_name="load_settings", api_visibility="undocumented")
     ctx.run_after(load_event, "load")
 
-    def view_link(text, name, layer, head, kind, presenter, tab, request: gr.Request):
+    def view_link(text, name, layer, head, kind, presenter, tab, log_temperature=0.0, step=6, beam=4, snapshot=0,
+                  seed=0, request: gr.Request = None):
+        try:  # the link names the last view drawn: an empty or refused text leaves it as it was
+            clean_text(text)
+        except InputError:
+            return gr.skip()
+        snapshots = len(registry.get(name).snapshot_files) if name in registry.available else 0
         settings = ViewSettings(str(text or "")[:MAX_CHARS], str(name), int(layer or 1), int(head or 1),
-                                str(kind or "self"), bool(presenter), str(tab or "attention"))
+                                str(kind or "self"), bool(presenter), str(tab or "attention"),
+                                temperature=shown_temperature(log_temperature or 0), step=int(step or 6),
+                                beam=int(beam or 4), snapshot=int(snapshot or 0) if int(snapshot or 0) < snapshots
+                                else 0, seed=int(seed or 0))
         if name not in registry.available or len(registry.kinds(name)) == 1:  # only one kind: leave it out
             settings.kind = ""
         page = request.headers.get("referer") if request is not None else None
         return make_link(settings, page)
 
-    link_inputs = [ctx.text, ctx.model, *controls, ctx.presenter, current_tab]
+    link_inputs = [ctx.text, ctx.model, *controls, ctx.presenter, current_tab, *link_inputs_order(tab_controls)]
     for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event)):
         event.then(view_link, inputs=link_inputs, outputs=[link],
                    api_name=f"link_{suffix}", api_visibility="undocumented", show_progress="hidden")
     ctx.after_tab_opened(view_link, inputs=link_inputs, outputs=[link], api_name="link_tab",
                          api_visibility="undocumented", show_progress="hidden", queue=False)
     gr.on(triggers=[ctx.text.change, ctx.layer.change, ctx.head.change, ctx.kind.change,
-                    ctx.presenter.change],
+                    ctx.presenter.change] + [c.change for c in link_inputs_order(tab_controls) if hasattr(c, "change")],
           fn=view_link, inputs=link_inputs, outputs=[link],
           api_name="link", api_visibility="undocumented", show_progress="hidden", trigger_mode="always_last",
           queue=False)

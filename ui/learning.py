@@ -87,7 +87,8 @@ def build(ctx: Context) -> None:
     with ctx.tab("Learning", id="learning"):
         gr.Markdown(EXPLANATION)
         snapshot = components.Slider(1, max(count, 2), value=count, step=1, label="training snapshot",
-                             info="1 = earliest saved weights; the last one is the trained model")
+                                     info="1 = earliest saved weights; the last one is the trained model",
+                                     elem_id="snapshot")
         summary = gr.Markdown()
         heat = gr.Plot(show_label=False, label="attention at this snapshot")
         curve = gr.Plot(show_label=False, label="loss curve")
@@ -97,6 +98,15 @@ def build(ctx: Context) -> None:
     def on_view(text, model, layer, head, kind, snapshot_value, presenter):
         return view(ctx.registry, snapshots, text, model, layer, head, kind, snapshot_value, presenter)
 
-    ctx.listen(on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, snapshot, ctx.presenter],
-               outputs=[summary, heat, curve, strip, snapshot], api_name="learning",
-               triggers=ctx.head_triggers + [snapshot.release])
+    inputs = [ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, snapshot, ctx.presenter]
+    ctx.listen(on_view, inputs=inputs, outputs=[summary, heat, curve, strip, snapshot], api_name="learning",
+               triggers=ctx.head_triggers)
+
+    @friendly
+    def on_snapshot(*values):
+        return view(ctx.registry, snapshots, *values)[:-1]
+
+    # .input fires on every way of moving the slider (dragging, arrow keys, typing in its box). This run
+    # leaves the slider alone: a late answer must not pull it back while the viewer is still moving it.
+    snapshot.input(on_snapshot, inputs=inputs, outputs=[summary, heat, curve, strip], api_name="learning_snapshot",
+                   trigger_mode="always_last")

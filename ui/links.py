@@ -1,4 +1,7 @@
 """The view's settings in the URL: ?text=...&model=lm&layer=2&head=1&kind=self&presenter=1&tab=attention
+plus the tabs' own controls when they differ from their defaults: temperature (T itself, Step by step),
+step (decoding step) and beam (beam width, Encoder-decoder), snapshot (Learning; absent = the trained model)
+and seed (the Positions shuffle).
 
 Pure helpers (no Gradio): parse what a visitor's URL asks for, and write a link back.
 Layer and head are 1-based, as the UI shows them.
@@ -8,7 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from ui.models import MAX_CHARS, ModelRegistry
+from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE
+from ui.models import MAX_BEAM, MAX_CHARS, ModelRegistry
 
 TRUE = {"1", "true", "yes", "on"}
 
@@ -22,13 +26,42 @@ class ViewSettings:
     kind: str = "self"
     presenter: bool = False
     tab: str = "attention"
+    temperature: float = 1.0  # T, not its logarithm
+    step: int = 6  # decoding step, 1-based
+    beam: int = 4
+    snapshot: int = 0  # 1-based training snapshot; 0 = the last one (the trained model)
+    seed: int = 0
+
+
+# The tabs' own settings: default and allowed range; a link leaves out those at their default.
+TAB_SETTINGS = {"temperature": (1.0, MIN_TEMPERATURE, MAX_TEMPERATURE), "step": (6, 1, 256),
+                "beam": (4, 1, MAX_BEAM), "snapshot": (0, 0, 10_000), "seed": (0, 0, 2**32 - 1)}
 
 
 def _int(value, default: int) -> int:
     try:
         return int(float(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return default
+
+
+def _tab_setting(params: dict, name: str, notes: list[str]):
+    """One of TAB_SETTINGS from the URL, clamped into its range (a note says so), else its default."""
+    default, low, high = TAB_SETTINGS[name]
+    if name not in params:
+        return default
+    try:
+        value = float(params[name])
+    except (TypeError, ValueError):
+        value = float("nan")
+    if value != value or value in (float("inf"), float("-inf")):
+        notes.append(f"{name} {params[name]!r} is not a number; showing {default}")
+        return default
+    value = value if isinstance(default, float) else int(value)
+    clamped = min(max(value, low), high)
+    if clamped != value:
+        notes.append(f"{name} {params[name]!r} is out of range; showing {clamped:g}")
+    return clamped
 
 
 def parse_query(params: dict, registry: ModelRegistry, defaults: ViewSettings,
@@ -58,13 +91,17 @@ def parse_query(params: dict, registry: ModelRegistry, defaults: ViewSettings,
     tab = params.get("tab", defaults.tab)
     if tabs and tab not in tabs:
         tab = defaults.tab
-    return ViewSettings(text, model, layer, head, kind, presenter, tab), notes
+    extra = {name: _tab_setting(params, name, notes) for name in TAB_SETTINGS}
+    return ViewSettings(text, model, layer, head, kind, presenter, tab, **extra), notes
 
 
 def make_link(settings: ViewSettings, page_url: str | None = None) -> str:
     """A URL reopening this view: the page's address (without its old query) plus the settings."""
-    query = {k: v for k, v in asdict(settings).items() if v != ""}
+    query = {k: v for k, v in asdict(settings).items() if v != "" and not (k in TAB_SETTINGS and
+                                                                          v == TAB_SETTINGS[k][0])}
     query["presenter"] = "1" if settings.presenter else "0"
+    if "temperature" in query:
+        query["temperature"] = f"{settings.temperature:.3g}"
     base = "/"
     if page_url:
         parts = urlsplit(page_url)

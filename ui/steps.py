@@ -1,6 +1,8 @@
 """Tab "Step by step": one head's attention taken apart, with live temperature and scaling."""
 from __future__ import annotations
 
+import math
+
 import gradio as gr
 
 from ui import components
@@ -17,8 +19,10 @@ token scores every other token by the dot product of their vectors, a softmax tu
 into weights that sum to 1, and each output is the weighted average of the inputs (without parameters a
 token's best match is almost always itself: look at the diagonal of the first map). A trained head first
 projects each token into a *query* (what am I looking for?), a *key* (what do I offer?) and a *value*
-(what do I pass on?); the score is query·key, divided by √d so that long vectors do not make softmax
-too peaked, with forbidden keys set to −∞ by the mask. Move the temperature T (every score is divided
+(what do I pass on?); the score is query·key, divided by √d, where d is the number of dimensions of a
+head's queries and keys: q·k is a sum of d products, so its variance grows with d (about d when the
+entries have variance 1), and without the division a wider head's scores would spread further and push
+softmax towards one-hot. Forbidden keys are set to −∞ by the mask. Move the temperature T (every score is divided
 by it): at the left end (T = 0.01) each row becomes one-hot (hard attention), at the right end (T = 100)
 uniform; the middle (T = 1) is the model as trained.
 """
@@ -28,6 +32,23 @@ def temperature_from_slider(log10_temperature: float) -> float:
     """The step-by-step view's slider is log-scaled: -2 -> 0.01, 0 -> 1, 2 -> 100 (clamped to that range)."""
     value = 10.0 ** float(log10_temperature)
     return float(min(MAX_TEMPERATURE, max(MIN_TEMPERATURE, value)))
+
+
+def slider_from_temperature(temperature) -> float:
+    """The slider position (log10 T, clamped to -2..2) for a temperature typed into the T box; T = 1 when the box
+    holds no positive number yet (while typing)."""
+    try:
+        value = float(temperature)
+    except (TypeError, ValueError):
+        value = 1.0
+    if not math.isfinite(value) or value <= 0:
+        value = 1.0
+    return round(math.log10(min(MAX_TEMPERATURE, max(MIN_TEMPERATURE, value))), 4)
+
+
+def shown_temperature(log10_temperature: float) -> float:
+    """T as the box beside the slider shows it: three significant digits (1, 0.316, 31.6)."""
+    return float(f"{temperature_from_slider(log10_temperature):.3g}")
 
 
 def live_view(registry: ModelRegistry, text, model, layer, head, kind, presenter, log_temperature, scale):
@@ -67,10 +88,15 @@ def view(registry: ModelRegistry, text, model, layer, head, kind, presenter, log
 def build(ctx: Context) -> None:
     with ctx.tab("Step by step", id="steps"):
         gr.Markdown(EXPLANATION)
-        with gr.Row():
-            temperature = components.Slider(-2, 2, value=0, step=0.05, label="temperature, log₁₀ scale",
-                                    info="−2 → 0.01 (hard, argmax-like) · 0 → 1 (as trained) · 2 → 100 (uniform)")
-            scale = gr.Checkbox(value=True, label="divide scores by √d (scaling)")
+        with gr.Row(equal_height=True):
+            # The slider moves T on a log scale (its own number box, log10 T, is hidden by ui.controls.CSS);
+            # the box beside it shows T itself and takes a typed T.
+            temperature = components.Slider(-2, 2, value=0, step=0.05, label="temperature T (log scale)",
+                                            info="left: T = 0.01 (hard, argmax-like) · middle: T = 1 (as trained) · "
+                                                 "right: T = 100 (uniform)", elem_id="temperature", scale=3)
+            shown_t = gr.Number(1.0, label="T", info="type a T and press Enter", elem_id="temperature-value",
+                                scale=1, min_width=120)
+            scale = gr.Checkbox(value=True, label="divide scores by √d (scaling)", elem_id="scaling", scale=1)
         caption = gr.Markdown()
         simple = gr.Plot(show_label=False, label="parameter-free attention")
         qkv = gr.Plot(show_label=False, label="queries, keys, values")
@@ -89,5 +115,19 @@ def build(ctx: Context) -> None:
 
     ctx.listen(on_view, inputs=inputs, outputs=[caption, simple, qkv, scores, output], api_name="steps",
                triggers=ctx.head_triggers)
-    gr.on([temperature.release, scale.change], on_live, inputs=inputs, outputs=[caption, simple, scores, output],
-          api_name="steps_live")
+    # .input fires on every way of moving the slider (dragging, arrow keys); always_last drops the
+    # positions passed while a redraw was running and draws the last one.
+    live_outputs = [caption, simple, scores, output]
+    gr.on([temperature.input, scale.change], on_live, inputs=inputs, outputs=live_outputs, api_name="steps_live",
+          trigger_mode="always_last")
+    temperature.input(shown_temperature, inputs=[temperature], outputs=[shown_t], api_name="steps_t_shown",
+                      api_visibility="undocumented", queue=False, show_progress="hidden")
+
+    @friendly
+    def on_typed_t(text, model, layer, head, kind, presenter, typed, scaled):
+        position = slider_from_temperature(typed)
+        return (position,) + live_view(ctx.registry, text, model, layer, head, kind, presenter, position, scaled)
+
+    gr.on([shown_t.submit, shown_t.blur], on_typed_t, inputs=inputs[:-2] + [shown_t, scale],
+          outputs=[temperature] + live_outputs, api_name="steps_typed_t", api_visibility="undocumented",
+          trigger_mode="always_last")
