@@ -103,7 +103,7 @@ def test_tabs_that_do_not_apply_say_why(registry):
     with pytest.raises(InputError, match="does not apply to minilm.*pretrained"):
         learning.view(registry, learning.SnapshotTraces(registry), ANIMAL, "minilm", 1, 1, None, 1, False)
     explanation = " ".join(masking.EXPLANATION.split())
-    assert "minilm" in explanation and "compares lm and mlm, whichever model is chosen" in explanation
+    assert "minilm" in explanation and "lm and mlm, whichever model is chosen" in explanation
 
 
 def test_ablation_through_the_registry_model(registry):
