@@ -26,6 +26,8 @@ TOP_K = 5
 GENERATE_TOKENS = 12
 STATS_DIR = Path(tempfile.gettempdir()) / "attention-demo-stats"
 
+SCROLL_TO_DETAIL_JS = ("(choice) => { const el = document.getElementById('head-detail'); "
+                      "if (el) el.scrollIntoView({behavior: 'smooth', block: 'start'}); return choice; }")
 NO_MASK_HELP = ("No `<mask>` in the text. Replace a word with `<mask>` to ask the model to fill it in, "
                 "e.g. *The cat sat on the &lt;mask&gt;*.")
 
@@ -122,8 +124,9 @@ def stats_csv(frame: pd.DataFrame, name: str, text: str, kind: str) -> str:
     return str(path)
 
 
-def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False):
-    """Everything about the sentence that does not depend on the chosen head.
+def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, layer=None, head=None):
+    """Everything about the sentence that does not depend on the chosen head (which is only outlined in
+    the grid when layer and head, 1-based, are given).
 
     Returns (notice, tokens, all-heads figure, layer-average figure, stats DataFrame, CSV path,
     head names for the picker). What the model predicts is `predictions` (its own endpoint,
@@ -131,9 +134,7 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False):
     trace = registry.trace(name, text)
     att = registry.attention(name, text, kind)
     font = figure_font(presenter)
-    label = KIND_LABELS[att.kind]
-    grid = heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask, font_size=font,
-                                  title=f"Every head ({label}): rows are layers, columns are heads")
+    grid = heads_grid(att, font, selected_head(att, layer, head))
     average = heatmap.layer_average_grid(att.probs, mask=att.mask, font_size=font,
                                          title=f"Average over the {att.n_heads} heads of each layer")
     frame = stats_table(registry, name, text, att.kind)
@@ -145,6 +146,29 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False):
 def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):
     """The detail figure of one head (layer and head are 1-based, as shown)."""
     att, layer0, head0 = registry.layer_head(name, text, layer, head, kind)
+def selected_head(att, layer, head) -> tuple[int, int] | None:
+    """0-based (layer, head) of the head open in detail, if it is one of this attention's heads."""
+    try:
+        layer0, head0 = int(layer) - 1, int(head) - 1
+    except (TypeError, ValueError):
+        return None
+    return (layer0, head0) if 0 <= layer0 < att.n_layers and 0 <= head0 < att.n_heads else None
+
+
+def heads_grid(att, font: int, selected: tuple[int, int] | None):
+    return heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask, font_size=font, selected=selected,
+                                  title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
+                                        + (" · ▶ open in detail above" if selected else ""))
+
+
+def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):
+    """The grid with the head open in detail outlined, that head's name for the picker, and every head's name."""
+    att = registry.attention(name, text, kind)
+    selected = selected_head(att, layer, head)
+    names = [head_name(layer0, head0) for layer0 in range(att.n_layers) for head0 in range(att.n_heads)]
+    return heads_grid(att, figure_font(presenter), selected), (head_name(*selected) if selected else None), names
+
+
     return heatmap.attention_heatmap(
         att.probs[layer0, head0], att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
         title=f"Layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}")
@@ -184,7 +208,9 @@ def build(ctx: Context) -> None:
             with gr.Column(scale=1, min_width=160):
                 tile = gr.Dropdown(label="Open a head in detail", choices=[], value=None, interactive=True,
                                    elem_id="tile-picker")
-                gr.Markdown("Pick a tile to show it above. Every tile uses the same 0 – 1 colour scale.")
+                gr.Markdown("Pick a head to open it in detail above (the page scrolls up to it); its tile is outlined "
+                            "in orange. Hover a tile to read its query and key tokens. Every tile uses the same "
+                            "0 – 1 colour scale.")
         average = gr.Plot(show_label=False, label="Average over heads, per layer", elem_id="layer-average")
         with gr.Accordion("Head statistics", open=True):
             gr.Markdown("Averages over query tokens (the first token is left out: in a causal model it can only "
@@ -197,15 +223,15 @@ def build(ctx: Context) -> None:
             table = gr.Dataframe(label="Per head", interactive=False, elem_id="head-stats", max_height=420)
             download = gr.DownloadButton("Download CSV", value=None, elem_id="stats-csv")
 
-    def run_analyze(text, name, kind, presenter):
+    def run_analyze(text, name, kind, presenter, layer, head):
         note, token_pairs, grid_fig, average_fig, frame, csv_path, names = friendly(analyze)(
-            registry, text, name, kind, presenter)
+            registry, text, name, kind, presenter, layer, head)
         if note:
             gr.Warning(note)
         trace = registry.trace(name, text)  # cached: the trace analyze just read
         note = "\n\n".join(part for part in (note, token_notes(trace)) if part)
         return (note, token_pairs, grid_fig, average_fig, components.table(frame), csv_path,
-                gr.Dropdown(choices=names, value=None))
+                gr.Dropdown(choices=names, value=picked_name(names, layer, head)))
 
     def run_predict(text, name):
         return friendly(predictions)(registry, name, text)
@@ -216,14 +242,27 @@ def build(ctx: Context) -> None:
     def run_pick_tile(choice):
         if not choice:
             return gr.skip(), gr.skip()
+    def picked_name(names, layer, head):
+        name = f"L{int(layer or 1)} H{int(head or 1)}"
+        return name if name in names else None
+
+    def run_grid(text, name, layer, head, kind, presenter):
+        grid_fig, shown, names = friendly(grid_view)(registry, text, name, layer, head, kind, presenter)
+        return grid_fig, gr.Dropdown(choices=names, value=shown)
+
         return friendly(pick_tile)(choice)
 
     # the detail first: a dispatcher runs a tab's views in this order, sending each when ready
     ctx.listen(run_show_head, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter],
                outputs=[detail], api_name="head", triggers=ctx.head_triggers)
-    ctx.listen(run_analyze, inputs=[ctx.text, ctx.model, ctx.kind, ctx.presenter],
+    # the grid outlines the head open in detail: redrawn (alone) when the head changes
+    ctx.listen(run_grid, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter],
+               outputs=[grid, tile], api_name="grid", triggers=[ctx.layer.input, ctx.head.input])
+    ctx.listen(run_analyze, inputs=[ctx.text, ctx.model, ctx.kind, ctx.presenter, ctx.layer, ctx.head],
                outputs=[info, tokens, grid, average, table, download, tile], api_name="analyze",
                triggers=ctx.triggers + [ctx.kind.input])
     ctx.listen(run_predict, inputs=[ctx.text, ctx.model], outputs=[predicted], api_name="predict")
-    picked = tile.input(run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head")
+    # the detail view sits above the grid: bring it into view as it redraws
+    picked = tile.input(run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head",
+                        js=SCROLL_TO_DETAIL_JS)
     ctx.run_after(picked, "picked", head_only=True)

@@ -37,7 +37,8 @@ def view(registry: ModelRegistry, text, model, layer, kind, presenter):
     font = figure_font(presenter)
     att, layer0, _ = registry.layer_head(model, text, layer, 1, kind)
     mask = att.mask if att.causal else None
-    fig = viz_multihead.heads_figure(att.probs[layer0], layer0, mask=mask, font_size=font)
+    fig = viz_multihead.heads_figure(att.probs[layer0], layer0, mask=mask, font_size=font, queries=att.queries,
+                                     keys=att.keys)
     sizes = head_sizes(registry.get(model).config)
     return fig, sizes_text(sizes, model), components.table(viz_multihead.sizes_table(sizes))
 

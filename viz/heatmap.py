@@ -111,11 +111,18 @@ def layer_average(probs) -> np.ndarray:
     return probs.mean(axis=1)
 
 
-def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12, tile_px: int = 170) -> go.Figure:
+HOVER_CELLS = 40_000  # past this many cells the tiles' hover gives the weight only (names would weigh megabytes)
+SELECTED = "#ff7f0e"  # the outline of the chosen tile
+
+
+def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12, tile_px: int = 170,
+                  queries=None, keys=None, selected: tuple[int, int] | None = None) -> go.Figure:
     """Many (t, s) maps tiled into ONE heatmap trace with one shared 0..1 colour scale.
 
     tiles  (R, C, t, s): R rows and C columns of maps
     names  R lists of C tile labels, written above each tile and shown in the hover
+    queries, keys  optional t and s token labels: the hover then names the tile, the query and the key
+    selected  optional 0-based (row, column) of a tile to outline (the head opened in detail)
     The tiles are copied into a single big matrix with blank gaps: one trace is far cheaper
     to build and draw than R*C subplots. Values are sent as whole percents (uint8).
     """
@@ -145,9 +152,27 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
         colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8, tickvals=[0, 25, 50, 75, 100],
                       ticktext=["0", "0.25", "0.5", "0.75", "1"]),
     )
+    if queries is not None and keys is not None and big.size <= HOVER_CELLS:
+        # name the tile, the query and the key under the pointer, so a lecturer can narrate any tile
+        q_labels, k_labels = token_labels(queries), token_labels(keys)
+        text = np.full(big.shape, "", dtype=object)
+        for r in range(rows):
+            for c in range(cols):
+                y0, x0 = r * step_y + label_rows, c * step_x
+                text[y0:y0 + t, x0:x0 + s] = [[f"{names[r][c]} · {q} → {k}" for k in k_labels] for q in q_labels]
+        heatmap.update(text=text, hovertemplate="%{text}: ≈ %{z}%<extra></extra>")
+    shapes = []
+    if selected is not None:
+        r, c = selected
+        if not (0 <= r < rows and 0 <= c < cols):
+            raise ValueError(f"selected tile {selected} is outside the {rows} × {cols} tiles")
+        y0, x0 = r * step_y + label_rows, c * step_x
+        shapes.append(dict(type="rect", x0=x0 - 0.5 - gap_x / 3, x1=x0 + s - 0.5 + gap_x / 3, y0=y0 - label_rows + 0.2,
+                           y1=y0 + t - 0.5 + gap_x / 3, line=dict(color=SELECTED, width=4), xref="x", yref="y"))
+        annotations[r * cols + c].update(text=f"<b>▶ {names[r][c]}</b>", font=dict(size=font_size, color=SELECTED))
     height = int(rows * step_y * tile_px / max(t, 1) + 60 + 3 * font_size)
     layout = _layout(
-        title, height, font_size, annotations=annotations, meta=dict(tiles=flat_names),
+        title, height, font_size, annotations=annotations, meta=dict(tiles=flat_names), shapes=shapes,
         xaxis=dict(visible=False, constrain="domain", range=[-0.5, big.shape[1] - 0.5]),
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
     )
@@ -156,15 +181,17 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
 
 
 def all_heads_grid(probs, queries=None, keys=None, title: str = "Every head: rows are layers, columns are heads",
-                   mask=None, font_size: int = 12) -> go.Figure:
+                   mask=None, font_size: int = 12, selected: tuple[int, int] | None = None) -> go.Figure:
     """Every layer × head of one attention kind in one tiled figure, tiles named 'L1 H2'.
 
-    probs  (L, H, t, s); queries/keys (optional) are only checked against t and s
+    probs  (L, H, t, s); queries/keys (optional): checked against t and s, and named in the hover
+    selected  optional 0-based (layer, head) to outline: the head shown in detail
     """
     probs = _check(probs, 4, "probs", queries, keys)
     n_layers, n_heads = probs.shape[:2]
     names = [[head_name(layer, head) for head in range(n_heads)] for layer in range(n_layers)]
-    return tiled_heatmap(probs, names, title, mask=mask, font_size=font_size)
+    return tiled_heatmap(probs, names, title, mask=mask, font_size=font_size, queries=queries, keys=keys,
+                         selected=selected)
 
 
 def layer_average_grid(probs, title: str = "Average over heads, per layer", mask=None,

@@ -9,14 +9,17 @@ import plotly.graph_objects as go
 from viz.heatmap import tiled_heatmap
 
 
-def heads_figure(probs, layer: int, mask=None, font_size: int = 12, title: str | None = None) -> go.Figure:
-    """probs (H, t, s) of one layer -> one row of H tiles with a shared 0..1 scale. `layer` is 0-based."""
+def heads_figure(probs, layer: int, mask=None, font_size: int = 12, title: str | None = None, queries=None,
+                 keys=None) -> go.Figure:
+    """probs (H, t, s) of one layer -> one row of H tiles with a shared 0..1 scale. `layer` is 0-based.
+    queries/keys (optional): token labels, named in the hover."""
     probs = np.asarray(probs, np.float32)
     if probs.ndim != 3:
         raise ValueError(f"probs must be (heads, t, s) for one layer, got shape {probs.shape}")
     names = [[f"head {h + 1}" for h in range(probs.shape[0])]]
     title = title or f"Layer {layer + 1}: every head on the same sentence"
-    return tiled_heatmap(probs[None], names, title=title, mask=mask, font_size=font_size, tile_px=260)
+    return tiled_heatmap(probs[None], names, title=title, mask=mask, font_size=font_size, tile_px=260,
+                         queries=queries, keys=keys)
 
 
 def sizes_table(sizes) -> pd.DataFrame:

@@ -149,3 +149,23 @@ def test_the_greedy_continuation_shows_the_continuation_only(registry):
 def test_byte_tokens_are_explained_where_they_appear(registry):
     assert "<0xF0>" in attention.token_notes(registry.trace("lm", "I love 🤗"))
     assert attention.token_notes(registry.trace("lm", SENTENCE)) == ""
+
+
+# ---- the all-heads grid and the multi-head figure -------------------------------------------------
+def test_the_grid_outlines_the_head_in_detail_and_names_tokens_on_hover(registry):
+    grid, shown, names = attention.grid_view(registry, SENTENCE, "lm", 2, 3)
+    assert shown == "L2 H3" and "L2 H3" in names
+    (outline,) = grid.layout.shapes
+    marked = [a.text for a in grid.layout.annotations if "▶" in a.text]
+    assert marked == ["<b>▶ L2 H3</b>"]
+    tokens = registry.attention("lm", SENTENCE).queries
+    hover = {str(cell) for row in grid.data[0].text for cell in row if cell}
+    assert f"L2 H3 · {tokens[3]} → {tokens[1]}" in hover
+    assert attention.grid_view(registry, SENTENCE, "lm", 9, 9)[1] is None  # not a head of this model: no outline
+
+
+def test_the_multi_head_figure_names_tokens_on_hover(registry):
+    figure = multihead.view(registry, SENTENCE, "lm", 1, None, False)[0]
+    tokens = registry.attention("lm", SENTENCE).queries
+    hover = {str(cell) for row in figure.data[0].text for cell in row if cell}
+    assert f"head 2 · {tokens[2]} → {tokens[1]}" in hover
