@@ -143,9 +143,6 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, lay
             stats_csv(frame, name, clean_text(text), att.kind), names)
 
 
-def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):
-    """The detail figure of one head (layer and head are 1-based, as shown)."""
-    att, layer0, head0 = registry.layer_head(name, text, layer, head, kind)
 def selected_head(att, layer, head) -> tuple[int, int] | None:
     """0-based (layer, head) of the head open in detail, if it is one of this attention's heads."""
     try:
@@ -169,6 +166,9 @@ def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, prese
     return heads_grid(att, figure_font(presenter), selected), (head_name(*selected) if selected else None), names
 
 
+def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):
+    """The detail figure of one head (layer and head are 1-based, as shown)."""
+    att, layer0, head0 = registry.layer_head(name, text, layer, head, kind)
     return heatmap.attention_heatmap(
         att.probs[layer0, head0], att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
         title=f"Layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}")
@@ -239,9 +239,6 @@ def build(ctx: Context) -> None:
     def run_show_head(text, name, layer, head, kind, presenter):
         return friendly(show_head)(registry, text, name, layer, head, kind, presenter)
 
-    def run_pick_tile(choice):
-        if not choice:
-            return gr.skip(), gr.skip()
     def picked_name(names, layer, head):
         name = f"L{int(layer or 1)} H{int(head or 1)}"
         return name if name in names else None
@@ -250,6 +247,9 @@ def build(ctx: Context) -> None:
         grid_fig, shown, names = friendly(grid_view)(registry, text, name, layer, head, kind, presenter)
         return grid_fig, gr.Dropdown(choices=names, value=shown)
 
+    def run_pick_tile(choice):
+        if not choice:
+            return gr.skip(), gr.skip()
         return friendly(pick_tile)(choice)
 
     # the detail first: a dispatcher runs a tab's views in this order, sending each when ready

@@ -182,10 +182,6 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
     return ctx, examples
 
 
-def tab_ids(tabs: gr.Tabs) -> list[str]:
-    return [str(child.id) for child in tabs.children if getattr(child, "id", None) is not None]
-
-
 # The tabs' own controls a link keeps (ui.links.TAB_SETTINGS), by elem_id; the temperature is the
 # log-scaled slider, and the box showing T is set beside it.
 TAB_SETTING_IDS = {"temperature": "temperature", "shown_temperature": "temperature-value", "step": "decoding-step",
@@ -210,6 +206,10 @@ def tab_settings_values(registry: ModelRegistry, settings: ViewSettings) -> tupl
                          value=settings.snapshot if 0 < settings.snapshot <= snapshots else max(snapshots, 1))
     return (slider_from_temperature(settings.temperature), float(f"{settings.temperature:.3g}"), settings.step,
             settings.beam, snapshot, settings.seed)
+
+
+def tab_ids(tabs: gr.Tabs) -> list[str]:
+    return [str(child.id) for child in tabs.children if getattr(child, "id", None) is not None]
 
 
 def wire_page(ctx: Context, examples: gr.Dataset) -> None:
@@ -244,12 +244,12 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
                                    api_name="example")
     ctx.run_after(example_event, "example")
 
+    tab_controls = tab_settings_controls(ctx)
+
     def on_load(request: gr.Request):
         params = dict(request.query_params) if request is not None else {}
         settings, notes = parse_query(params, registry, defaults, tuple(ids))
         for note in notes:
-    tab_controls = tab_settings_controls(ctx)
-
             gr.Warning(note)
         fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
             if settings.model in registry.available else (gr.skip(),) * 3
