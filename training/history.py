@@ -41,7 +41,8 @@ class TrainingHistory:
     windows     (n,) int: the window length in tokens the losses were measured on (0 = not recorded)
     snapshots   training steps that have saved weights, ascending
     evaluation  metrics.json's "evaluation" block ({} if none)
-    heads       the evaluation's named heads ("previous_token_head", "best_cross_head", ...), parsed"""
+    heads       the evaluation's named heads ("previous_token_head", "best_cross_head", ...), parsed
+    induction   (steps, scores) of the best head's induction score during training (lm's probe; empty if none)"""
 
     steps: np.ndarray
     train_loss: np.ndarray
@@ -50,6 +51,8 @@ class TrainingHistory:
     snapshots: list[int] = field(default_factory=list)
     evaluation: dict = field(default_factory=dict)
     heads: dict[str, MeasuredHead] = field(default_factory=dict)
+    induction: tuple[np.ndarray, np.ndarray] = field(
+        default_factory=lambda: (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)))
 
     def head(self, key: str) -> MeasuredHead | None:
         return self.heads.get(key)
@@ -95,6 +98,7 @@ def read_history(directory: Path) -> TrainingHistory:
     snapshots = sorted(int(f.stem.split("_")[1]) for f in folder.glob("step_*.safetensors")) if folder.is_dir() else []
     evaluation = metrics.get("evaluation", {}) if isinstance(metrics.get("evaluation"), dict) else {}
     heads = {key: MeasuredHead.parse(block) for key, block in evaluation.items() if key.endswith("_head")}
+    probe = [p for p in metrics.get("induction_probe", []) if isinstance(p, dict)]
     return TrainingHistory(
         steps=np.array([int(_number(r.get("step"))) for r in rows], dtype=np.int64),
         train_loss=np.array([_number(r.get("train_loss")) for r in rows], dtype=np.float32),
@@ -103,4 +107,6 @@ def read_history(directory: Path) -> TrainingHistory:
         snapshots=snapshots,
         evaluation=evaluation,
         heads={key: head for key, head in heads.items() if head is not None},
+        induction=(np.array([int(_number(p.get("step"))) for p in probe], dtype=np.int64),
+                   np.array([_number(p.get("induction")) for p in probe], dtype=np.float32)),
     )

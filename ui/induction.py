@@ -13,6 +13,7 @@ from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.models import InputError, ModelRegistry
 from viz import induction as viz
+from viz.panels import note_figure
 from viz.labels import head_name, parse_head_name
 
 TAB_ID = "copying"
@@ -115,8 +116,18 @@ def summary(m: dict, note: str = "") -> str:
     return text
 
 
+def forming(registry: ModelRegistry, name: str, font_size: int):
+    """The best head's induction score during training, from the model's training history."""
+    history = registry.history(name)
+    steps, scores = history.induction
+    if not len(steps):
+        return note_figure(f"{name} was saved without the induction probe's record of its training.",
+                           font_size=font_size)
+    return viz.forming_figure(steps, scores, history.snapshots, font_size=font_size)
+
+
 def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
-    """(summary, stripe figure, scores figure, losses figure, table, head choices) for one repeated sentence."""
+    """(summary, stripe, scores, losses, table, head choices, forming) for one repeated sentence."""
     font = figure_font(presenter)
     name, note = decoder_name(registry, model)
     m = measure(registry, name, seed, words, method)
@@ -130,7 +141,7 @@ def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
     shown = {k: v for i, (k, v) in enumerate(m["token_losses"].items()) if i < 2}  # intact, induction head off
     losses = viz.losses_figure(m["tokens"], shown, m["words"], font_size=font)
     return (summary(m, note), stripe, scores, losses, components.table(m["table"]),
-            gr.Dropdown(choices=choices, value=chosen))
+            gr.Dropdown(choices=choices, value=chosen), forming(registry, name, font))
 
 
 def build(ctx: Context) -> None:
@@ -150,13 +161,17 @@ def build(ctx: Context) -> None:
         stripe = gr.Plot(show_label=False)
         scores = gr.Plot(show_label=False)
         losses = gr.Plot(show_label=False)
+        gr.Markdown("**Watch it form.** The induction score of the best head, measured every 50 steps while the "
+                    "model trained. The dots are the snapshots the Learning tab keeps: open it, type a sentence "
+                    "written twice, and pick the induction head to see the stripe appear.")
+        formed = gr.Plot(show_label=False)
 
     @friendly
     def on_view(model, seed_value, words_value, head_value, method_value, presenter):
         return view(ctx.registry, model, seed_value, words_value, head_value, method_value, presenter)
 
     inputs = [ctx.model, seed, words, head, method, ctx.presenter]
-    outputs = [text, stripe, scores, losses, table, head]
+    outputs = [text, stripe, scores, losses, table, head, formed]
     ctx.listen(on_view, inputs=inputs, outputs=outputs, api_name="copying",
                triggers=ctx.triggers + [seed.submit, words.release, head.input, method.input])
     new.click(lambda s: int(s or 0) + 1, inputs=seed, outputs=seed, api_visibility="private",

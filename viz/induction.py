@@ -87,3 +87,26 @@ def losses_figure(tokens, losses: dict, length: int, font_size: int = 12) -> go.
                      yaxis=dict(rangemode="tozero", title=dict(text="loss (nats)")))
     layout["plot_bgcolor"] = "white"
     return figure(lines, layout)
+
+
+def forming_figure(steps, scores, snapshots=(), font_size: int = 12) -> go.Figure:
+    """The best head's induction score during training (steps, scores), with the steps that kept
+    weights (the Learning tab's snapshots) marked, and the 0.5 line of issue 16's target."""
+    steps, scores = np.asarray(steps), np.asarray(scores, dtype=np.float32)
+    if steps.shape != scores.shape or steps.ndim != 1 or not len(steps):
+        raise ValueError(f"steps and scores must be two equally long 1-D arrays, got {steps.shape} and {scores.shape}")
+    line = dict(type="scatter", mode="lines", x=steps, y=scores, name="best head's induction score",
+                line=dict(color=LINE_COLORS[0], width=2),
+                hovertemplate="step %{x}: induction score %{y:.2f}<extra></extra>")
+    kept = [s for s in snapshots if steps.min() <= s <= steps.max()]
+    marks = dict(type="scatter", mode="markers", x=kept, y=np.interp(kept, steps, scores) if kept else [],
+                 name="snapshot (Learning tab)", marker=dict(color=LINE_COLORS[1], size=9),
+                 hovertemplate="snapshot at step %{x}<extra></extra>")
+    layout = _layout("The induction head forming during training (random words repeated)", 360, font_size,
+                     shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=0.5, y1=0.5,
+                                  line=dict(color="#999999", dash="dot", width=1))],
+                     legend=dict(orientation="h", y=-0.25),
+                     xaxis=dict(title=dict(text="training step")),
+                     yaxis=dict(range=[0, 1], title=dict(text="induction score")))
+    layout["plot_bgcolor"] = "white"
+    return figure([line, marks], layout)

@@ -31,3 +31,10 @@ def test_stripe_figure_masks_the_future_and_names_the_head():
     assert np.isnan(np.asarray(fig.data[0].z, dtype=float)[0, 1])
     with pytest.raises(ValueError):
         viz.stripe_figure(probs, list("sab"), 0, 0, 0.1, 3)
+
+
+def test_forming_figure_marks_the_snapshots_on_the_curve():
+    fig = viz.forming_figure([50, 100, 150], [0.05, 0.3, 0.7], snapshots=[10, 100, 150])
+    assert list(fig.data[1].x) == [100, 150] and list(fig.data[1].y) == pytest.approx([0.3, 0.7])
+    with pytest.raises(ValueError):
+        viz.forming_figure([], [])
