@@ -16,7 +16,7 @@ from viz import induction as viz
 from viz.panels import note_figure
 from viz.labels import head_name, parse_head_name
 
-TAB_ID = "copying"
+TAB_ID = "induction"
 STRONGEST = "strongest induction head"
 DEFAULT_WORDS = 15
 
