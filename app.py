@@ -12,6 +12,10 @@ import os
 from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no network: no telemetry
+# One CPU thread per request: a server answers many small requests at once, and torch's threads
+# would only spin waiting for each other (about a third of a request's CPU time on 2 cores).
+# Set before torch is imported (by ui.models); a GPU is used all the same.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import gradio as gr  # noqa: E402
 

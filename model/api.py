@@ -86,6 +86,7 @@ class LoadedModel:
     device: torch.device
     weights: str = checkpoint.WEIGHTS
     _specials: dict = field(default_factory=dict)
+    _labels: dict = field(default_factory=dict)
     pretrained: bool = False  # published by others (model/pretrained.py), not trained by this project
 
     @property
@@ -140,7 +141,11 @@ class LoadedModel:
         return [self.special(t) for t in tok.SPECIALS if t not in keep and self.special(t) is not None]
 
     def label(self, token_id: int) -> str:
-        return tok.readable(self.tokenizer, self.tokenizer.id_to_token(token_id))
+        """The token's readable label (memoised: every trace labels every token and prediction)."""
+        token_id = int(token_id)
+        if token_id not in self._labels:
+            self._labels[token_id] = tok.readable(self.tokenizer, self.tokenizer.id_to_token(token_id))
+        return self._labels[token_id]
 
     # ---- text -> ids ----------------------------------------------------
     def encode(self, text: str) -> Encoded:

@@ -11,6 +11,8 @@ read `fig.data[0].z` and `fig.layout.title.text` as before.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
@@ -29,11 +31,47 @@ def _plain(value):
     return value
 
 
+@functools.cache
+def _default_template_json() -> str:
+    """Plotly's default template (fonts, colours, grid lines) as JSON, computed once."""
+    return to_json_plotly(go.Figure().to_dict()["layout"]["template"])
+
+
+# what may be read without building Plotly's objects: enough for gr.Plot to serialise the figure
+_LAZY = frozenset({"__dict__", "__class__", "__module__", "to_json", "_raw", "_plain_parts"})
+
+
 class Figure(go.Figure):
-    """A go.Figure whose JSON is written without validation or deep copies (what gr.Plot sends)."""
+    """A go.Figure that keeps its trace and layout dicts as written and builds Plotly's objects (which
+    deep-copy and check every property) only when something other than serialising asks for them:
+    a test reading `fig.data[0].z`, a view calling `fig.update_xaxes(...)`. gr.Plot only calls
+    `to_json`, which writes the dicts straight out."""
+
+    def __init__(self, data: list[dict], layout: dict):  # noqa: D107 - the parent's init runs lazily
+        object.__setattr__(self, "_raw", (data, layout))
+
+    def __getattribute__(self, name):
+        if name not in _LAZY:
+            state = object.__getattribute__(self, "__dict__")
+            if "_raw" in state:
+                data, layout = state.pop("_raw")
+                go.Figure.__init__(self, data=data, layout=layout, _validate=False)
+        return object.__getattribute__(self, name)
+
+    def _plain_parts(self) -> tuple[list, dict]:
+        raw = self.__dict__.get("_raw")
+        return raw if raw is not None else (self._data, self._layout)
 
     def to_json(self, *args, **kwargs) -> str:
-        return to_json_plotly({"data": _plain(self._data), "layout": _plain(self._layout)})
+        data, layout = self._plain_parts()
+        layout = _plain(layout)
+        if "template" in layout:
+            return to_json_plotly({"data": _plain(data), "layout": layout})
+        # go.Figure adds Plotly's default template (fonts, colours, grid lines): the same look, spliced in
+        # as JSON written once instead of walked and written for every figure
+        written = to_json_plotly({"data": _plain(data), "layout": {**layout, "template": None}})
+        cut = written.rindex('"template":null')
+        return written[:cut] + '"template":' + _default_template_json() + written[cut + len('"template":null'):]
 
 
 def colorscale(name: str) -> list:
@@ -44,4 +82,4 @@ def colorscale(name: str) -> list:
 
 def figure(data: list[dict], layout: dict) -> Figure:
     """A figure from trace dicts ({"type": "heatmap", ...}) and a layout dict, unchecked."""
-    return Figure(data=data, layout=layout, _validate=False)
+    return Figure(data, layout)

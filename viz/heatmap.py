@@ -111,8 +111,28 @@ def layer_average(probs) -> np.ndarray:
     return probs.mean(axis=1)
 
 
-HOVER_CELLS = 40_000  # past this many cells the tiles' hover gives the weight only (names would weigh megabytes)
 SELECTED = "#ff7f0e"  # the outline of the chosen tile
+
+
+def _tile_axis_names(names, key_labels, query_labels, gap_x: int, label_rows: int) -> tuple[list, list]:
+    """Unique category names for every column and row of the tiled matrix, for the hover: "H2 · mat (#6)"
+    and "L1 · the (#5)" (a one-row strip puts the whole tile name on the columns). Gap rows and columns
+    get names too, and every name is unique: a category axis merges equal names."""
+    rows, cols = len(names), len(names[0])
+    if rows == 1:
+        col_prefix, row_prefix = [names[0][c] for c in range(cols)], [""]
+    else:
+        col_prefix = [names[0][c].split()[-1] for c in range(cols)]
+        row_prefix = [names[r][0].split()[0] for r in range(rows)]
+    x_names, y_names = [], []
+    for c, prefix in enumerate(col_prefix):
+        x_names += [f"{prefix} · {k} (#{j})".lstrip(" ·") for j, k in enumerate(key_labels)]
+        if c < cols - 1:
+            x_names += [f"gap {c * gap_x + g + 1}" for g in range(gap_x)]
+    for r, prefix in enumerate(row_prefix):
+        y_names += [f"title row {r * label_rows + g + 1}" for g in range(label_rows)]
+        y_names += [f"{prefix} · {q} (#{i})".lstrip(" ·") for i, q in enumerate(query_labels)]
+    return x_names, y_names
 
 
 def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12, tile_px: int = 170,
@@ -152,15 +172,12 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
         colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8, tickvals=[0, 25, 50, 75, 100],
                       ticktext=["0", "0.25", "0.5", "0.75", "1"]),
     )
-    if queries is not None and keys is not None and big.size <= HOVER_CELLS:
-        # name the tile, the query and the key under the pointer, so a lecturer can narrate any tile
-        q_labels, k_labels = token_labels(queries), token_labels(keys)
-        text = np.full(big.shape, "", dtype=object)
-        for r in range(rows):
-            for c in range(cols):
-                y0, x0 = r * step_y + label_rows, c * step_x
-                text[y0:y0 + t, x0:x0 + s] = [[f"{names[r][c]} · {q} → {k}" for k in k_labels] for q in q_labels]
-        heatmap.update(text=text, hovertemplate="%{text}: ≈ %{z}%<extra></extra>")
+    if queries is not None and keys is not None:
+        # name the tile, the query and the key under the pointer, so a lecturer can narrate any tile.
+        # The names go on the (hidden) axes, one per row and per column of the big matrix, not one per
+        # cell: a 16-head grid at 32 tokens would otherwise send 16k hover strings (~750 KB).
+        x_names, y_names = _tile_axis_names(names, token_labels(keys), token_labels(queries), gap_x, label_rows)
+        heatmap.update(x=x_names, y=y_names, hovertemplate="%{y} → %{x}: ≈ %{z}%<extra></extra>")
     shapes = []
     if selected is not None:
         r, c = selected
