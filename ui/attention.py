@@ -216,7 +216,7 @@ def build(ctx: Context) -> None:
             gr.Markdown("Averages over query tokens (the first token is left out: in a causal model it can only "
                         "look at itself). *previous*, *next*, *first* and *self* are the share of attention on the "
                         "token just before, just after, on the first token and on the token itself; *special* is the "
-                        "share on the tokens the model adds itself ([CLS] and [SEP] in BERT, <s> in ours); *spread* "
+                        "share on the tokens the model adds itself ([CLS] and [SEP] in BERT, `<s>` in ours); *spread* "
                         "is 0 for a head that looks at one token and 1 for one that looks at all equally. A *label* "
                         "is given only when it is measured: one pattern takes at least half the attention, or the "
                         "spread is at least 0.8 (*broad*); else *mixed*.")

@@ -13,13 +13,16 @@ from ui.links import ViewSettings, make_link, parse_query
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
 from ui.steps import shown_temperature, slider_from_temperature
 
+# Each example shows what its model really does, measured when clicked (example_claim) and checked against the
+# shipped weights by tests/app/test_examples.py: lm's previous-token head, fill-ins mlm gets right (FILLS),
+# dates it reads (DATES); the coreference story ("it" -> "animal") is minilm's, the model that has the head.
 EXAMPLES = [
-    ("The animal didn't cross the street because it was too tired", "lm"),
-    ("The cat sat on the mat", "lm"),
+    ("He opened the door and walked into the room", "lm"),
+    ("a person who plays the piano", "lm"),
     ("Mary gave roses to Susan", "lm"),
-    ("The cat sat on the <mask>", "mlm"),
-    ("Mary gave <mask> to Susan because she loves her", "mlm"),
-    ("The animal didn't cross the <mask> because it was too tired", "mlm"),
+    ("the United <mask> of America", "mlm"),
+    ("a person <mask> plays the piano", "mlm"),
+    ("he was unable <mask> walk", "mlm"),
     ("Saturday, 21st of November 2026", "dates"),
     ("3 March 1999", "dates"),
     ("the 12th of june, 2024", "dates"),
@@ -31,6 +34,10 @@ DEFAULT_TEXT = EXAMPLES[0][0]
 # Examples that show one link between two words: clicking one opens the head that puts the most attention
 # from the first word on the second, measured on the sentence when clicked (minilm: layer 4, head 2, 0.68).
 LINKED_EXAMPLES = {"The animal didn't cross the street because it was too tired.": ("it", "animal")}
+FILLS = {"the United <mask> of America": "States", "a person <mask> plays the piano": "who",
+         "he was unable <mask> walk": "to"}  # what mlm puts first in each blank
+DATES = {"Saturday, 21st of November 2026": "2026-11-21", "3 March 1999": "1999-03-03",
+         "the 12th of june, 2024": "2024-06-12"}
 # Presenter mode: bigger type everywhere, by overriding the theme's size variables under one class.
 CSS = """
 body.presenter { --text-xxs: 14px; --text-xs: 16px; --text-sm: 18px; --text-md: 22px; --text-lg: 26px;
@@ -39,6 +46,18 @@ body.presenter { --text-xxs: 14px; --text-xs: 16px; --text-sm: 18px; --text-md: 
 body.presenter .prose, body.presenter textarea, body.presenter input { font-size: 22px !important; }
 #tokens .token { font-family: ui-monospace, monospace; background-color: #dbeafe !important; }
 #tokens .label { background-color: #1e3a8a !important; color: white !important; }
+/* The temperature slider moves log10 T; the T box beside it (#temperature-value) shows T itself. */
+#temperature .tab-like-container, #temperature .min_value, #temperature .max_value { display: none !important; }
+/* Presenter mode enlarges what Gradio sizes in fixed pixels too: token chips, tables, check boxes, radios. */
+body.presenter #tokens .token { font-size: 22px !important; padding: 6px 10px !important; margin: 3px !important; }
+body.presenter #tokens .label { font-size: 15px !important; }
+body.presenter table td, body.presenter table th { font-size: 19px !important; }
+body.presenter table td { padding: 10px !important; }
+body.presenter .label-text, body.presenter fieldset label span, body.presenter .checkbox-container span {
+    font-size: 20px !important; }
+body.presenter input[type=checkbox], body.presenter input[type=radio] { width: 22px !important;
+    height: 22px !important; }
+body.presenter input[type=range] { height: 10px !important; }
 """
 PRESENTER_JS = "(on) => { document.body.classList.toggle('presenter', !!on); return []; }"
 # Runs once when the page loads (launch(js=...)). Gradio 6.31's gr.Plot draws every new figure three
@@ -112,6 +131,31 @@ def linked_head(registry: ModelRegistry, name: str, text: str) -> tuple[int, int
     weight = att.probs[:, :, labels.index(words[0]), labels.index(words[1])]  # (L, H)
     layer, head = (int(i) for i in np.unravel_index(weight.argmax(), weight.shape))
     return layer + 1, head + 1, float(weight[layer, head]), words[0], words[1]
+
+
+def example_claim(registry: ModelRegistry, text: str, name: str, layer: int, head: int) -> str | None:
+    """What clicking an example shows, measured now on the shipped weights: the share the opening head puts on
+    the previous token (lm), mlm's first answer for each blank, the dates model's output. None for others."""
+    if name not in registry.available:
+        return None
+    arch = registry.arch(name)
+    if arch == "decoder":
+        att = registry.attention(name, text, "self")
+        share = stats.head_stats(att.probs, att.mask)
+        row = share[(share["layer"] == layer) & (share["head_in_layer"] == head)]
+        if row.empty:
+            return None
+        return (f"Measured on this sentence: layer {layer}, head {head}, {name}'s previous-token head, puts "
+                f"{float(row['previous'].iloc[0]):.2f} of each token's attention on the token just before it.")
+    if arch == "encoder" and registry.get(name).has_lm_head:
+        answers = registry.get(name).fill(clean_text(text), 1)
+        if not answers:
+            return None
+        firsts = " and ".join(f"“{token.lstrip('▁')}” ({p:.0%})" for (token, p), *_ in answers)
+        return f"Measured now: {name} fills the blank with {firsts} first (its top 5 are under Predictions)."
+    if arch == "encoder-decoder":
+        return f"Measured now: {name} writes {registry.get(name).translate(clean_text(text))}."
+    return None
 
 
 def default_settings(registry: ModelRegistry) -> ViewSettings:
@@ -238,6 +282,10 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
             layer, head, weight, source, target = linked
             gr.Info(f"Measured on this sentence: layer {layer}, head {head} puts {weight:.2f} of the attention "
                     f"from “{source}” on “{target}”, the most of any head in {name}.")
+        else:
+            claim = friendly(example_claim)(registry, text, name, layer, head)
+            if claim:
+                gr.Info(claim)
         return (text, name) + friendly(fit_controls)(registry, name, layer, head, None)
 
     example_event = examples.click(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls,

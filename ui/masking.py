@@ -2,6 +2,8 @@
 and how the causal lm and the bidirectional mlm differ, compared by what their heads do."""
 from __future__ import annotations
 
+import html
+
 import gradio as gr
 
 from analysis import head_stats as stats
@@ -82,7 +84,7 @@ def view(registry: ModelRegistry, text, layer, head, presenter, pattern="previou
     types = compare.head_types_table(frames)
     (lm_layer, lm_head, lm_share), (mlm_layer, mlm_head, mlm_share) = (best_head(frames[n], pattern)
                                                                          for n in ("lm", "mlm"))
-    where = PATTERNS[pattern]
+    where = html.escape(PATTERNS[pattern])  # Plotly would read <s> as markup
     matched = compare.matched_heads_figure(
         lm.probs[lm_layer, lm_head], mlm.probs[mlm_layer, mlm_head], tokens,
         f"lm L{lm_layer + 1} H{lm_head + 1}: {lm_share:.2f} on {where}"

@@ -18,6 +18,7 @@ from viz.heatmap import COLORSCALE, LABEL_CHARS, MASKED_COLOR
 from viz.labels import MAX_TICK_LABELS, axis_ticks, token_labels
 
 DIVERGING = colorscale("RdBu_r")  # negative blue, positive red, 0 white
+FIGURE_PX = 1100  # a row's width on a 1280-px screen (a projector): column labels are sized to fit it
 
 
 @dataclass
@@ -112,9 +113,13 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         if not p.col_labels or _repeats(p.cols, panels[i - 1].cols if i else None):
             x_ticks = dict(showticklabels=False)
         else:
-            # a panel is 1/n of the width: fewer column labels fit side by side than rows fit down
-            x_ticks = (dict(**axis_ticks(p.cols, max_labels=min(MAX_TICK_LABELS, 128 // n)), tickangle=-60)
-                       if p.cols is not None else dict(ticklabeloverflow="allow"))
+            # a panel is 1/n of the width: fewer column labels fit side by side than rows fit down, and in
+            # large type (presenter mode) they must shrink to the column's width or they overlap
+            shown = min(z.shape[1], MAX_TICK_LABELS, 128 // n)
+            cell_px = FIGURE_PX * width / max(shown, 1)
+            x_font = dict(size=max(8, min(font_size, int(cell_px * 0.85))))
+            x_ticks = (dict(**axis_ticks(p.cols, max_labels=min(MAX_TICK_LABELS, 128 // n)), tickangle=-60,
+                            tickfont=x_font) if p.cols is not None else dict(ticklabeloverflow="allow"))
         # labels that repeat the left neighbour's are shown once, on the left panel: they read the same
         # across the row, and every tick label costs the browser time to measure and draw (hover names them)
         if _repeats(p.rows, panels[i - 1].rows if i else None):

@@ -1,0 +1,71 @@
+"""The lecture examples show what their models really do, measured on the shipped weights (issue 19).
+
+Nothing about the lm is pinned here: it is retrained from time to time, so its previous-token head is read
+from its training history and measured on each example."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from analysis import head_stats as stats
+from ui import controls
+from ui.models import ModelRegistry
+
+CLEAR = 0.5  # the share of attention that makes a pattern plain to see in class
+
+
+@pytest.fixture(scope="module")
+def registry(model_assets) -> ModelRegistry:
+    registry = ModelRegistry.load(model_assets, names=("lm", "mlm", "dates"), device="cpu", extra={})
+    assert not registry.errors, registry.errors
+    return registry
+
+
+def examples(name: str) -> list[str]:
+    return [text for text, model in controls.EXAMPLES if model == name]
+
+
+def previous_share(registry, text: str, layer0: int, head0: int) -> float:
+    att = registry.attention("lm", text, "self")
+    frame = stats.head_stats(att.probs, att.mask)
+    return float(frame[(frame["layer"] == layer0 + 1) & (frame["head_in_layer"] == head0 + 1)]["previous"].iloc[0])
+
+
+def test_every_checked_model_has_examples_and_every_example_is_checked():
+    assert examples("lm") and set(examples("mlm")) == set(controls.FILLS) and set(examples("dates")) == set(controls.DATES)
+    coreference = [text for text, model in controls.EXAMPLES if "animal" in text and "it" in text.split()]
+    assert {model for text, model in controls.EXAMPLES if text in coreference} <= {"minilm"}, \
+        "the it -> animal story belongs to a model that has that head"
+
+
+@pytest.mark.parametrize("text", examples("lm"))
+def test_lm_examples_show_its_previous_token_head(registry, text):
+    best = registry.history("lm").head("previous_token_head")
+    assert best is not None, "the lm's evaluation names its previous-token head"
+    share = previous_share(registry, text, best.layer, best.head)
+    assert share >= CLEAR, f"L{best.layer + 1} H{best.head + 1} puts only {share:.2f} on the previous token"
+    claim = controls.example_claim(registry, text, "lm", best.layer + 1, best.head + 1)
+    assert f"puts {share:.2f} of each token's attention on the token just before" in claim
+
+
+@pytest.mark.parametrize("text", examples("mlm"))
+def test_mlm_examples_are_fill_ins_it_gets_right(registry, text):
+    (answers,) = registry.get("mlm").fill(text, 5)
+    assert answers[0][0].lstrip("▁") == controls.FILLS[text], answers
+    claim = controls.example_claim(registry, text, "mlm", 1, 1)
+    assert f"“{controls.FILLS[text]}” ({answers[0][1]:.0%})" in claim
+
+
+@pytest.mark.parametrize("text", examples("dates"))
+def test_dates_examples_are_dates_it_reads(registry, text):
+    assert registry.get("dates").translate(text) == controls.DATES[text]
+    assert controls.example_claim(registry, text, "dates", 1, 1).endswith(f"writes {controls.DATES[text]}.")
+
+
+def test_the_page_opens_on_an_lm_example_with_the_lm_head_measured(registry):
+    start = controls.default_settings(registry)
+    assert start.model == "lm" and start.text in examples("lm")
+    best = registry.history("lm").head("previous_token_head")
+    assert (start.layer, start.head) == (best.layer + 1, best.head + 1)
+    assert re.fullmatch(r"[A-Za-z' ]+", start.text), "the first example needs no explaining (no bytes, no blanks)"
