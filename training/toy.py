@@ -169,11 +169,15 @@ class Trainer:
         self.loss_steps, self.losses, self.eval_steps, self.eval_seconds, self.accuracies = [], [], [], [], []
         self.sequence_accuracy, self._pending = 0.0, []
 
-    def step(self) -> None:
-        start = time.perf_counter()
+    def prepare(self) -> None:
+        """Make the optimiser (its first use imports torch._dynamo, seconds on a busy CPU: keep it off the clock)."""
         if self.optimizer is None:
             self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=LEARNING_RATE, betas=(0.9, 0.98),
                                                weight_decay=0.01)
+
+    def step(self) -> None:
+        self.prepare()
+        start = time.perf_counter()
         rows = training_batch(self.task, self.rng, BATCH_SIZE)
         inputs = torch.from_numpy(self.task.ids(rows))
         targets = torch.from_numpy(self.task.ids(self.task.answer(rows)))
@@ -251,6 +255,8 @@ def train(trainers: list[Trainer], stop: Callable[[], bool] = lambda: False,
     for trainer in trainers:
         trainer.evaluate()
     yield tuple(t.snapshot() for t in trainers)
+    for trainer in trainers:
+        trainer.prepare()
     start = last = time.monotonic()
     interval, reason = every, "time"
     while True:

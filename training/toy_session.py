@@ -17,6 +17,7 @@ its time is killed and frees its slot. Nothing is written to disk: snapshots com
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import threading
 import time
@@ -76,6 +77,20 @@ class Trainings:
         self._queue: list[str] = []
         self._stopping: set[str] = set()
         self._pids: dict[str, int] = {}
+        self._warming = False
+
+    def warm_up(self) -> None:
+        """Start the fork server in the background (it imports torch: seconds), so a first Train starts at once."""
+        with self._changed:
+            if self._warming:
+                return
+            self._warming = True
+
+        def start():
+            _context()
+            multiprocessing.forkserver.ensure_running()
+
+        threading.Thread(target=start, name="toy-forkserver-warm-up", daemon=True).start()
 
     def pids(self) -> dict[str, int]:
         """owner -> process id of each training running now."""

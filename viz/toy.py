@@ -35,6 +35,15 @@ def _check_curve(xs, ys, what: str) -> tuple[np.ndarray, np.ndarray]:
     return xs, ys
 
 
+def _log_ticks(values: np.ndarray) -> dict:
+    """Before the first step: 0.01 to 10. Over several decades: powers of ten only (Plotly's minor log labels,
+    "2 5 2 5", read as values). Within one decade Plotly's own ticks, so the axis is never unlabelled."""
+    values = values[values > 0]
+    if not len(values):
+        return {"range": [-2, 1]}
+    return {"dtick": 1} if np.log10(values.max() / values.min()) >= 1 else {}
+
+
 def progress_figure(loss_steps, losses, eval_steps, accuracies, chance: float, blind_best: float | None = None,
                     title: str = "Training", font_size: int = 12) -> go.Figure:
     """Loss (left, log scale) and held-out accuracy (right, 0..1) against the training step.
@@ -62,9 +71,8 @@ def progress_figure(loss_steps, losses, eval_steps, accuracies, chance: float, b
         margin=dict(l=10, r=10, t=60 + 2 * font_size, b=10), paper_bgcolor="white", plot_bgcolor="white",
         legend=dict(orientation="h", x=0, y=-0.22 - font_size / 200, yanchor="top"),
         xaxis=dict(domain=[0, 0.44], title=dict(text="training step"), rangemode="tozero", gridcolor="#eee"),
-        # powers of ten only: minor log labels ("2 5 2 5") read as values; before the first step, 0.01 to 10
-        yaxis=dict(type="log", dtick=1, title=dict(text="loss (cross-entropy)"), gridcolor="#eee", automargin=True,
-                   **({} if len(losses) else {"range": [-2, 1]})),
+        yaxis=dict(type="log", title=dict(text="loss (cross-entropy)"), gridcolor="#eee", automargin=True,
+                   **_log_ticks(losses)),
         xaxis2=dict(domain=[0.56, 1], anchor="y2", title=dict(text="training step"), rangemode="tozero",
                     gridcolor="#eee"),
         yaxis2=dict(anchor="x2", range=[0, 1.04], tickformat=".0%", title=dict(text="held-out accuracy"),

@@ -22,6 +22,8 @@ def test_progress_figure_draws_loss_accuracy_and_the_reference_levels():
     assert list(fig.data[1].y) == pytest.approx([0.05, 0.5, 1.0])
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.range == (0, 1.04) and fig.layout.height
     assert list(fig.data[2].x) == [0, 20], "the guessing line spans the steps trained so far"
+    assert fig.layout.yaxis.dtick is None, "within one decade Plotly labels the axis itself"
+    assert toy.progress_figure([1, 2], [3.0, 0.01], [0], [0.1], chance=0.1).layout.yaxis.dtick == 1
     before = toy.progress_figure([], [], [0], [0.05], chance=0.05)
     assert len(before.data) == 3 and before.layout.yaxis.range == (-2, 1)
     with pytest.raises(ValueError, match="one value per step"):
