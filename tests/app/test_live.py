@@ -1,0 +1,145 @@
+"""The "Train live" tab: its handlers called directly, its wiring, and /train_toy through a real server
+(caps refused with clear messages, two visitors at once, one training per visitor, a cancelled call)."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import torch
+from gradio_client.exceptions import AppError
+
+from live_app import ARTIFACTS, assert_clear_message, live_app
+from training import toy
+from training.toy_tasks import SettingsError
+from ui import live
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def trained_copy() -> dict:
+    *_, (last,) = toy.train([toy.Trainer(toy.ToySettings(task="copy", seconds=3))])
+    return {"settings": last.settings, "weights": last.weights}
+
+
+# ---- handlers, called directly -------------------------------------------------------------------------
+def test_preview_shows_the_untrained_model_on_the_tasks_example():
+    status, curve, heads, box = live.preview("reverse", True, "narrow", 2, 2, 32, False)
+    assert status.startswith("**Not trained yet**") and "26,816 parameters" in status
+    assert curve.layout.title.text == "Before training"
+    assert [t.name for t in curve.data][-1] == "best without positions (11%)"
+    assert heads.layout.meta["tiles"] == ["L1 H1", "L1 H2", "L2 H1", "L2 H2"]
+    assert "10 letters from a to t" in box["placeholder"]
+    big = live.preview("brackets", False, "wide", 3, 4, 64, True)
+    assert len(big[2].layout.meta["tiles"]) == 12 and "best without" not in str([t.name for t in big[1].data])
+
+
+@pytest.mark.parametrize("args,message", [
+    (("reverse", True, "sideways", 2, 2, 32, 30), "'narrow' or 'wide'"),
+    (("reverse", True, "narrow", 9, 2, 32, 30), "layers must be from 1 to 4"),
+    (("reverse", True, "narrow", 2, 2, 32, 600), "seconds must be from 1 to 60"),
+    (("translate", True, "narrow", 2, 2, 32, 30), "task must be one of"),
+])
+def test_settings_beyond_the_caps_are_refused(args, message):
+    with pytest.raises(SettingsError, match=message):
+        live.make_settings(*args)
+
+
+def test_predict_needs_a_trained_model_and_a_fitting_input(trained_copy):
+    with pytest.raises(SettingsError, match="Train a model first"):
+        live.predict("abcdefghij", None, False)
+    summary, grid, detail = live.predict("hebjadgcif", trained_copy, False)
+    assert "writes **`hebjadgcif`**: 10 of 10 right." in summary
+    assert grid["visible"] and detail["visible"] and "in detail" in detail["value"].layout.title.text
+    with pytest.raises(SettingsError, match="exactly 10"):
+        live.predict("abc", trained_copy, False)
+
+
+def test_the_status_says_why_reverse_without_positions_failed():
+    *_, (last,) = toy.train([toy.Trainer(toy.ToySettings(task="reverse", positions=False, seconds=2))])
+    text = live.status_text(last)
+    assert text.startswith("**Done**") and "the time is up" in text and "at best 11%" in text
+    assert live.api_result(last)["accuracy"] < 0.3
+
+
+def test_the_tab_is_wired_with_its_endpoints(model_assets):
+    import app
+    from ui.models import ModelRegistry
+
+    demo = app.build_demo(registry=ModelRegistry.load(model_assets, device="cpu"))
+    fns = {fn.api_name: fn for fn in demo.fns.values()}
+    assert {"toy_preview", "toy_train", "toy_compare", "toy_stop", "toy_predict", "train_toy"} <= set(fns)
+    for name in ("toy_train", "toy_compare", "train_toy"):  # the trainings manager queues them, not Gradio
+        assert fns[name].concurrency_limit is None
+    assert not fns["toy_stop"].queue, "Stop must not wait behind the training it stops"
+    ids = {c["props"].get("id") for c in demo.get_config_file()["components"] if c["type"] == "tabitem"}
+    assert "live" in ids
+    assert demo.toy_trainings.limit >= 1
+
+
+# ---- /train_toy through the server -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def app(model_assets):
+    env = {"ATTENTION_ASSETS": str(model_assets), "ATTENTION_TOY_TRAININGS": "2"}
+    with live_app(ARTIFACTS / "logs" / "app_live.log", env=env) as running:
+        yield running
+
+
+def test_train_toy_learns_copy_and_returns_the_result(app):
+    result = app.client().predict("copy", True, 3, api_name="/train_toy")
+    assert result["status"] == "done" and result["task"] == "copy" and result["positions"] is True
+    assert result["accuracy"] >= 0.95 and 0 < result["steps"] <= toy.MAX_STEPS and 0 < result["seconds"] <= 4
+    assert result["example"]["output"] == result["example"]["input"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (("reverse", True, 1000), "seconds must be from 1 to 60"),
+    (("reverse", True, "ten"), "seconds must be a number"),
+    (("reverse", "yes", 10), "positions must be true or false"),
+    (("fly", True, 10), "task must be one of"),
+    ((["reverse"], True, 10), "task must be one of"),
+])
+def test_caps_are_enforced_by_the_server(app, args, message):
+    client = app.client()
+    with pytest.raises(AppError, match=message) as info:
+        client.predict(*args, api_name="/train_toy")
+    assert_clear_message(info.value, f"/train_toy{args}")
+    assert client.predict(api_name="/ping") == "ok"
+
+
+def test_two_visitors_train_at_once_and_see_only_their_own_run(app):
+    results = {}
+
+    def visit(name, task, positions):
+        results[name] = app.client().predict(task, positions, 3, api_name="/train_toy")
+
+    threads = [threading.Thread(target=visit, args=a) for a in (("ann", "copy", True), ("bob", "reverse", False))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert (results["ann"]["task"], results["ann"]["positions"]) == ("copy", True)
+    assert (results["bob"]["task"], results["bob"]["positions"]) == ("reverse", False)
+    assert results["ann"]["accuracy"] >= 0.95 and results["bob"]["accuracy"] < 0.3
+
+
+def test_one_training_per_visitor_and_a_cancelled_call_frees_it(app):
+    client = app.client()
+    job = client.submit("reverse", True, 60, api_name="/train_toy")
+    deadline = time.monotonic() + 60
+    while not any(isinstance(o, dict) and o.get("status") == "training" for o in job.outputs()):
+        assert time.monotonic() < deadline, f"no progress from the training: {job.status()}"
+        time.sleep(0.2)
+    with pytest.raises(AppError, match="one per visitor"):
+        client.predict("copy", True, 2, api_name="/train_toy")
+    job.cancel()
+    deadline = time.monotonic() + 30
+    while True:  # the slot comes free once the server has closed the cancelled run
+        try:
+            result = client.predict("copy", True, 2, api_name="/train_toy")
+            break
+        except AppError as e:
+            assert "one per visitor" in str(e) and time.monotonic() < deadline, str(e)
+            time.sleep(0.5)
+    assert result["task"] == "copy"

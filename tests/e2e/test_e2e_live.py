@@ -1,0 +1,75 @@
+"""The "Train live" tab in a real browser: press Train, watch the figures update, Stop, try an input."""
+from __future__ import annotations
+
+from tests.e2e.browser_helpers import error_toasts, wait_for_figures
+from tests.e2e.conftest import screenshot
+
+PROGRESS, HEADS, STATUS = "#toy-progress", "#toy-heads-plot", "#toy-status"
+
+
+def plot_value(page, selector: str, expression: str):
+    """`expression` of the drawn figure `plot` (gd), once one is on the page: Gradio swaps the plot element
+    when a new figure arrives, so it may be missing for a moment."""
+    return page.wait_for_function(f"""(s) => {{ const plot = document.querySelector(s + ' .js-plotly-plot');
+        if (!plot || !plot.calcdata) return null; return {expression}; }}""", arg=selector).json_value()
+
+
+def figure_title(page, selector: str) -> str:
+    return plot_value(page, selector, "(plot.querySelector('.gtitle') || {}).textContent")
+
+
+def heads_fingerprint(page) -> str:
+    """The every-head figure's cells as drawn (whole percents), to tell one drawing from another."""
+    return plot_value(page, HEADS, "JSON.stringify(plot.calcdata[0][0].z)")
+
+
+def held_out_accuracy(page) -> float:
+    text = page.inner_text(STATUS)
+    marker = "Held-out accuracy "
+    return float(text.split(marker)[1].split("%")[0]) / 100 if marker in text else 0.0
+
+
+def test_train_streams_the_figures_then_stop_and_predict(page, live):
+    page.goto(live.url + "?tab=live")
+    wait_for_figures(page, PROGRESS)
+    wait_for_figures(page, HEADS)
+    page.wait_for_function("(s) => (document.querySelector(s) || {}).textContent === 'Before training'",
+                           arg=f"{PROGRESS} .gtitle")
+    assert "Not trained yet" in page.inner_text(STATUS)
+    untrained = heads_fingerprint(page)
+
+    page.locator("#toy-train").click()
+    # the figures are redrawn as the model trains: a later step each time, and more evaluations on the curve
+    page.wait_for_function("(s) => /step [1-9]/.test((document.querySelector(s) || {}).textContent || '')",
+                           arg=f"{PROGRESS} .gtitle")
+    first = figure_title(page, PROGRESS)
+    page.wait_for_function("([s, before]) => { const t = (document.querySelector(s) || {}).textContent || '';"
+                           " return t !== before && /step [1-9]/.test(t); }", arg=[f"{PROGRESS} .gtitle", first])
+    page.wait_for_function("""(s) => { const plot = document.querySelector(s + ' .js-plotly-plot');
+        const curve = plot && plot.calcdata && plot.calcdata.find(c => c[0].trace.name === 'held-out accuracy');
+        return curve && curve.length >= 2; }""", arg=PROGRESS)
+    assert "Training" in page.inner_text(STATUS)
+    assert page.locator("#toy-train").is_disabled(), "one training at a time: Train waits until this one ends"
+    screenshot(page, "live-training", "[role=tabpanel]")
+
+    # reverse with positions is learned within seconds; stop once it is well on its way (or done by itself)
+    page.wait_for_function("""(s) => { const t = (document.querySelector(s) || {}).innerText || '';
+        const m = t.match(/Held-out accuracy ([0-9.]+)%/); return t.includes('Done') || (m && +m[1] >= 50); }""",
+                           arg=STATUS)
+    if not page.locator("#toy-stop").is_disabled():
+        page.locator("#toy-stop").click()
+    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText.includes('Done')", arg=STATUS)
+    assert "you stopped it" in page.inner_text(STATUS) or "every held-out answer" in page.inner_text(STATUS)
+    assert held_out_accuracy(page) >= 0.5
+    assert heads_fingerprint(page) != untrained, "the heads' attention should have changed as the model learned"
+    page.wait_for_function("() => !document.querySelector('#toy-train').disabled")
+
+    # the trained model answers a typed input, with every head and one head in detail
+    box = page.locator("#toy-input textarea, #toy-input input").first
+    box.fill("klmnopqrst")
+    page.locator("#toy-predict").click()
+    page.wait_for_function("() => (document.querySelector('#toy-answer') || {}).innerText.includes('klmnopqrst')")
+    wait_for_figures(page, "#toy-answer-detail")
+    assert "in detail" in figure_title(page, "#toy-answer-detail")
+    assert not error_toasts(page)
+    screenshot(page, "live-trained", "[role=tabpanel]")
