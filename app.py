@@ -26,6 +26,8 @@ from ui.models import ModelRegistry  # noqa: E402
 DESCRIPTION = """# Attention, made visible
 Type a sentence and pick a model. Each **head** decides, for every token (a row), how much to look at
 every other token (a column); darker means more. Start with one head, then compare every head at once.
+*lm* predicts the next word · *mlm* fills in `<mask>` · *dates* writes a date as ISO 8601 ·
+*minilm* is a real pretrained BERT (all-MiniLM-L6-v2) · *classifier* names a definition's category.
 """
 # The lecture tabs, in teaching order; each module has a build(ctx). A missing one is an error.
 LECTURE_TABS = ["ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning", "ui.multihead",
@@ -42,7 +44,7 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
     """The whole page. `assets` (or $ATTENTION_ASSETS) picks the folder of trained models."""
     registry = registry or ModelRegistry.load(assets)
     with gr.Blocks(title="Attention, made visible", analytics_enabled=False) as demo:
-        gr.Markdown(DESCRIPTION)
+        gr.Markdown(DESCRIPTION, elem_id="intro")
         ctx, examples = build_controls(demo, registry)
         with gr.Tabs() as tabs:
             ctx.tabs = tabs

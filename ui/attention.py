@@ -7,11 +7,13 @@ statistics (downloadable) and what the model predicts. Handlers are plain functi
 from __future__ import annotations
 
 import hashlib
+import html
 import re
 import tempfile
 from pathlib import Path
 
 import gradio as gr
+import numpy as np
 import pandas as pd
 
 from analysis import head_stats as stats
@@ -166,12 +168,48 @@ def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, prese
     return heads_grid(att, figure_font(presenter), selected), (head_name(*selected) if selected else None), names
 
 
-def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):
-    """The detail figure of one head (layer and head are 1-based, as shown)."""
+def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False, quiz=False):
+    """The detail figure of one head (layer and head are 1-based, as shown); in quiz mode without its weights."""
     att, layer0, head0 = registry.layer_head(name, text, layer, head, kind)
     return heatmap.attention_heatmap(
         att.probs[layer0, head0], att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
-        title=f"Layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}")
+        title=title, hidden=bool(quiz))
+
+
+def quiz_choices(registry: ModelRegistry, text, name, kind=None) -> tuple[list, list, int]:
+    """The quiz's pickers: (query rows, key columns) as (label, index) pairs, and the row asked first
+    (the last token: in a causal model it has the most keys to choose from)."""
+    att = registry.attention(name, text, kind)
+    rows = [(f"{i + 1}: {label}", i) for i, label in enumerate(token_labels(att.queries))]
+    keys = [(f"{j + 1}: {label}", j) for j, label in enumerate(token_labels(att.keys))]
+    return rows, keys, len(rows) - 1
+
+
+def reveal(registry: ModelRegistry, text, name, layer, head, kind, presenter, row, guess):
+    """The quiz answered: the head's weights with the asked row outlined and the class's guess marked,
+    and a sentence saying where the row really looks and how the guess fared."""
+    att, layer0, head0 = registry.layer_head(name, text, layer, head, kind)
+    t, s = att.probs.shape[-2:]
+    if not isinstance(row, int) or not 0 <= row < t:
+        raise InputError("Pick the token that looks (a row) first.")
+    if guess is not None and (not isinstance(guess, int) or not 0 <= guess < s):
+        raise InputError("Pick the class's guess among the tokens it can look at.")
+    weights = att.probs[layer0, head0, row]
+    keys = token_labels(att.keys)
+    best = int(np.argmax(weights))
+    figure = heatmap.attention_heatmap(
+        att.probs[layer0, head0], att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
+        title=f"Revealed · layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}", row=row, guess=guess)
+    answer = (f"**{html.escape(token_labels(att.queries)[row])}** looks most at **{html.escape(keys[best])}** "
+              f"({weights[best]:.0%} of its attention).")
+    if guess is not None:
+        rank = int((weights > weights[guess]).sum()) + 1
+        verdict = "Right!" if guess == best else f"It ranks {rank} of {int(att.mask[row].sum())} keys."
+        answer += f" The class guessed **{html.escape(keys[guess])}**: {weights[guess]:.0%}. {verdict}"
+    return figure, answer
+    title = f"Layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}"
+    if quiz:
+        title = f"Quiz · layer {layer0 + 1}, head {head0 + 1}: where does each token look?"
 
 
 def translate(registry: ModelRegistry, text, beam=1) -> str:
@@ -194,8 +232,6 @@ def build(ctx: Context) -> None:
     registry = ctx.registry
     with ctx.tab("Every head", id=TAB_ID):
         info = gr.Markdown(elem_id="attention-notice")
-        tokens = gr.HighlightedText(label="Tokens as the model reads them (label = token id)",
-                                    show_legend=False, combine_adjacent=False, elem_id="tokens")
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
                 detail = gr.Plot(show_label=False, label="One head: each row shows where that token looks",
@@ -204,6 +240,16 @@ def build(ctx: Context) -> None:
                 predicted = gr.Markdown(label="Predictions", elem_id="predictions")
         with gr.Row(equal_height=False):
             with gr.Column(scale=5):
+                with gr.Group(visible=False, elem_id="quiz-panel") as quiz_panel:
+                    gr.Markdown("**Quiz.** Pick a token (a row). Where will it look? Let the class guess a "
+                                "column, then reveal the weights.")
+                    quiz_row = gr.Dropdown(label="The token that looks (row)", choices=[], elem_id="quiz-row")
+                    quiz_guess = gr.Dropdown(label="The class's guess (column)", choices=[], elem_id="quiz-guess")
+                    quiz_reveal = gr.Button("Reveal", variant="primary", elem_id="quiz-reveal")
+                    quiz_answer = gr.Markdown(elem_id="quiz-answer")
+                # the tokens sit beside the figure, not above it: on a projector the figure starts higher
+                tokens = gr.HighlightedText(label="Tokens as the model reads them (label = token id)",
+                                            show_legend=False, combine_adjacent=False, elem_id="tokens")
                 grid = gr.Plot(show_label=False, label="Every head at once", elem_id="all-heads")
             with gr.Column(scale=1, min_width=160):
                 tile = gr.Dropdown(label="Open a head in detail", choices=[], value=None, interactive=True,
@@ -236,8 +282,18 @@ def build(ctx: Context) -> None:
     def run_predict(text, name):
         return friendly(predictions)(registry, name, text)
 
-    def run_show_head(text, name, layer, head, kind, presenter):
-        return friendly(show_head)(registry, text, name, layer, head, kind, presenter)
+    def run_show_head(text, name, layer, head, kind, presenter, quiz=False):
+        return friendly(show_head)(registry, text, name, layer, head, kind, presenter, quiz)
+
+    def run_quiz_panel(text, name, kind, quiz):
+        if not quiz:
+            return gr.Group(visible=False), gr.skip(), gr.skip(), ""
+        rows, keys, first = friendly(quiz_choices)(registry, text, name, kind)
+        return (gr.Group(visible=True), gr.Dropdown(choices=rows, value=first), gr.Dropdown(choices=keys, value=None),
+                "")
+
+    def run_reveal(text, name, layer, head, kind, presenter, row, guess):
+        return friendly(reveal)(registry, text, name, layer, head, kind, presenter, row, guess)
 
     def picked_name(names, layer, head):
         name = f"L{int(layer or 1)} H{int(head or 1)}"
@@ -253,8 +309,13 @@ def build(ctx: Context) -> None:
         return friendly(pick_tile)(choice)
 
     # the detail first: a dispatcher runs a tab's views in this order, sending each when ready
-    ctx.listen(run_show_head, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter],
-               outputs=[detail], api_name="head", triggers=ctx.head_triggers)
+    ctx.listen(run_show_head, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter, ctx.quiz],
+               outputs=[detail], api_name="head", triggers=ctx.head_triggers + [ctx.quiz.input])
+    ctx.listen(run_quiz_panel, inputs=[ctx.text, ctx.model, ctx.kind, ctx.quiz],
+               outputs=[quiz_panel, quiz_row, quiz_guess, quiz_answer], api_name="quiz",
+               triggers=ctx.triggers + [ctx.quiz.input, ctx.kind.input])
+    quiz_reveal.click(run_reveal, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter,
+                                          quiz_row, quiz_guess], outputs=[detail, quiz_answer], api_name="reveal")
     # the grid outlines the head open in detail: redrawn (alone) when the head changes
     ctx.listen(run_grid, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter],
                outputs=[grid, tile], api_name="grid", triggers=[ctx.layer.input, ctx.head.input])

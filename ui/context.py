@@ -89,6 +89,7 @@ class Context:
     presenter: gr.Checkbox
     tabs: gr.Tabs | None = None
     current_tab: gr.State | None = None
+    quiz: gr.Checkbox | None = None  # quiz mode: the one-head view hides its weights until revealed
     _listeners: list = field(default_factory=list, repr=False)
     _building_tab: str | None = field(default=None, repr=False)
     _tabs: dict = field(default_factory=dict, repr=False)

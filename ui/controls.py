@@ -47,6 +47,10 @@ body.presenter .prose, body.presenter textarea, body.presenter input { font-size
 #tokens .token { font-family: ui-monospace, monospace; background-color: #dbeafe !important; }
 #tokens .label { background-color: #1e3a8a !important; color: white !important; }
 /* The temperature slider moves log10 T; the T box beside it (#temperature-value) shows T itself. */
+/* On a projector the class has the lecturer: the page's intro paragraph gives its room to the figures. */
+body.presenter #intro p { display: none; }
+/* Tab names keep their whole width (Gradio folds the ones that do not fit into its "..." menu). */
+button[role=tab] { flex-shrink: 0; white-space: nowrap; }
 #temperature .tab-like-container, #temperature .min_value, #temperature .max_value { display: none !important; }
 /* Presenter mode enlarges what Gradio sizes in fixed pixels too: token chips, tables, check boxes, radios. */
 body.presenter #tokens .token { font-size: 22px !important; padding: 6px 10px !important; margin: 3px !important; }
@@ -68,12 +72,21 @@ DRAW_ONCE_JS = """() => {
   const once = (plotly) => {
     if (!plotly || plotly.__drawOnce) return plotly;
     const react = plotly.react, resize = plotly.Plots.resize;
-    plotly.react = function (div, ...args) {
+    // For slides: the camera button saves a PNG at twice the drawn size (in presenter mode the figure is
+    // drawn large), and a second button saves an SVG, named after the view.
+    const fileName = (div) => "attention-" + (((div && div.closest("[id]")) || {}).id || "figure");
+    const slideConfig = (div, config) => Object.assign({}, config || {}, {
+      displaylogo: false,
+      toImageButtonOptions: {format: "png", scale: 2, filename: fileName(div)},
+      modeBarButtonsToAdd: [{name: "downloadSvg", title: "Download as SVG (for slides)", icon: plotly.Icons.disk,
+                             click: (gd) => plotly.downloadImage(gd, {format: "svg", filename: fileName(gd)})}],
+    });
+    plotly.react = function (div, data, layout, config, ...rest) {
       if (div) div.__drawPending = true;
       return new Promise((resolve, reject) => requestAnimationFrame(() => {
         if (div) div.__drawPending = false;
         if (!div || !div.isConnected) return resolve(div);
-        Promise.resolve(react.call(plotly, div, ...args)).then(resolve, reject);
+        Promise.resolve(react.call(plotly, div, data, layout, slideConfig(div, config), ...rest)).then(resolve, reject);
       }));
     };
     // Gradio resizes right after each react; a deferred draw already fits its element, and the resize
@@ -192,37 +205,40 @@ def fit_controls(registry: ModelRegistry, name, layer, head, kind):
             gr.Radio(value=kind, visible=True) if len(kinds) > 1 else gr.Radio(visible=False))
 
 
-def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, gr.Dataset]:
+def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, gr.Dropdown]:
     """The shared controls and the examples; returns the Context every tab builds against."""
     start = default_settings(registry)
     layers, heads = registry.shape(start.model, start.kind) if start.model in registry.available else (1, 1)
     kinds = registry.kinds(start.model) if start.model in registry.available else ("self",)
     if registry.errors:
         gr.Markdown("\n\n".join(f"⚠️ {message}" for message in registry.errors.values()), elem_id="load-errors")
-    with gr.Row(equal_height=True):
+    # One compact block above the tabs, so that on a 1280 x 720 projector in presenter mode the first
+    # figure starts on the first screen: the examples are a picker, not a table that grows with every model.
+    with gr.Row(equal_height=True, elem_id="input-row"):
         # no max_length: the browser would cut a long paste without a word; the server says what its limit is
-        text = gr.Textbox(label="Sentence", value=start.text, lines=1, max_lines=1, scale=4,
-                          placeholder="Type a sentence and press Enter", elem_id="sentence",
-                          info="lm predicts the next word · mlm fills in <mask> · dates writes a date as ISO 8601 · "
-                               "minilm is a real pretrained BERT (all-MiniLM-L6-v2)")
-        with gr.Column(scale=1, min_width=200):
-            model = gr.Dropdown(label="Model", choices=list(registry.names), value=start.model, elem_id="model")
-            analyze = gr.Button("Show attention", variant="primary", elem_id="analyze")
-    examples = gr.Dataset(components=[text, model], samples=[list(e) for e in EXAMPLES], label="Lecture examples (click to load)",
-                          samples_per_page=len(EXAMPLES), layout="gallery", elem_id="examples")
-    with gr.Row(equal_height=True):
-        layer = components.Slider(1, slider_max(layers), value=start.layer, step=1, label="Layer", elem_id="layer")
-        head = components.Slider(1, slider_max(heads), value=start.head, step=1, label="Head", elem_id="head")
+        text = gr.Textbox(show_label=False, value=start.text, lines=1, max_lines=1, scale=5, min_width=320,
+                          placeholder="Type a sentence and press Enter", elem_id="sentence", container=False)
+        model = gr.Dropdown(show_label=False, choices=list(registry.names), value=start.model, elem_id="model",
+                            scale=1, min_width=140, container=False)
+        analyze = gr.Button("Show attention", variant="primary", elem_id="analyze", scale=1, min_width=150)
+    with gr.Row(equal_height=True, elem_id="settings-row"):
+        examples = gr.Dropdown(choices=[(f"{name} · {example}", i) for i, (example, name) in enumerate(EXAMPLES)],
+                               value=None, label="Lecture examples", elem_id="examples", scale=3, min_width=260)
+        layer = components.Slider(1, slider_max(layers), value=start.layer, step=1, label="Layer", elem_id="layer",
+                                  scale=2, min_width=160)
+        head = components.Slider(1, slider_max(heads), value=start.head, step=1, label="Head", elem_id="head",
+                                 scale=2, min_width=160)
         # a single-kind model ignores the (hidden) value; it is never None so API callers may omit it
         kind = gr.Radio(choices=kind_choices(), value=start.kind if len(kinds) > 1 else kind_choices()[0][1],
-                        label="Attention",
-                        visible=len(kinds) > 1, elem_id="kind")
-        presenter = gr.Checkbox(label="Presenter mode (large fonts)", value=False, elem_id="presenter")
+                        label="Attention", visible=len(kinds) > 1, elem_id="kind", scale=2)
+        with gr.Column(scale=1, min_width=170):
+            presenter = gr.Checkbox(label="Presenter mode", value=False, elem_id="presenter")
+            quiz = gr.Checkbox(label="Quiz: hide the weights", value=False, elem_id="quiz")
     # The tab the viewer has open (set on page load and tab change). None for API callers,
     # whose calls are therefore never skipped as "not on screen".
     current_tab = gr.State(None)
     ctx = Context(demo=demo, registry=registry, text=text, model=model, analyze=analyze, layer=layer, head=head,
-                  kind=kind, presenter=presenter, current_tab=current_tab)
+                  kind=kind, presenter=presenter, current_tab=current_tab, quiz=quiz)
     return ctx, examples
 
 
@@ -256,7 +272,7 @@ def tab_ids(tabs: gr.Tabs) -> list[str]:
     return [str(child.id) for child in tabs.children if getattr(child, "id", None) is not None]
 
 
-def wire_page(ctx: Context, examples: gr.Dataset) -> None:
+def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
     """Call after every tab is built: chains the registered listeners after model changes,
     example clicks and the page load, and keeps the link box and presenter mode in step."""
     registry, ids = ctx.registry, tab_ids(ctx.tabs)
@@ -274,8 +290,10 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
     kind_event = ctx.kind.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_kind")
     ctx.run_after(kind_event, "kind", like=ctx.kind.input)
 
-    def on_example(sample):
-        text, name = sample
+    def on_example(index):
+        if not isinstance(index, int) or not 0 <= index < len(EXAMPLES):
+            raise gr.Error("Pick one of the lecture examples.", print_exception=False)
+        text, name = EXAMPLES[index]
         layer, head = previous_token_head(registry, name)
         linked = friendly(linked_head)(registry, name, text)
         if linked is not None:
@@ -288,7 +306,7 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
                 gr.Info(claim)
         return (text, name) + friendly(fit_controls)(registry, name, layer, head, None)
 
-    example_event = examples.click(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls,
+    example_event = examples.input(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls,
                                    api_name="example")
     ctx.run_after(example_event, "example")
 
@@ -302,16 +320,16 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
         fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
             if settings.model in registry.available else (gr.skip(),) * 3
         return (settings.text, settings.model, *fitted, settings.presenter, gr.Tabs(selected=settings.tab),
-                settings.tab, *tab_settings_values(registry, settings))
+                settings.tab, settings.quiz, *tab_settings_values(registry, settings))
 
     load_event = ctx.demo.load(on_load, inputs=None,
-                               outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab,
+                               outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab, ctx.quiz,
                                         *tab_controls.values()],
                                api_name="load_settings", api_visibility="undocumented")
     ctx.run_after(load_event, "load")
 
-    def view_link(text, name, layer, head, kind, presenter, tab, log_temperature=0.0, step=6, beam=4, snapshot=0,
-                  seed=0, request: gr.Request = None):
+    def view_link(text, name, layer, head, kind, presenter, tab, quiz=False, log_temperature=0.0, step=6, beam=4,
+                  snapshot=0, seed=0, request: gr.Request = None):
         try:  # the link names the last view drawn: an empty or refused text leaves it as it was
             clean_text(text)
         except InputError:
@@ -321,20 +339,21 @@ def wire_page(ctx: Context, examples: gr.Dataset) -> None:
                                 str(kind or "self"), bool(presenter), str(tab or "attention"),
                                 temperature=shown_temperature(log_temperature or 0), step=int(step or 6),
                                 beam=int(beam or 4), snapshot=int(snapshot or 0) if int(snapshot or 0) < snapshots
-                                else 0, seed=int(seed or 0))
+                                else 0, seed=int(seed or 0), quiz=bool(quiz))
         if name not in registry.available or len(registry.kinds(name)) == 1:  # only one kind: leave it out
             settings.kind = ""
         page = request.headers.get("referer") if request is not None else None
         return make_link(settings, page)
 
-    link_inputs = [ctx.text, ctx.model, *controls, ctx.presenter, current_tab, *link_inputs_order(tab_controls)]
+    link_inputs = [ctx.text, ctx.model, *controls, ctx.presenter, current_tab, ctx.quiz,
+                   *link_inputs_order(tab_controls)]
     for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event)):
         event.then(view_link, inputs=link_inputs, outputs=[link],
                    api_name=f"link_{suffix}", api_visibility="undocumented", show_progress="hidden")
     ctx.after_tab_opened(view_link, inputs=link_inputs, outputs=[link], api_name="link_tab",
                          api_visibility="undocumented", show_progress="hidden", queue=False)
     gr.on(triggers=[ctx.text.change, ctx.layer.change, ctx.head.change, ctx.kind.change,
-                    ctx.presenter.change] + [c.change for c in link_inputs_order(tab_controls) if hasattr(c, "change")],
+                    ctx.presenter.change, ctx.quiz.change] + [c.change for c in link_inputs_order(tab_controls) if hasattr(c, "change")],
           fn=view_link, inputs=link_inputs, outputs=[link],
           api_name="link", api_visibility="undocumented", show_progress="hidden", trigger_mode="always_last",
           queue=False)

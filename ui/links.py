@@ -1,7 +1,7 @@
 """The view's settings in the URL: ?text=...&model=lm&layer=2&head=1&kind=self&presenter=1&tab=attention
 plus the tabs' own controls when they differ from their defaults: temperature (T itself, Step by step),
 step (decoding step) and beam (beam width, Encoder-decoder), snapshot (Learning; absent = the trained model)
-and seed (the Positions shuffle).
+and seed (the Positions shuffle); quiz=1 opens the one-head view with its weights hidden.
 
 Pure helpers (no Gradio): parse what a visitor's URL asks for, and write a link back.
 Layer and head are 1-based, as the UI shows them.
@@ -31,6 +31,7 @@ class ViewSettings:
     beam: int = 4
     snapshot: int = 0  # 1-based training snapshot; 0 = the last one (the trained model)
     seed: int = 0
+    quiz: bool = False  # the one-head view hides its weights until the presenter reveals them
 
 
 # The tabs' own settings: default and allowed range; a link leaves out those at their default.
@@ -92,7 +93,8 @@ def parse_query(params: dict, registry: ModelRegistry, defaults: ViewSettings,
     if tabs and tab not in tabs:
         tab = defaults.tab
     extra = {name: _tab_setting(params, name, notes) for name in TAB_SETTINGS}
-    return ViewSettings(text, model, layer, head, kind, presenter, tab, **extra), notes
+    quiz = str(params.get("quiz", "0")).lower() in TRUE
+    return ViewSettings(text, model, layer, head, kind, presenter, tab, **extra, quiz=quiz), notes
 
 
 def make_link(settings: ViewSettings, page_url: str | None = None) -> str:
@@ -100,6 +102,10 @@ def make_link(settings: ViewSettings, page_url: str | None = None) -> str:
     query = {k: v for k, v in asdict(settings).items() if v != "" and not (k in TAB_SETTINGS and
                                                                           v == TAB_SETTINGS[k][0])}
     query["presenter"] = "1" if settings.presenter else "0"
+    if settings.quiz:
+        query["quiz"] = "1"
+    else:
+        query.pop("quiz", None)
     if "temperature" in query:
         query["temperature"] = f"{settings.temperature:.3g}"
     base = "/"

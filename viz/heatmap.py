@@ -61,14 +61,20 @@ def _layout(title: str, height: int, font_size: int, **extra) -> dict:
     )
 
 
+QUIZ_COLOR = "#ff7f0e"  # the row being guessed and the class's guess
+
+
 def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_size: int = 12,
-                      height: int | None = None) -> go.Figure:
+                      height: int | None = None, hidden: bool = False, row: int | None = None,
+                      guess: int | None = None) -> go.Figure:
     """One head's attention as a heatmap.
 
     probs    (t, s) weights in 0..1, each row a query's distribution over keys
     queries  t labels (rows, top to bottom); keys: s labels (columns)
     mask     optional (t, s) bool; False cells are left blank (e.g. the future in a causal model)
     Hover reads "query → key: weight"; tokens are escaped and placed by position.
+    Quiz mode: hidden=True draws every allowed cell alike and leaves the weights out of the figure
+    (and its hover); row outlines one query row and guess marks one key in it.
     """
     probs = _masked(_check(probs, 2, "probs", queries, keys), mask)
     t, s = probs.shape
@@ -102,6 +108,19 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     )
     # the key labels and their axis title sit on top: leave them room below the figure title
     layout["margin"].update(t=int(50 + 3 * font_size + tick_room), l=left)
+    if hidden:  # the weights are not sent at all: nobody can read them from the page
+        heatmap.update(z=np.where(np.isnan(probs), np.nan, 0.0).astype(np.float32), showscale=False,
+                       hovertemplate="%{text}<extra></extra>")
+    if row is not None:
+        if not 0 <= row < t:
+            raise ValueError(f"row {row} is outside the {t} query rows")
+        layout["shapes"] = [dict(type="rect", x0=-0.5, x1=s - 0.5, y0=row - 0.5, y1=row + 0.5, xref="x", yref="y",
+                                 line=dict(color=QUIZ_COLOR, width=3))]
+        if guess is not None:
+            if not 0 <= guess < s:
+                raise ValueError(f"guess {guess} is outside the {s} key columns")
+            layout["annotations"] = [dict(x=guess, y=row, xref="x", yref="y", text="✕", showarrow=False,
+                                          font=dict(size=int(1.6 * font_size), color=QUIZ_COLOR))]
     return figure([heatmap], layout)
 
 

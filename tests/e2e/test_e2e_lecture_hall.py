@@ -1,0 +1,75 @@
+"""A lecture hall: the first figure above the fold on a 1280x720 projector in presenter mode,
+figures saved for slides as SVG and PNG, and quiz mode."""
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from tests.e2e.browser_helpers import DETAIL, WAIT_MS, error_toasts, wait_for_figures
+from tests.e2e.conftest import screenshot
+
+
+@pytest.fixture
+def projector(browser):
+    """A 1280 x 720 page, as a projector shows it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    yield page
+    context.close()
+
+
+def test_first_figure_is_above_the_fold_on_a_projector_in_presenter_mode(projector, live):
+    projector.goto(live.url + "?model=lm&text=The+cat+sat+on+the+mat&presenter=1")
+    wait_for_figures(projector, DETAIL)
+    projector.wait_for_function("() => document.body.classList.contains('presenter')")
+    top = projector.eval_on_selector(f"{DETAIL} .js-plotly-plot", "e => e.getBoundingClientRect().top")
+    assert projector.evaluate("() => window.scrollY") == 0
+    assert top < 720 - 200, f"the one-head figure starts at {top}px: below a 720px screen's fold"
+    screenshot(projector, "projector-presenter-1280x720")
+
+
+def _hover_modebar(page):
+    page.hover(f"{DETAIL} .js-plotly-plot .nsewdrag")
+    page.wait_for_selector(f"{DETAIL} .modebar-btn[data-title='Download as SVG (for slides)']")
+
+
+def test_figures_download_as_svg_and_png_for_slides(page, live):
+    page.goto(live.url + "?model=lm&text=The+cat+sat+on+the+mat&presenter=1")
+    wait_for_figures(page, DETAIL)
+    _hover_modebar(page)
+    with page.expect_download() as svg_download:
+        page.click(f"{DETAIL} .modebar-btn[data-title='Download as SVG (for slides)']")
+    svg = open(svg_download.value.path(), "rb").read()
+    assert svg_download.value.suggested_filename == "attention-head-detail.svg"
+    assert svg.lstrip().startswith(b"<svg") and b"cat" in svg, svg[:100]
+    _hover_modebar(page)
+    with page.expect_download() as png_download:
+        page.click(f"{DETAIL} .modebar-btn[data-title='Download plot as a PNG']")
+    png = open(png_download.value.path(), "rb").read()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    drawn = page.eval_on_selector(f"{DETAIL} .js-plotly-plot", "e => e.getBoundingClientRect().width")
+    assert width >= 1.9 * drawn, f"PNG {width}x{height} for a figure drawn {drawn}px wide: not at slide size"
+
+
+def test_quiz_hides_the_weights_until_revealed(page, live):
+    page.goto(live.url + "?model=lm&text=The+cat+sat+on+the+mat&presenter=1&quiz=1")
+    wait_for_figures(page, DETAIL)
+    page.wait_for_selector("#quiz-panel", state="visible")
+    title = page.eval_on_selector(f"{DETAIL} .gtitle", "e => e.textContent")
+    assert title.startswith("Quiz"), title
+    assert not page.query_selector(f"{DETAIL} .colorbar"), "a hidden figure shows no colour scale"
+    page.click("#quiz-guess input")
+    page.get_by_role("option", name="4: ▁sat").click()
+    page.click("#quiz-reveal")
+    page.wait_for_function("() => document.querySelector('#quiz-answer').innerText.includes('looks most at')")
+    answer = page.inner_text("#quiz-answer")
+    assert "guessed" in answer and "sat" in answer, answer
+    page.wait_for_function(f"() => document.querySelector('{DETAIL} .gtitle').textContent.startsWith('Revealed')")
+    assert page.query_selector(f"{DETAIL} .colorbar"), "the revealed figure has its colour scale"
+    link = page.input_value("#view-link textarea, #view-link input")
+    assert "quiz=1" in link and "presenter=1" in link
+    assert not error_toasts(page)
+    screenshot(page, "quiz-revealed", "[role=tabpanel]")
