@@ -142,3 +142,4 @@ def assert_clear_message(message, what: str) -> None:
     assert GENERIC_ERROR not in message, f"{what}: Gradio's generic error instead of a clear message"
     assert "Traceback" not in message and 'File "' not in message, f"{what}: a traceback reached the caller"
     assert not message.startswith(BUG_PREFIX), f"{what}: the app hit a bug: {message}"
+    assert not re.search(r"(?:^|[\s'\"(])(?:/[\w.-]+){2,}", message), f"{what}: the message names a server path: {message}"

@@ -14,7 +14,7 @@ from typing import Callable
 
 import gradio as gr
 
-from ui.models import InputError, ModelRegistry
+from ui.models import InputError, ModelRegistry, public_message
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +26,18 @@ def figure_font(presenter) -> int:
     return FIGURE_FONT[bool(presenter)]
 
 
+try:  # a Hugging Face ZeroGPU Space lends a GPU to each call decorated with spaces.GPU
+    import spaces
+
+    on_gpu = spaces.GPU
+except ImportError:  # anywhere else (the package is only there on Spaces): run as is, on CUDA if present
+    def on_gpu(fn: Callable) -> Callable:
+        return fn
+
+
 def friendly(fn: Callable) -> Callable:
-    """Wrap a handler so bad input reaches the viewer as a clear gr.Error, never a traceback."""
+    """Wrap a handler so bad input reaches the viewer as a clear gr.Error, never a traceback; on a
+    ZeroGPU Space the handler runs with a GPU (every handler that runs a model goes through here)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
@@ -38,9 +48,9 @@ def friendly(fn: Callable) -> Callable:
             raise gr.Error(str(e), print_exception=False) from None
         except Exception as e:  # a bug: log it for us, say something useful to the viewer
             log.exception("handler %s failed", getattr(fn, "__name__", fn))
-            raise gr.Error(f"Something went wrong ({type(e).__name__}: {e}). Try another sentence; "
-                           "the rest of the demo keeps working.", print_exception=False) from None
-    return wrapper
+            raise gr.Error(public_message(f"Something went wrong ({type(e).__name__}: {e}). Try another sentence; "
+                                          "the rest of the demo keeps working."), print_exception=False) from None
+    return functools.wraps(fn)(on_gpu(wrapper))
 
 
 @dataclass

@@ -12,9 +12,11 @@ helpers directly.
 """
 from __future__ import annotations
 
+import logging
 import math
 
 import os
+import re
 import threading
 import unicodedata
 from collections import OrderedDict
@@ -25,6 +27,8 @@ from model import api, pretrained
 from model.checkpoint import CheckpointError
 from model.trace import AttentionTrace, Trace
 from training.history import TrainingHistory, read_history
+
+log = logging.getLogger(__name__)
 
 MAX_CHARS = 2000  # server-side limit: the browser's max_length is only a hint
 CACHE_SIZE = 64
@@ -72,6 +76,16 @@ def clean_text(text, max_chars: int = MAX_CHARS) -> str:
 
 
 def check_index(value, count: int, what: str) -> int:
+# an absolute path: a slash-separated run of at least two parts that starts a word
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~/:])(?:/[^\s'\"():,;/]+){2,}")
+
+
+def public_message(message: str) -> str:
+    """`message` with every absolute path cut to its file name: visitors learn which file is wrong and
+    how to fix it, never where the server keeps it (the server log has the whole path)."""
+    return _ABSOLUTE_PATH.sub(lambda m: m.group().rsplit("/", 1)[-1], str(message))
+
+
     """A 1-based layer/head number from the UI or the API as a 0-based index, or InputError."""
     if isinstance(value, bool) or value is None:
         raise InputError(f"Choose a {what} between 1 and {count}.")
@@ -154,7 +168,8 @@ class ModelRegistry:
                 registry.models[name] = load()
                 registry.histories[name] = read_history(registry.models[name].directory)
             except (CheckpointError, OSError, ValueError) as e:
-                registry.errors[name] = f"The {name} model could not be loaded: {e}"
+                log.warning("model %s could not be loaded: %s", name, e)  # the log keeps the paths
+                registry.errors[name] = public_message(f"The {name} model could not be loaded: {e}")
         return registry
 
     @property
