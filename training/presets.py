@@ -29,6 +29,9 @@ class TrainSettings:
     # 2..repeat_max_span tokens twice; a `repeat_random` share of those spans are random tokens, which only
     # the earlier copy can predict. Induction heads form on such data (docs/training.md).
     repeat_rate: float = 0.0
+    # ((share of the steps, repeat rate), ...) phases run first, then repeat_rate: many repeats while the head
+    # forms, few afterwards, so the natural text the perplexity is measured on gets the steps back
+    repeat_phases: tuple[tuple[float, float], ...] = ()
     repeat_random: float = 0.5
     repeat_max_span: int = 32
     # Every probe_every steps (decoder text models): measure each head's induction score on repeated random
@@ -37,6 +40,15 @@ class TrainSettings:
     jump_snapshots: int = 0
     with_examples: bool = False  # classifier only: the glosses' example sentences are extra training text
     label_smoothing: float = 0.0  # classifier only
+
+    def repeats(self, step: int) -> float:
+        """The share of training windows holding a repeated span at a 0-based step."""
+        share_done = 0.0
+        for share, rate in self.repeat_phases:
+            share_done += share
+            if step < round(share_done * self.steps):
+                return rate
+        return self.repeat_rate
 
     def window(self, step: int) -> tuple[int, int]:
         """(window length, batch size) for a 0-based step."""
@@ -68,10 +80,12 @@ _CLASSIFIER_TRAIN = TrainSettings(steps=6000, batch_size=64, lr=1e-3, warmup=200
 
 PRESETS: dict[str, Preset] = {
     # the shipped models (assets/<name>/)
-    # half the lm's windows repeat a span (half of those random tokens), so an induction head forms
+    # half the lm's windows repeat a span (half of those random tokens) for the first third of the steps, so an
+    # induction head forms; a fifth of them afterwards, so the language is learned as well as before
     "lm": Preset("text", dict(arch="decoder", **_TEXT),
-                 TrainSettings(steps=3000, batch_size=16, lr=2e-3, curriculum=_GROWING_WINDOWS, repeat_rate=0.5,
-                               repeat_random=0.5, probe_every=50, jump_snapshots=4)),
+                 TrainSettings(steps=3000, batch_size=16, lr=2e-3, curriculum=_GROWING_WINDOWS,
+                               repeat_phases=((1 / 3, 0.5),), repeat_rate=0.2, repeat_random=0.5, probe_every=50,
+                               jump_snapshots=4)),
     "mlm": Preset("text", dict(arch="encoder", **_TEXT),
                   TrainSettings(steps=5000, batch_size=16, lr=2e-3, curriculum=_GROWING_WINDOWS)),
     "dates": Preset("dates", dict(arch="encoder-decoder", **_DATES),

@@ -125,10 +125,10 @@ class TextTask:
         """The training batch for a step: windows as long as the curriculum says (seq_len at the end),
         with repeated spans when the settings ask for them (validation windows never have any)."""
         s = self.settings
-        if s.repeat_rate > 0 and not self.masked:
+        if (s.repeat_rate > 0 or s.repeat_phases) and not self.masked:
             window, batch_size = s.window(step)
             return batches.next_token_batch_with_repeats(
-                self.train_stream, batch_size, window, self.gen, rate=s.repeat_rate, random_share=s.repeat_random,
+                self.train_stream, batch_size, window, self.gen, rate=s.repeats(step), random_share=s.repeat_random,
                 max_span=s.repeat_max_span, filler=self.filler)
         return self._batch(self.train_stream, self.gen, *self.settings.window(step))
 

@@ -66,3 +66,13 @@ def test_jump_snapshots_bracket_the_rise():
     assert chosen[0] == 200  # the last step before the rise
     assert 250 in chosen and chosen[-1] <= 350
     assert jump_steps(probes, 0) == [] and jump_steps(probes[:1], 3) == []
+
+
+def test_repeat_phases_come_first_then_the_repeat_rate():
+    from training.presets import PRESETS, TrainSettings
+
+    settings = TrainSettings(steps=300, batch_size=2, repeat_phases=((1 / 3, 0.5),), repeat_rate=0.2)
+    assert [settings.repeats(s) for s in (0, 99, 100, 299)] == [0.5, 0.5, 0.2, 0.2]
+    assert TrainSettings(steps=10, batch_size=2).repeats(0) == 0.0
+    lm = PRESETS["lm"].train
+    assert lm.repeats(0) > lm.repeats(lm.steps - 1) > 0  # the shipped lm: many repeats first, a few after
