@@ -31,7 +31,7 @@ every other token (a column); darker means more. Start with one head, then compa
 """
 # The lecture tabs, in teaching order; each module has a build(ctx). A missing one is an error.
 LECTURE_TABS = ["ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning", "ui.multihead",
-                "ui.interventions", "ui.induction", "ui.live"]
+                "ui.interventions", "ui.induction", "ui.classifier", "ui.live"]
 THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
                           font_mono=["ui-monospace", "SFMono-Regular", "monospace"])
 

@@ -29,7 +29,7 @@ from model.device import default_device
 from model.switches import PLAIN, Switches
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
-SHIPPED = ("lm", "mlm", "dates")  # the models trained by this project and kept in assets/<name>/
+SHIPPED = ("lm", "mlm", "dates", "classifier")  # the models trained by this project and kept in assets/<name>/
 PRETRAINED = (pretrained.MINILM,)  # shipped pretrained models, not trained here (model/pretrained.py)
 MASK_MARKERS = re.compile(r"<mask>|\[MASK\]")
 

@@ -58,7 +58,7 @@ def tiny_trained_models(tmp_path_factory, fixture_wordnet_dir, empty_fortunes_di
 
     root = tmp_path_factory.mktemp("tiny_models")
     folders = {}
-    for name in ("tiny-lm", "tiny-mlm", "tiny-dates"):
+    for name in ("tiny-lm", "tiny-mlm", "tiny-dates", "tiny-classifier"):  # the classifier reads the lm's tokenizer
         out = root / name
         train(name, out=out, tokenizer_path=root / "tokenizer.json", wordnet_dir=fixture_wordnet_dir,
               fortunes_dir=empty_fortunes_dir, runs=root / "runs" / name)

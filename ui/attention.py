@@ -101,6 +101,9 @@ def predictions(registry: ModelRegistry, name: str, text: str) -> str:
             rows = "\n".join(f"| {markdown_label(token)} | {p:.1%} |" for token, p in answer)
             blocks.append(f"**&lt;mask&gt; {n}** (top {TOP_K})\n\n| token | probability |\n|---|---|\n{rows}")
         return "\n\n".join(blocks)
+    if model.arch == "classifier":
+        rows = "\n".join(f"| {category} | {p:.1%} |" for category, p in model.classify(text, TOP_K))
+        return f"**Category** (top {TOP_K}; more in the Classifier tab)\n\n| category | probability |\n|---|---|\n{rows}"
     return f"**ISO 8601:** `{model.translate(text)}`"
 
 

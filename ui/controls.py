@@ -15,7 +15,8 @@ from ui.steps import shown_temperature, slider_from_temperature
 
 # Each example shows what its model really does, measured when clicked (example_claim) and checked against the
 # shipped weights by tests/app/test_examples.py: lm's previous-token head, fill-ins mlm gets right (FILLS),
-# dates it reads (DATES); the coreference story ("it" -> "animal") is minilm's, the model that has the head.
+# dates it reads (DATES); the coreference story ("it" -> "animal") is minilm's, the model that has the head;
+# the classifier's categories by tests/app/test_classifier_app.py (training.evaluate.CLASSIFIER_EXAMPLES).
 EXAMPLES = [
     ("He opened the door and walked into the room", "lm"),
     ("a person who plays the piano", "lm"),
@@ -29,6 +30,9 @@ EXAMPLES = [
     ("The animal didn't cross the street because it was too tired.", "minilm"),
     ("Tokenization splits unbelievably rare words into pieces.", "minilm"),
     ("Mary gave roses to Susan because she loves her.", "minilm"),
+    ("a large grey animal with a long trunk", "classifier"),
+    ("a tool with a heavy head used for driving nails", "classifier"),
+    ("move quickly on foot", "classifier"),
 ]
 DEFAULT_TEXT = EXAMPLES[0][0]
 # Examples that show one link between two words: clicking one opens the head that puts the most attention
@@ -168,6 +172,10 @@ def example_claim(registry: ModelRegistry, text: str, name: str, layer: int, hea
         return f"Measured now: {name} fills the blank with {firsts} first (its top 5 are under Predictions)."
     if arch == "encoder-decoder":
         return f"Measured now: {name} writes {registry.get(name).translate(clean_text(text))}."
+    if arch == "classifier":
+        category, p = registry.get(name).classify(clean_text(text), 1)[0]
+        return (f"Measured now: {name} names it {category} ({p:.0%}); the Classifier tab shows which tokens "
+                "decided it.")
     return None
 
 

@@ -39,7 +39,8 @@ ASSETS_ENV = "ATTENTION_ASSETS"
 CONTEXT = 256
 
 # Which attention kinds each architecture records, in the order a lecture meets them.
-KINDS_BY_ARCH = {"decoder": ("self",), "encoder": ("self",), "encoder-decoder": ("encoder", "decoder", "cross")}
+KINDS_BY_ARCH = {"decoder": ("self",), "encoder": ("self",), "encoder-decoder": ("encoder", "decoder", "cross"),
+                 "classifier": ("self",)}
 KIND_LABELS = {"self": "self-attention", "encoder": "encoder self-attention",
                "decoder": "decoder self-attention (masked)", "cross": "cross-attention (decoder → encoder)"}
 

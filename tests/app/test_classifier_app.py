@@ -1,0 +1,118 @@
+"""The Classifier tab's handlers and the /classify endpoint on the shipped weights."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis import pooling
+from model.api import SHIPPED
+from training.evaluate import CLASSIFIER_EXAMPLES
+from ui import classifier
+from ui.models import MAX_CHARS, InputError, ModelRegistry
+
+pytestmark = pytest.mark.skipif("classifier" not in SHIPPED, reason="the classifier is not shipped yet")
+
+
+@pytest.fixture(scope="module")
+def registry(model_assets) -> ModelRegistry:
+    loaded = ModelRegistry.load(model_assets, names=("classifier",), device="cpu")
+    assert not loaded.errors, loaded.errors
+    return loaded
+
+
+@pytest.mark.parametrize("text,category", CLASSIFIER_EXAMPLES)
+def test_the_lecture_examples_get_the_category_a_reader_would_give(registry, text, category):
+    result = classifier.classify(registry, text)
+    assert list(result)[0] == category, result
+    assert len(result) == classifier.TOP_K
+    assert all(0 <= p <= 1 for p in result.values()) and sum(result.values()) <= 1 + 1e-6
+    assert list(result.values()) == sorted(result.values(), reverse=True)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "Type a definition first"), ("   \n ", "Type a definition first"), (None, "Type a definition first"),
+    (42, "must be a string"), (["a", "dog"], "must be a string"), ("x" * (MAX_CHARS + 1), "at most"),
+])
+def test_bad_input_gets_a_clear_message(registry, text, message):
+    with pytest.raises(InputError, match=message):
+        classifier.classify(registry, text)
+    with pytest.raises(InputError, match=message):
+        classifier.view(registry, text, False)
+
+
+def test_view_shows_the_label_and_which_tokens_decide(registry):
+    text = CLASSIFIER_EXAMPLES[0][0]
+    summary, label, explain, contributions, pooled = classifier.view(registry, text, True)
+    assert "noun.animal" in summary and list(label)[0] == "noun.animal"
+    rows = list(explain.data[0].y)
+    assert len(rows) == 4  # two pooling-side rows (or [CLS] attention) + rollout + gradient × input
+    z = np.asarray(explain.data[0].z)
+    assert np.allclose(z.sum(1), 1, atol=1e-4)  # every row: shares of the tokens
+    tokens = registry.get("classifier").encode(text).tokens
+    assert z.shape[1] == len(tokens) == len(contributions.data[0].x)
+    assert pooled.data[0].z.shape[0] == len(tokens) + 1  # the tokens' vectors and the pooled one
+
+
+def test_the_contributions_add_up_to_the_score(registry):
+    loaded = registry.get("classifier")
+    decision = loaded.classification("a sweet yellow fruit with a thick skin")
+    best = int(np.argmax(decision.probs))
+    parts = pooling.score_contributions(decision.features, decision.weights[best], decision.pooling)
+    logits = decision.weights @ decision.pooled + decision.bias
+    assert np.isclose(parts.sum() + decision.bias[best], logits[best], atol=1e-3)
+    assert np.allclose(np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum(), decision.probs, atol=1e-5)
+
+
+def test_knocking_out_one_head_changes_the_label_of_a_torn_definition(registry):
+    summaries = []
+    for text in classifier.ABLATION_EXAMPLES:
+        head = classifier.strongest_head(registry, text, "zero")
+        summary, figure = classifier.ablate_view(registry, text, [head], "zero", False)
+        assert [bar["name"] for bar in figure.data] == ["before", "after"]
+        summaries.append(summary)
+    assert any("changes the label" in s for s in summaries), summaries
+    # a confident decision survives its strongest head
+    text = CLASSIFIER_EXAMPLES[0][0]
+    summary, _ = classifier.ablate_view(registry, text, [classifier.strongest_head(registry, text, "zero")], "zero",
+                                        False)
+    assert "keeps the label **noun.animal**" in summary
+
+
+def test_ablation_input_is_checked(registry):
+    text = CLASSIFIER_EXAMPLES[0][0]
+    with pytest.raises(InputError, match="at least one head"):
+        classifier.ablate_view(registry, text, [], "zero", False)
+    with pytest.raises(InputError, match="no head"):
+        classifier.ablate_view(registry, text, ["L9 H9"], "zero", False)
+    with pytest.raises(InputError, match="how to knock"):
+        classifier.ablate_view(registry, text, ["L1 H1"], "sideways", False)
+
+
+def test_the_classify_endpoint_answers_over_http(model_assets):
+    import gradio as gr
+    from gradio_client import Client
+
+    import app
+
+    demo = app.build_demo(model_assets)
+    demo.queue().launch(prevent_thread_lock=True, server_port=None, quiet=True)
+    try:
+        client = Client(demo.local_url, verbose=False)
+        result = client.predict("a large grey animal with a long trunk", api_name="/classify")
+        assert list(result)[0] == "noun.animal" and len(result) == classifier.TOP_K  # {category: probability}
+        assert max(result, key=result.get) == "noun.animal"
+        with pytest.raises(Exception, match="Type a definition first"):
+            client.predict("", api_name="/classify")
+    finally:
+        demo.close()
+
+
+def test_the_classifier_examples_above_the_tabs_are_checked_here_and_say_what_was_measured(registry):
+    from ui import controls
+
+    shown = [text for text, model in controls.EXAMPLES if model == "classifier"]
+    expected = dict(CLASSIFIER_EXAMPLES)
+    assert shown and set(shown) <= set(expected)
+    for text in shown:
+        claim = controls.example_claim(registry, text, "classifier", 1, 1)
+        assert f"names it {expected[text]}" in claim, claim
