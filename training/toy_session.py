@@ -19,6 +19,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -59,12 +60,25 @@ class Waiting:
     running: int
 
 
+def _preload() -> list[str]:
+    """Modules the fork server imports once, so that each training forks with them loaded: torch through
+    training.toy, torch._dynamo (the optimiser imports it on first use: seconds), and the main script's
+    own module. Each child runs the main script again as __mp_main__ (Python 3.11's fork server never
+    receives the script's path, so it cannot preload it as "__main__"); with everything the script
+    imports already loaded, that costs milliseconds instead of importing gradio again."""
+    names = ["training.toy", "torch._dynamo"]
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path and getattr(main, "__spec__", None) is None and path.endswith(".py"):
+        folder, name = os.path.split(os.path.abspath(path))
+        if any(os.path.abspath(entry or os.curdir) == folder for entry in sys.path):
+            names.insert(0, name[:-3])  # app.py -> "app": importable, and its main() stays behind its guard
+    return names
+
+
 def _context():
     context = multiprocessing.get_context("forkserver")
-    # the fork server imports these once; each training forks from it with torch already loaded
-    # ("__main__" too: otherwise every child would import app.py, and with it gradio, again; torch._dynamo
-    # because the optimiser imports it on first use, which takes seconds)
-    context.set_forkserver_preload(["__main__", "training.toy", "torch._dynamo"])
+    context.set_forkserver_preload(_preload())
     return context
 
 

@@ -304,8 +304,9 @@ def build(ctx: Context) -> None:
                 rows = [{"label": label, "parameters": s.parameters, "steps": s.step, "seconds": s.seconds,
                          "accuracy": s.accuracy, "eval_steps": s.eval_steps, "accuracies": s.accuracies}
                         for label, s in runs.items()]
-                done = event[0].done
-                yield {compare_status: ("**Done**: " if done else "**Training both**: ") + compare_text(runs),
+                head = f"**Done** ({REASONS.get(event[0].reason, event[0].reason)}): " if event[0].done \
+                    else "**Training both**, one step each in turn: "
+                yield {compare_status: head + compare_text(runs),
                        compare_plot: gr.update(value=viz_toy.comparison_figure(curves, task_of.chance, font), visible=True),
                        compare_table: gr.update(value=viz_toy.comparison_table(rows), visible=True),
                        compare_heads: gr.update(value=viz_toy.comparison_heads(

@@ -124,6 +124,16 @@ def test_two_visitors_train_at_once_and_see_only_their_own_run(app):
     assert results["ann"]["accuracy"] >= 0.95 and results["bob"]["accuracy"] < 0.3
 
 
+def test_compare_trains_wide_and_narrow_step_for_step(app):
+    status, _, table, heads, *_ = app.client().predict("copy", True, "narrow", 1, 2, 16, 2, False,
+                                                       api_name="/toy_compare")
+    assert status.startswith("**Done**")
+    rows = {row[0]: row for row in table["value"]["data"]}
+    assert set(rows) == {"narrow", "wide"} and rows["narrow"][2] == rows["wide"][2], "the same number of steps"
+    assert rows["wide"][1] > rows["narrow"][1], "wide heads have more parameters"
+    assert heads["visible"]
+
+
 def test_one_training_per_visitor_and_a_cancelled_call_frees_it(app):
     client = app.client()
     job = client.submit("reverse", True, 60, api_name="/train_toy")
