@@ -13,7 +13,6 @@ from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.models import InputError, ModelRegistry
 from viz import induction as viz
-from viz.panels import note_figure
 from viz.labels import head_name, parse_head_name
 
 TAB_ID = "induction"
@@ -116,14 +115,14 @@ def summary(m: dict, note: str = "") -> str:
     return text
 
 
-def forming(registry: ModelRegistry, name: str, font_size: int):
-    """The best head's induction score during training, from the model's training history."""
+def forming(registry: ModelRegistry, name: str, font_size: int) -> gr.Plot:
+    """The best head's induction score during training, from the model's training history (hidden for a
+    model saved without the probe's record)."""
     history = registry.history(name)
     steps, scores = history.induction
     if not len(steps):
-        return note_figure(f"{name} was saved without the induction probe's record of its training.",
-                           font_size=font_size)
-    return viz.forming_figure(steps, scores, history.snapshots, font_size=font_size)
+        return gr.Plot(value=None, visible=False)
+    return gr.Plot(value=viz.forming_figure(steps, scores, history.snapshots, font_size=font_size), visible=True)
 
 
 def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
@@ -161,10 +160,11 @@ def build(ctx: Context) -> None:
         stripe = gr.Plot(show_label=False)
         scores = gr.Plot(show_label=False)
         losses = gr.Plot(show_label=False)
-        gr.Markdown("**Watch it form.** The induction score of the best head, measured every 50 steps while the "
-                    "model trained. The dots are the snapshots the Learning tab keeps: open it, type a sentence "
-                    "written twice, and pick the induction head to see the stripe appear.")
-        formed = gr.Plot(show_label=False)
+        formed = gr.Plot(show_label=False, visible=False)
+        gr.Markdown("**Watch it form.** Above (for a model trained with the induction probe): the best head's "
+                    "induction score, measured every 50 steps while the model trained. The dots are the snapshots "
+                    "the Learning tab keeps: open it, type a sentence written twice, and pick the induction head "
+                    "to see the stripe appear.")
 
     @friendly
     def on_view(model, seed_value, words_value, head_value, method_value, presenter):
