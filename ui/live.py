@@ -108,10 +108,18 @@ def progress_figures(snap: toy.Snapshot, presenter) -> tuple:
     return curve, heads
 
 
-def preview(task, positions, heads_kind, layers, heads, width, presenter):
-    """The chosen model before training: untrained weights on the task's example."""
+def same_model(a: dict, b: dict) -> bool:
+    return all(a[k] == b[k] for k in ("task", "positions", "layers", "heads", "width", "wide"))
+
+
+def preview(task, positions, heads_kind, layers, heads, width, presenter, trained=None):
+    """The chosen model before training (untrained weights on the task's example), or, when the visitor
+    has just trained exactly this model, its final state again (presenter mode redraws it larger)."""
     settings = make_settings(task, positions, heads_kind, layers, heads, width, DEFAULTS.seconds)
-    snap = toy.untrained(settings)
+    if trained and same_model(trained["snapshot"].settings, settings.to_dict()):
+        snap = trained["snapshot"]
+    else:
+        snap = toy.untrained(settings)
     curve, heads_fig = progress_figures(snap, presenter)
     hint = TASKS[settings.task].hint
     return status_text(snap), curve, heads_fig, gr.update(placeholder=hint, info=f"Type {hint}.")
@@ -255,7 +263,7 @@ def build(ctx: Context) -> None:
         except SettingsError as e:
             raise gr.Error(str(e), print_exception=False) from None
 
-    ctx.listen(on_preview, inputs=model_controls + [ctx.presenter], outputs=[status, curve, heads_plot, text],
+    ctx.listen(on_preview, inputs=model_controls + [ctx.presenter, trained], outputs=[status, curve, heads_plot, text],
                api_name="toy_preview", triggers=[c.input for c in model_controls] + [ctx.presenter.input])
 
     def on_train(*values, request: gr.Request = None):
@@ -278,7 +286,7 @@ def build(ctx: Context) -> None:
         if last is None:
             yield {status: "**Stopped** before it started: nothing was trained."}
             return
-        result = {"settings": last.settings, "weights": last.weights}
+        result = {"settings": last.settings, "weights": last.weights, "snapshot": last}
         task_of = TASKS[last.settings["task"]]
         summary, grid, detail = predict(task_of.example, result, presenter)
         yield {trained: result, text: task_of.example, answer: summary, answer_grid: grid, answer_detail: detail}

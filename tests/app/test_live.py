@@ -20,7 +20,7 @@ torch.set_num_threads(1)
 @pytest.fixture(scope="module")
 def trained_copy() -> dict:
     *_, (last,) = toy.train([toy.Trainer(toy.ToySettings(task="copy", seconds=3))])
-    return {"settings": last.settings, "weights": last.weights}
+    return {"settings": last.settings, "weights": last.weights, "snapshot": last}
 
 
 # ---- handlers, called directly -------------------------------------------------------------------------
@@ -33,6 +33,14 @@ def test_preview_shows_the_untrained_model_on_the_tasks_example():
     assert "10 letters from a to t" in box["placeholder"]
     big = live.preview("brackets", False, "wide", 3, 4, 64, True)
     assert len(big[2].layout.meta["tiles"]) == 12 and "best without" not in str([t.name for t in big[1].data])
+
+
+def test_preview_redraws_the_visitors_trained_model_and_previews_any_other(trained_copy):
+    status, curve, _, _ = live.preview("copy", True, "narrow", 2, 2, 32, True, trained_copy)
+    assert status.startswith("**Done**") and curve.layout.title.text.startswith("copy: step")
+    assert curve.layout.font.size == 20, "presenter mode redraws it larger"
+    status, curve, _, _ = live.preview("copy", True, "wide", 2, 2, 32, False, trained_copy)
+    assert status.startswith("**Not trained yet**")
 
 
 @pytest.mark.parametrize("args,message", [
