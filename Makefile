@@ -42,16 +42,19 @@ bench: $(VENV)/.dev /usr/bin/chromium .bench-venv/.ok
 
 # Retrain the shipped models (needs: apt-get install wordnet-base fortunes-min). lm and mlm train side by
 # side on one thread each: on 2 cores that is nearly twice as fast as one after the other on two threads.
+# The classifier comes last: it reads the text models' tokenizer (assets/tokenizer.json).
 train: $(VENV)/.run
-	$(PY) -m model.train dates
-	$(PY) -m model.train lm --threads 1 & lm=$$!; \
-	$(PY) -m model.train mlm --threads 1 --bar-line 1; status=$$?; \
-	wait $$lm && exit $$status
+	$(PY) -m training.train dates
+	$(PY) -m training.train lm --threads 1 & lm=$$!; \
+	$(PY) -m training.train mlm --threads 1 --bar-line 1; status=$$?; \
+	wait $$lm && [ $$status = 0 ]
+	$(PY) -m training.train classifier --threads 1
 
 evaluate: $(VENV)/.run
-	$(PY) -m model.evaluate dates --write
-	$(PY) -m model.evaluate lm --write
-	$(PY) -m model.evaluate mlm --write
+	$(PY) -m training.evaluate dates --write
+	$(PY) -m training.evaluate lm --write
+	$(PY) -m training.evaluate mlm --write
+	$(PY) -m training.evaluate classifier --write
 
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts

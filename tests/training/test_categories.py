@@ -1,4 +1,8 @@
-"""The classifier's data: WordNet lines parsed into (definition, category), split by synset."""
+"""The classifier's data: WordNet lines parsed into (definition, category), split by synset; a tiny
+classifier trained on them end to end."""
+import numpy as np
+import pytest
+
 from training import categories
 from training.categories import LEXNAMES, Gloss, parse_line
 
@@ -46,3 +50,24 @@ def test_examples_pair_text_with_the_category_number():
     assert categories.examples([g]) == [("five-toed pachyderm", 5)]
     assert categories.examples([g], with_sentences=True)[1] == ("the elephant raised its trunk", 5)
     assert categories.majority([g, g, parse_line(RUN)]) == ("noun.animal", 2 / 3)
+
+
+@pytest.mark.parametrize("pooling", ["mean", "max", "cls"])
+def test_a_tiny_classifier_trains_loads_classifies_and_evaluates(tmp_path, fixture_wordnet_dir, pooling):
+    from model import api
+    from training import evaluate, train
+
+    out = tmp_path / "model"
+    metrics = train.train(f"tiny-classifier-{pooling}", out=out, tokenizer_path=api.ASSETS / "tokenizer.json",
+                          wordnet_dir=fixture_wordnet_dir, runs=tmp_path / "runs")
+    assert metrics["steps"] == 6 and np.isfinite(metrics["final"]["val_loss"])
+    loaded = api.load_from(out, "classifier")
+    assert loaded.arch == "classifier" and loaded.config.pooling == pooling and loaded.config.labels == LEXNAMES
+    top = loaded.classify("a small cat that keeps the lamp", 3)
+    assert len(top) == 3 and [p for _, p in top] == sorted((p for _, p in top), reverse=True)
+    trace = loaded.trace("a small cat that keeps the lamp")
+    assert trace.attention["self"].probs.shape[:2] == (1, 2) and trace.predictions == [top[0][0]]
+    train_glosses, val_glosses = categories.split(categories.read_glosses(fixture_wordnet_dir))
+    result = evaluate.evaluate_classifier(loaded, val_glosses, train_glosses)
+    assert result["majority_category"] == "noun.animal" and result["majority_accuracy"] == 1.0  # one category
+    assert 0 <= result["top1_accuracy"] <= result["top3_accuracy"] <= 1
