@@ -103,10 +103,13 @@ class TextTask:
         self.gen = np.random.default_rng(seed)
         self._val_batches: dict[int, list] = {}
         self.filler = self.train_stream[self.train_stream >= len(tok.SPECIALS)]  # random spans: real tokens
-        # the induction probe: 8 sequences of 20 random words (fewer in a short context) repeated, after <s>
-        length = min(20, (preset.model["max_len"] - 1) // 2)
-        self.probe_ids = None if self.masked else torch.from_numpy(
-            induction.repeated_sequences(copying.word_ids(self.tokenizer), 8, length, seed=0, bos=self.ids[tok.BOS]))
+        # the induction probe: 8 sequences of 20 random words (fewer in a short context or vocabulary) repeated
+        self.probe_ids = None
+        if self.settings.probe_every > 0 and not self.masked:
+            words = copying.word_ids(self.tokenizer)
+            length = min(20, (preset.model["max_len"] - 1) // 2, len(words))
+            self.probe_ids = torch.from_numpy(
+                induction.repeated_sequences(words, 8, length, seed=0, bos=self.ids[tok.BOS]))
 
     def _stream(self, lines: list[str]) -> np.ndarray:
         bos, eos = self.ids[tok.BOS], self.ids[tok.EOS]

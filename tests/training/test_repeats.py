@@ -76,3 +76,24 @@ def test_repeat_phases_come_first_then_the_repeat_rate():
     assert TrainSettings(steps=10, batch_size=2).repeats(0) == 0.0
     lm = PRESETS["lm"].train
     assert lm.repeats(0) > lm.repeats(lm.steps - 1) > 0  # the shipped lm: many repeats first, a few after
+
+
+def test_a_run_with_the_probe_records_the_induction_score_and_keeps_jump_snapshots(
+        tmp_path, fixture_wordnet_dir, empty_fortunes_dir):
+    import csv
+    import json
+
+    from training.train import train
+
+    out = tmp_path / "lm"
+    train("tiny-lm", out=out, tokenizer_path=tmp_path / "tokenizer.json", wordnet_dir=fixture_wordnet_dir,
+          fortunes_dir=empty_fortunes_dir, runs=tmp_path / "runs", overrides=dict(
+              repeat_rate=0.5, probe_every=2, jump_snapshots=2))
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert [p["step"] for p in metrics["induction_probe"]] == [2, 4, 6]
+    assert all(0 <= p["induction"] <= 1 for p in metrics["induction_probe"])
+    assert (tmp_path / "runs" / "dense" / "step_000004.safetensors").is_file()
+    for step in metrics["jump_snapshots"]:
+        assert (out / "snapshots" / f"step_{step:06d}.safetensors").is_file()
+    with open(out / "loss.csv") as f:
+        assert all(row["induction"] for row in csv.DictReader(f))
