@@ -174,6 +174,9 @@ def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, prese
 def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False, quiz=False):
     """The detail figure of one head (layer and head are 1-based, as shown); in quiz mode without its weights."""
     att, layer0, head0 = registry.layer_head(name, text, layer, head, kind)
+    title = f"Layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}"
+    if quiz:
+        title = f"Quiz · layer {layer0 + 1}, head {head0 + 1}: where does each token look?"
     return heatmap.attention_heatmap(
         att.probs[layer0, head0], att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
         title=title, hidden=bool(quiz))
@@ -210,9 +213,6 @@ def reveal(registry: ModelRegistry, text, name, layer, head, kind, presenter, ro
         verdict = "Right!" if guess == best else f"It ranks {rank} of {int(att.mask[row].sum())} keys."
         answer += f" The class guessed **{html.escape(keys[guess])}**: {weights[guess]:.0%}. {verdict}"
     return figure, answer
-    title = f"Layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}"
-    if quiz:
-        title = f"Quiz · layer {layer0 + 1}, head {head0 + 1}: where does each token look?"
 
 
 def translate(registry: ModelRegistry, text, beam=1) -> str:
@@ -240,9 +240,6 @@ def build(ctx: Context) -> None:
                 detail = gr.Plot(show_label=False, label="One head: each row shows where that token looks",
                                  elem_id="head-detail")
             with gr.Column(scale=2):
-                predicted = gr.Markdown(label="Predictions", elem_id="predictions")
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=5):
                 with gr.Group(visible=False, elem_id="quiz-panel") as quiz_panel:
                     gr.Markdown("**Quiz.** Pick a token (a row). Where will it look? Let the class guess a "
                                 "column, then reveal the weights.")
@@ -253,6 +250,9 @@ def build(ctx: Context) -> None:
                 # the tokens sit beside the figure, not above it: on a projector the figure starts higher
                 tokens = gr.HighlightedText(label="Tokens as the model reads them (label = token id)",
                                             show_legend=False, combine_adjacent=False, elem_id="tokens")
+                predicted = gr.Markdown(label="Predictions", elem_id="predictions")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5):
                 grid = gr.Plot(show_label=False, label="Every head at once", elem_id="all-heads")
             with gr.Column(scale=1, min_width=160):
                 tile = gr.Dropdown(label="Open a head in detail", choices=[], value=None, interactive=True,
@@ -289,6 +289,7 @@ def build(ctx: Context) -> None:
         return friendly(show_head)(registry, text, name, layer, head, kind, presenter, quiz)
 
     def run_quiz_panel(text, name, kind, quiz):
+        friendly(clean_text)(text)  # bad input: the one message every view gives, and nothing redrawn
         if not quiz:
             return gr.Group(visible=False), gr.skip(), gr.skip(), ""
         rows, keys, first = friendly(quiz_choices)(registry, text, name, kind)

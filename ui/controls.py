@@ -48,13 +48,15 @@ body.presenter { --text-xxs: 14px; --text-xs: 16px; --text-sm: 18px; --text-md: 
                  --text-xl: 30px; --text-xxl: 36px; --block-label-text-size: 18px; --block-info-text-size: 18px;
                  --block-title-text-size: 20px; --section-header-text-size: 22px; }
 body.presenter .prose, body.presenter textarea, body.presenter input { font-size: 22px !important; }
+/* On a projector the class has the lecturer: the page's intro paragraph gives its room to the figures. */
+body.presenter #intro p { display: none; }
+/* Eleven tabs share one row: narrow padding (on the measuring copy Gradio keeps too, or it folds tabs
+   into its "..." menu), and in presenter mode a size at which every name still fits a 1280-px screen. */
+.tab-wrapper .tab-container button { padding-left: 7px !important; padding-right: 7px !important; }
+body.presenter .tab-wrapper .tab-container button { font-size: 15px !important; }
 #tokens .token { font-family: ui-monospace, monospace; background-color: #dbeafe !important; }
 #tokens .label { background-color: #1e3a8a !important; color: white !important; }
 /* The temperature slider moves log10 T; the T box beside it (#temperature-value) shows T itself. */
-/* On a projector the class has the lecturer: the page's intro paragraph gives its room to the figures. */
-body.presenter #intro p { display: none; }
-/* Tab names keep their whole width (Gradio folds the ones that do not fit into its "..." menu). */
-button[role=tab] { flex-shrink: 0; white-space: nowrap; }
 #temperature .tab-like-container, #temperature .min_value, #temperature .max_value { display: none !important; }
 /* Presenter mode enlarges what Gradio sizes in fixed pixels too: token chips, tables, check boxes, radios. */
 body.presenter #tokens .token { font-size: 22px !important; padding: 6px 10px !important; margin: 3px !important; }
@@ -239,9 +241,9 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
         # a single-kind model ignores the (hidden) value; it is never None so API callers may omit it
         kind = gr.Radio(choices=kind_choices(), value=start.kind if len(kinds) > 1 else kind_choices()[0][1],
                         label="Attention", visible=len(kinds) > 1, elem_id="kind", scale=2)
-        with gr.Column(scale=1, min_width=170):
+        with gr.Column(scale=1, min_width=210):
             presenter = gr.Checkbox(label="Presenter mode", value=False, elem_id="presenter")
-            quiz = gr.Checkbox(label="Quiz: hide the weights", value=False, elem_id="quiz")
+            quiz = gr.Checkbox(label="Quiz mode (weights hidden)", value=False, elem_id="quiz")
     # The tab the viewer has open (set on page load and tab change). None for API callers,
     # whose calls are therefore never skipped as "not on screen".
     current_tab = gr.State(None)

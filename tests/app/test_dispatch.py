@@ -17,15 +17,17 @@ def demo(model_assets):
     return app.build_demo(registry=registry)
 
 
-def component(demo, elem_id: str):
-    found = [b for b in demo.blocks.values() if getattr(b, "elem_id", None) == elem_id]
+def component_id(demo, elem_id: str) -> int:
+    found = [c["id"] for c in demo.get_config_file()["components"] if c.get("props", {}).get("elem_id") == elem_id]
     assert len(found) == 1, f"{len(found)} components with elem_id {elem_id!r}"
     return found[0]
 
 
 def listeners_of(demo, elem_id: str, event: str) -> list:
-    block = component(demo, elem_id)
-    return [fn for fn in demo.fns.values() if (block._id, event) in fn.targets]
+    """The handlers the browser runs when `event` happens on the component, read from the page's config
+    as the browser reads it: each event it may send lists its targets."""
+    target = (component_id(demo, elem_id), event)
+    return [demo.fns[dep["id"]] for dep in demo.get_config_file()["dependencies"] if target in map(tuple, dep["targets"])]
 
 
 def endpoint(demo, api_name: str):
@@ -55,11 +57,12 @@ def test_each_shared_control_fires_one_event(demo, elem_id, event):
 def test_a_new_attention_kind_refits_the_sliders_then_redraws_once(demo):
     (fit,) = listeners_of(demo, "kind", "input")
     assert fit.api_name == "fit_kind"
-    after = [fn for fn in demo.fns.values() if fn.trigger_after == fit._id]
-    assert len(after) == 1 and after[0].types_generator
+    fit_id = next(dep["id"] for dep in demo.get_config_file()["dependencies"] if dep["api_name"] == "fit_kind")
+    after = [dep for dep in demo.get_config_file()["dependencies"] if dep["trigger_after"] == fit_id]
+    assert len(after) == 1 and demo.fns[after[0]["id"]].types_generator
 
 
-@pytest.mark.parametrize("open_tab,views", [("attention", ["head", "analyze", "predict"]), ("steps", ["steps"]),
+@pytest.mark.parametrize("open_tab,views", [("attention", ["head", "quiz", "analyze", "predict"]), ("steps", ["steps"]),
                                             ("masking", ["masking"]), ("positions", ["positions", "shuffle"]),
                                             ("multihead", ["multihead"])])
 def test_the_dispatcher_computes_only_the_open_tabs_views_in_order(demo, open_tab, views):
