@@ -45,7 +45,8 @@ def test_view_shows_the_label_and_which_tokens_decide(registry):
     summary, label, explain, contributions, pooled = classifier.view(registry, text, True)
     assert "noun.animal" in summary and list(label)[0] == "noun.animal"
     rows = list(explain.data[0].y)
-    assert len(rows) == 4  # two pooling-side rows (or [CLS] attention) + rollout + gradient × input
+    pooling_rows = 1 if registry.get("classifier").config.pooling == "cls" else 2  # [CLS]'s attention, or 2
+    assert len(rows) == pooling_rows + 2  # + rollout + gradient × input
     z = np.asarray(explain.data[0].z)
     assert np.allclose(z.sum(1), 1, atol=1e-4)  # every row: shares of the tokens
     tokens = registry.get("classifier").encode(text).tokens
