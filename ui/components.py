@@ -20,6 +20,8 @@ class Slider(gr.Slider):
         return "slider"  # drawn by the browser exactly as a gr.Slider
 
     def preprocess(self, payload):
+        if payload is None:  # the browser sends no value for a slider on a tab it has not drawn yet
+            return None
         label = self.label or "This slider"
         if isinstance(payload, bool) or not isinstance(payload, (int, float)) or not math.isfinite(payload):
             raise gr.Error(f"{label} must be a number between {self.minimum:g} and {self.maximum:g}, "

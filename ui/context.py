@@ -166,7 +166,7 @@ class Context:
         where = {id(c): i for i, c in enumerate(inputs)}
 
         def dispatch(open_tab, *values):
-            first_error = None
+            first_error, sent = None, False
             for view in views:
                 if open_tab is not None and view.tab is not None and view.tab != open_tab:
                     continue
@@ -176,10 +176,13 @@ class Context:
                     first_error = first_error or e
                     continue
                 yield dict(zip(view.outputs, result if len(view.outputs) > 1 else (result,)))
+                sent = True
             if first_error is not None:
                 # one message, and the views keep their last good figures: raising would put an
                 # "Error" badge over every output of this event
                 gr.Warning(str(first_error.message))
+                if not sent:  # a generator that yields nothing clears every output: say "unchanged"
+                    yield {output: gr.skip() for output in outputs}
 
         with_tab = self.current_tab is not None
         options = dict(inputs=([self.current_tab] if with_tab else []) + inputs, outputs=outputs, api_name=api_name,

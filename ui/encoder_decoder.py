@@ -176,14 +176,14 @@ def build(ctx: Context) -> None:
     choices = head_choices(ctx.registry)
     with ctx.tab("Encoder-decoder", id="encoder_decoder"):
         gr.Markdown(EXPLANATION)
-        summary = gr.Markdown()
+        summary = gr.Markdown(elem_id="dates-summary")
         with gr.Row():
             head = gr.Dropdown(choices, value=opening_head(ctx.registry), label="cross-attention head",
                                info="opens on the head that lines up output and input best")
             step = components.Slider(1, 11, value=6, step=1, label="decoding step",
                                      info="which output character is being written", elem_id="decoding-step")
-        heat = gr.Plot(show_label=False, label="cross-attention")
-        bars = gr.Plot(show_label=False, label="one decoding step")
+        heat = gr.Plot(show_label=False, label="cross-attention", elem_id="cross-heat")
+        bars = gr.Plot(show_label=False, label="one decoding step", elem_id="step-bars")
         gr.Markdown("**Self-attention inside the encoder and the decoder.** These are other heads, with their "
                     "own weights: encoder head 3 is not related to cross-attention head 3, so each panel has "
                     "its own picker.")
@@ -200,7 +200,7 @@ def build(ctx: Context) -> None:
         width = components.Slider(1, MAX_BEAM, value=4, step=1, label="beam width", elem_id="beam-width")
         with gr.Row():
             greedy_table = gr.Dataframe(label="greedy (beam width 1)", interactive=False)
-            beam_table = gr.Dataframe(label="beam search", interactive=False)
+            beam_table = gr.Dataframe(label="beam search", interactive=False, elem_id="beam-table")
 
     @friendly
     def on_view(text, head_label, step_value, presenter, enc_label, dec_label):

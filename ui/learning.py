@@ -89,8 +89,8 @@ def build(ctx: Context) -> None:
         snapshot = components.Slider(1, max(count, 2), value=count, step=1, label="training snapshot",
                                      info="1 = earliest saved weights; the last one is the trained model",
                                      elem_id="snapshot")
-        summary = gr.Markdown()
-        heat = gr.Plot(show_label=False, label="attention at this snapshot")
+        summary = gr.Markdown(elem_id="learning-summary")
+        heat = gr.Plot(show_label=False, label="attention at this snapshot", elem_id="learning-heat")
         curve = gr.Plot(show_label=False, label="loss curve")
         strip = gr.Plot(show_label=False, label="every snapshot")
 

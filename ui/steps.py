@@ -97,7 +97,7 @@ def build(ctx: Context) -> None:
             shown_t = gr.Number(1.0, label="T", info="type a T and press Enter", elem_id="temperature-value",
                                 scale=1, min_width=120)
             scale = gr.Checkbox(value=True, label="divide scores by √d (scaling)", elem_id="scaling", scale=1)
-        caption = gr.Markdown()
+        caption = gr.Markdown(elem_id="steps-caption")
         simple = gr.Plot(show_label=False, label="parameter-free attention")
         qkv = gr.Plot(show_label=False, label="queries, keys, values")
         scores = gr.Plot(show_label=False, label="scores to weights")

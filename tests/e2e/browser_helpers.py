@@ -84,6 +84,12 @@ def error_toasts(page) -> list[str]:
                                                  ".map(e => e.innerText)")
 
 
+def message_toasts(page) -> list[str]:
+    """Every error and warning toast: bad input is one warning (the views keep their last figures)."""
+    return page.eval_on_selector_all(TOAST_TEXT, "els => els.filter(e => /error|warning/.test(e.className))"
+                                                 ".map(e => e.innerText)")
+
+
 def close_toasts(page) -> None:
     page.evaluate("() => document.querySelectorAll('[data-testid=toast-close]').forEach(b => b.click())")
 
