@@ -147,24 +147,22 @@ def drain(events, into: dict, key: str):
 
 
 def test_two_visitors_train_at_once_each_in_their_own_process():
+    """Each run, trained in a worker process while another trains beside it, ends with exactly the weights
+    the same settings give when trained alone here: nothing leaks from one visitor's run into another's."""
     trainings, results = Trainings(limit=2), {}
-    runs = {"ann": toy.ToySettings(task="copy", seconds=2, seed=1),
-            "bob": toy.ToySettings(task="reverse", positions=False, seconds=2)}
-    threads = [threading.Thread(target=drain, args=(trainings.run(owner, [s]), results, owner))
+    runs = {"ann": toy.ToySettings(task="copy", seconds=60, seed=1),
+            "bob": toy.ToySettings(task="reverse", positions=False, seconds=60, seed=2)}
+    threads = [threading.Thread(target=drain, args=(trainings.run(owner, [s], max_steps=30), results, owner))
                for owner, s in runs.items()]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=60)
+        t.join(timeout=120)
     for owner, settings in runs.items():
-        snapshots = [e[0] for e in results[owner] if not isinstance(e, Waiting)]
-        last = snapshots[-1]
-        assert last.done and last.settings == settings.to_dict()
-        model = toy.TrainedToy(last.settings, last.weights)
-        assert model.task.name == settings.task
-    assert toy.TrainedToy(results["ann"][-1][0].settings, results["ann"][-1][0].weights).predict("abcabcabca").output \
-        == "abcabcabca"
-    assert results["bob"][-1][0].accuracy < 0.3, "reverse without positions cannot do much better than guessing"
+        last = [e[0] for e in results[owner] if not isinstance(e, Waiting)][-1]
+        assert last.done and last.reason == "steps" and last.settings == settings.to_dict()
+        *_, (alone,) = toy.train([toy.Trainer(settings)], max_steps=30, every=0.0)
+        assert last.weights == alone.weights, f"{owner}'s run differs from the same run trained alone"
     assert trainings.counts() == (0, 0) and trainings.pids() == {}
 
 
