@@ -61,7 +61,8 @@ body.presenter .tab-wrapper .tab-container button { font-size: 15px !important; 
 /* Presenter mode enlarges what Gradio sizes in fixed pixels too: token chips, tables, check boxes, radios. */
 body.presenter #tokens .token { font-size: 22px !important; padding: 6px 10px !important; margin: 3px !important; }
 body.presenter #tokens .label { font-size: 15px !important; }
-body.presenter table td, body.presenter table th { font-size: 19px !important; }
+body.presenter table td, body.presenter table th, body.presenter table td *, body.presenter table th * {
+    font-size: 19px !important; }
 body.presenter table td { padding: 10px !important; }
 body.presenter .label-text, body.presenter fieldset label span, body.presenter .checkbox-container span {
     font-size: 20px !important; }

@@ -102,7 +102,8 @@ def build(ctx: Context) -> None:
         gr.Markdown("Grey cells are −∞: the query is not allowed to see that key, and after the softmax its "
                     "weight is exactly 0. Each row still sums to 1 over the keys it may see.")
         types = gr.Dataframe(label="Heads by what they do on this sentence (share of attention on that pattern)",
-                             interactive=False, elem_id="head-types")
+                             interactive=False, elem_id="head-types", wrap=True,
+                             column_widths=["22%", "39%", "39%"])
         pattern = gr.Radio([(f"looks at {where}", key) for key, where in PATTERNS.items()], value="previous",
                            label="Compare the heads that look most at…", elem_id="mask-pattern")
         matched = gr.Plot(show_label=False, label="lm and mlm heads matched by pattern", elem_id="matched-heads")

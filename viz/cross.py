@@ -20,7 +20,8 @@ def cross_figure(probs, targets, sources, step: int | None = None, title: str = 
     """probs (t, s): rows are decoder steps, labelled `targets` (pass the character each row writes),
     columns the source characters. `step` frames the row of the output character being written."""
     probs = np.asarray(probs, np.float32)
-    fig = attention_heatmap(probs, targets, sources, title=title, font_size=font_size)
+    # full width on the page: a written date has ~30 characters, whose cells would be tiny in 560 px
+    fig = attention_heatmap(probs, targets, sources, title=title, font_size=font_size, max_width=1000)
     fig.update_xaxes(title_text="")  # the title says it: columns are the source characters
     fig.update_yaxes(title_text="writes")
     if step is not None:

@@ -66,7 +66,7 @@ QUIZ_COLOR = "#ff7f0e"  # the row being guessed and the class's guess
 
 def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_size: int = 12,
                       height: int | None = None, hidden: bool = False, row: int | None = None,
-                      guess: int | None = None) -> go.Figure:
+                      guess: int | None = None, max_width: int = 560) -> go.Figure:
     """One head's attention as a heatmap.
 
     probs    (t, s) weights in 0..1, each row a query's distribution over keys
@@ -81,7 +81,7 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     q_labels, k_labels = token_labels(queries), token_labels(keys)
     hover = np.array([[f"{q} → {k}" for k in k_labels] for q in q_labels], dtype=object)
     # square cells that fit a ~600 px wide column; the height follows the rows it has to show
-    cell = min(2.2 * font_size, 560 / max(s, 1))
+    cell = min(2.2 * font_size, max_width / max(s, 1))  # max_width: ~600 px in a column, more at full width
     # long inputs: every k-th token labelled (viz.labels), in a font that fits the room k cells give it
     step_x, step_y = label_step(s), label_step(t)
     tick_font = dict(size=max(8, min(font_size, int(cell * min(step_x, step_y) * 1.1))))
