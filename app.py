@@ -16,6 +16,11 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no network: no tel
 # would only spin waiting for each other (about a third of a request's CPU time on 2 cores).
 # Set before torch is imported (by ui.models); a GPU is used all the same.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Gradio's queue rebuilds a pandas summary of its last 10,000 events after every event (for a monitoring
+# page this app does not use): a cost that grows with every request a lecture hall makes. Keep a few
+# records and summarise them rarely.
+os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "100")
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 
 import gradio as gr  # noqa: E402
 

@@ -71,6 +71,23 @@ def minilm_figures(client, endpoints, url: str, scale) -> dict:
                 size_64=measure.response_size(url, "analyze", args(sentence(minilm, 64, seed=7))))
 
 
+SERVER_CPU_CALLS = 60
+
+
+def server_cpu_per_call(client, pid: int, analyze_args, lm, n: int) -> dict:
+    """CPU seconds the server spends on one /analyze at 32 tokens and on one /ping, calls one at a time
+    and alternating (the machine's speed drifts), read from /proc: what a lecture hall costs per student."""
+    analyze = ping = 0.0
+    for i in range(n):
+        before = load.cpu_seconds(pid)
+        client.predict(api_name="/ping")
+        middle = load.cpu_seconds(pid)
+        client.predict(*analyze_args(sentence(lm, 32, seed=9000 + i)), api_name="/analyze")
+        ping += middle - before
+        analyze += load.cpu_seconds(pid) - middle
+    return dict(calls=n, analyze_ms=round(1000 * analyze / n, 1), ping_ms=round(1000 * ping / n, 1))
+
+
 def run(quick: bool) -> dict:
     from model import api
     from ui.models import assets_dir
@@ -98,6 +115,9 @@ def run(quick: bool) -> dict:
                 seconds += measure.timed_calls(client, "/analyze", [analyze_args(text)])
             results["analyze"][n] = measure.summary(seconds)
         results["ping"] = measure.summary(pings)
+
+        print("server CPU per call ...", file=sys.stderr)
+        results["server_cpu"] = server_cpu_per_call(client, app.process.pid, analyze_args, lm, scale(SERVER_CPU_CALLS))
 
         print("minilm beside lm ...", file=sys.stderr)
         results["minilm"] = minilm_figures(client, endpoints, app.url, scale)

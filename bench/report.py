@@ -37,6 +37,17 @@ def targets(r: dict) -> list[tuple[str, str]]:
     big = r["analyze"][256]
     rows.append(("a 256-token input answered in under 2 s",
                  _verdict(big["p95_s"] < 2, f"p50 {_ms(big['p50_s'])}, p95 {_ms(big['p95_s'])}")))
+    if "server_cpu" in r:
+        cpu = r["server_cpu"]
+        ratio = cpu["analyze_ms"] / cpu["ping_ms"]
+        rows.append(("server CPU per /analyze at 32 tokens at most 1.6× that of /ping",
+                     _verdict(ratio <= 1.6, f"{cpu['analyze_ms']:.1f} ms vs {cpu['ping_ms']:.1f} ms: {ratio:.2f}×, "
+                                            f"{cpu['calls']} calls each")))
+    if r.get("load_ping", {}).get("answered") and "p95_s" in r["load"]:
+        crowd_ratio = r["load"]["p95_s"] / r["load_ping"]["p95_s"]
+        rows.append((f"p95 under {r['load']['clients']} simultaneous clients at most 1.6× that of /ping under the same crowd",
+                     _verdict(crowd_ratio <= 1.6, f"{r['load']['p95_s']:.2f} s vs {r['load_ping']['p95_s']:.2f} s: "
+                                                  f"{crowd_ratio:.2f}×")))
     crowd = r["load"]
     errors = sum(crowd["errors"].values())
     p95 = crowd.get("p95_s", float("inf"))
