@@ -100,7 +100,8 @@ def view(registry: ModelRegistry, text, presenter):
     rows = explanations(registry, text, decision)
     grads = rows["gradient × input"]
     strongest = [decision.tokens[i] for i in np.argsort(-grads)[:3] if i > 0 or decision.pooling == "cls"]
-    summary = (f"**{html.escape(text)}** → **{category}** ({probability:.0%}). This model uses "
+    shown = text if len(text) <= 160 else text[:157] + "…"
+    summary = (f"**{html.escape(shown)}** → **{category}** ({probability:.0%}). This model uses "
                f"**{viz.POOLING_NAMES[decision.pooling]}**. By gradient × input it leans most on "
                + ", ".join(f"*{markdown_label(t)}*" for t in strongest) + ".")
     if decision.truncated:
