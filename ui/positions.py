@@ -103,7 +103,7 @@ def build(ctx: Context) -> None:
         with gr.Row():
             seed = gr.Number(0, label="shuffle seed", precision=0, elem_id="shuffle-seed")
             shuffle = gr.Button("Shuffle again")
-        summary = gr.Markdown()
+        summary = gr.Markdown(elem_id="shuffle-summary")
         plain = gr.Plot(show_label=False, label="without positions")
         positioned = gr.Plot(show_label=False, label="with positions")
 
@@ -128,3 +128,14 @@ def build(ctx: Context) -> None:
     ctx.listen(on_shuffle, inputs=shuffle_inputs, outputs=shuffle_outputs, api_name="shuffle",
                triggers=ctx.triggers + [ctx.head.input, seed.submit])
     shuffle.click(on_shuffle_again, inputs=shuffle_inputs, outputs=shuffle_outputs, api_name="shuffle_again")
+
+    @friendly
+    def on_seed_typed(text, model, head, seed_value, presenter):
+        if seed_value is None:  # the box is empty while a new seed is typed
+            return gr.skip(), gr.skip(), gr.skip()
+        return shuffle_view(ctx.registry, text, model, head, seed_value, presenter)[:3]
+
+    # arrow keys and typing change the seed without Enter: redraw then too, leaving the box alone (an
+    # answer arriving late must not overwrite what is being typed)
+    seed.input(on_seed_typed, inputs=shuffle_inputs, outputs=shuffle_outputs[:3], api_name="shuffle_seed",
+               api_visibility="undocumented", trigger_mode="always_last")

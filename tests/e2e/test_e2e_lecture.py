@@ -129,6 +129,32 @@ def test_snapshot_and_layer_follow_the_keyboard(page, live):
     assert not error_toasts(page)
 
 
+def test_the_shuffle_seed_follows_the_arrow_keys(page, live):
+    open_tab(page, live, "positions")
+    before = wait_for_text(page, "#shuffle-summary", r"Shuffled order: ")
+    box = page.locator("#shuffle-seed input")
+    box.focus()
+    box.press("ArrowUp")
+    page.wait_for_function("(before) => document.querySelector('#shuffle-summary').innerText !== before", arg=before)
+    assert box.input_value() == "1"
+    page.wait_for_function("() => /seed=1/.test(document.querySelector('#view-link textarea, "
+                           "#view-link input').value)")
+    assert not error_toasts(page)
+
+
+def test_a_long_paste_is_kept_whole_and_refused_with_the_limit(page, live):
+    page.goto(live.url)
+    wait_for_figures(page, DETAIL)
+    long = "the cat " * 320  # 2,560 characters: over the server's 2,000
+    sentence_box(page).fill(long)
+    assert len(sentence_box(page).input_value()) == len(long), "the box must not cut a paste without a word"
+    press_analyze(page)
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=toast-text]').length > 0", timeout=60_000)
+    (message,) = message_toasts(page)
+    assert "2560" in message.replace(",", "") and "2000" in message.replace(",", ""), message
+    wait_for_figures(page, DETAIL)  # the last view stays
+
+
 def test_a_link_reopens_the_tabs_own_settings(page, live):
     open_tab(page, live, "encoder_decoder", "&step=3&beam=2&text=" + quote_plus(DATE))
     assert wait_for_title(page, "#step-bars", r"^Step 3: writing ").startswith("Step 3: writing 2")
