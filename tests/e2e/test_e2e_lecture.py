@@ -155,6 +155,22 @@ def test_a_long_paste_is_kept_whole_and_refused_with_the_limit(page, live):
     wait_for_figures(page, DETAIL)  # the last view stays
 
 
+def test_picking_a_tile_shows_and_marks_the_head(page, live):
+    page.goto(live.url)
+    wait_for_figures(page, "#all-heads")
+    page.locator("#tile-picker").scroll_into_view_if_needed()
+    page.locator("#tile-picker input").first.click()
+    page.get_by_role("option", name="L3 H1", exact=True).first.click()
+    wait_for_title(page, DETAIL, r"^Layer 3, head 1")
+    page.wait_for_function("() => { const r = document.querySelector('#head-detail').getBoundingClientRect();"
+                           " return r.top >= -5 && r.top < window.innerHeight; }")  # scrolled into view
+    page.wait_for_function("() => [...document.querySelectorAll('#all-heads .annotation-text')]"
+                           ".some(e => e.textContent === '▶ L3 H1')")
+    assert page.locator("#tile-picker input").first.input_value() == "L3 H1", "the picker shows the pick"
+    assert page.eval_on_selector_all("#all-heads .shapelayer path", "els => els.length") >= 1, "the tile is outlined"
+    assert not error_toasts(page)
+
+
 def test_a_link_reopens_the_tabs_own_settings(page, live):
     open_tab(page, live, "encoder_decoder", "&step=3&beam=2&text=" + quote_plus(DATE))
     assert wait_for_title(page, "#step-bars", r"^Step 3: writing ").startswith("Step 3: writing 2")
