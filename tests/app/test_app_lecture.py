@@ -109,8 +109,9 @@ def test_encoder_decoder_view_cross_attention_is_target_by_source(registry):
     assert slider["maximum"] == t and "→" in summary and "does not look like a date" not in summary
     assert "does not look like a date" in encoder_decoder.view(registry, "hello there", head, 1, False)[0]
     greedy, beams = encoder_decoder.beams_view(registry, DATE, 3)
-    assert len(greedy) == 1 and len(beams) == 3
-    assert list(beams["log-prob"]) == sorted(beams["log-prob"], reverse=True)
+    assert len(greedy["data"]) == 1 and len(beams["data"]) == 3  # tables as gr.Dataframe values
+    scores = [row[beams["headers"].index("log-prob")] for row in beams["data"]]
+    assert scores == sorted(scores, reverse=True)
     with pytest.raises(InputError, match="beam width"):
         encoder_decoder.beams_view(registry, DATE, 9)
     with pytest.raises(InputError):
