@@ -64,10 +64,10 @@ body.presenter #tokens .label { font-size: 15px !important; }
 body.presenter table td, body.presenter table th, body.presenter table td *, body.presenter table th * {
     font-size: 19px !important; }
 body.presenter table td { padding: 10px !important; }
-body.presenter .label-text, body.presenter fieldset label span, body.presenter .checkbox-container span {
-    font-size: 20px !important; }
-body.presenter input[type=checkbox], body.presenter input[type=radio] { width: 22px !important;
-    height: 22px !important; }
+body.presenter [role=tabpanel] .label-text, body.presenter [role=tabpanel] fieldset label span {
+    font-size: 20px !important; }  /* in the tabs: the header's check boxes keep the compact size it was laid out for */
+body.presenter [role=tabpanel] input[type=checkbox], body.presenter [role=tabpanel] input[type=radio] {
+    width: 22px !important; height: 22px !important; }
 body.presenter input[type=range] { height: 10px !important; }
 """
 PRESENTER_JS = "(on) => { document.body.classList.toggle('presenter', !!on); return []; }"
