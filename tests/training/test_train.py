@@ -11,7 +11,7 @@ from safetensors.torch import load_file
 from model import api
 from model.config import TransformerConfig
 from model.transformer import build
-from training import batches, train
+from training import batches, tasks, train
 from training.presets import PRESETS
 
 TINY = ("tiny-lm", "tiny-mlm", "tiny-dates")
@@ -188,8 +188,8 @@ def test_masked_training_loss_projects_only_the_masked_positions_and_agrees_with
     model = build(config)
     stream = np.random.default_rng(1).integers(5, 300, size=5_000).astype(np.int32)
     batch = batches.masked_batch(stream, 8, 32, np.random.default_rng(0), mask_id=3, vocab_size=300, n_special=5)
-    cheap, n = train.text_loss(model, batch, "cpu", masked=True)
-    full, n_full = train.text_loss(model, batch, "cpu", masked=False)
+    cheap, n = tasks.text_loss(model, batch, "cpu", masked=True)
+    full, n_full = tasks.text_loss(model, batch, "cpu", masked=False)
     assert n == n_full == 8 * 32
     torch.testing.assert_close(cheap, full, rtol=1e-5, atol=1e-6)
     cheap.backward()  # and it trains: gradients reach the embeddings through the projection
@@ -222,7 +222,7 @@ def test_text_batches_follow_the_curriculum(fixture_wordnet_dir, empty_fortunes_
 
     base = PRESETS["tiny-lm"]
     settings = TrainSettings(**{**base.train.__dict__, "curriculum": ((0.5, 8),)})
-    task = train.TextTask(Preset(base.task, base.model, settings), tmp_path, tmp_path / "tok.json",
+    task = tasks.TextTask(Preset(base.task, base.model, settings), tmp_path, tmp_path / "tok.json",
                           fixture_wordnet_dir, empty_fortunes_dir, seed=0)
     early, late = task.batch(0), task.batch(settings.steps - 1)
     assert early[0].shape == (2 * 32 // 8, 8)
