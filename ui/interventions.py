@@ -130,6 +130,9 @@ def _summary(result: dict, month: str) -> str:
     what = WHAT_CHANGE.get(result["what"], f"drop in log-probability of the intact {result['what']}")
     verdict = ("**The output changed.**" if result["before"] != result["after"]
                else "The output is the same" + (" (its probability may still move)." if result["heads"] else "."))
+    if result["what"] == "sentence vector":  # no text to compare: say how far the vector turned
+        verdict = (f"The sentence vector after is at cosine similarity **{1 - result['change']:.4f}** to the intact "
+                   "one (1 = unchanged; sentence encoders compare meanings by this number).")
     if result["what"] == "ISO date" and result["heads"]:
         was, now = result["before"][5:7], result["after"][5:7]
         verdict += (f" The month digits: {was} → {now}, " + ("**the month broke**." if was != now else "unchanged."))
