@@ -93,7 +93,8 @@ PRESETS: dict[str, Preset] = {
                   TrainSettings(steps=5000, batch_size=16, lr=2e-3, curriculum=_GROWING_WINDOWS)),
     "dates": Preset("dates", dict(arch="encoder-decoder", **_DATES),
                     TrainSettings(steps=2000, batch_size=64, lr=1e-3, warmup=200, eval_every=250)),
-    "classifier": Preset("classify", dict(_CLASSIFIER, pooling="mean"), _CLASSIFIER_TRAIN),
+    # max pooling: 75.5% top-1 on held-out definitions, mean 75.4%, [CLS] 74.9% (docs/training.md)
+    "classifier": Preset("classify", dict(_CLASSIFIER, pooling="max"), _CLASSIFIER_TRAIN),
     # the three pooling variants, compared in docs/training.md
     **{f"classifier-{pooling}": Preset("classify", dict(_CLASSIFIER, pooling=pooling), _CLASSIFIER_TRAIN)
        for pooling in ("mean", "max", "cls")},

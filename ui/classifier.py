@@ -27,7 +27,7 @@ TOP_K = 5
 EXAMPLE = "a large grey animal with a long trunk"
 # Definitions the model is torn about, where knocking out one head changes the label (checked by a test
 # against the shipped weights); a confident one such as EXAMPLE survives any single head.
-ABLATION_EXAMPLES = ["a long thin fish", "a loud noise made by a dog", "make a loud sound"]
+ABLATION_EXAMPLES = ["a tree with sweet red fruit", "to walk slowly", "make a loud sound"]
 
 EXPLANATION = """
 **One decision for a whole sentence.** The language model makes a guess at every position; a classifier
@@ -43,7 +43,7 @@ ABLATE_EXPLANATION = """
 **Knock out a head** and the same forward pass runs with that head silenced (*zero*: its output is dropped;
 *uniform*: it looks everywhere equally). If the label changes, the decision needed that head for this text.
 *Find a head* tries every head alone and picks the one whose loss hurts the current label most. A confident
-decision survives any single head; a less sure one may not: try *a long thin fish*.
+decision survives any single head; a less sure one may not: try *a tree with sweet red fruit*.
 """
 
 
