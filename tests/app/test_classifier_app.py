@@ -117,3 +117,29 @@ def test_the_classifier_examples_above_the_tabs_are_checked_here_and_say_what_wa
     for text in shown:
         claim = controls.example_claim(registry, text, "classifier", 1, 1)
         assert f"names it {expected[text]}" in claim, claim
+
+
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_the_views_of_every_pooling_variant(tmp_path, fixture_wordnet_dir, pooling):
+    """The shipped model has one pooling; a tiny model of each other kind goes through the same views."""
+    import shutil
+
+    from model import api
+    from training import train
+
+    assets = tmp_path / "assets"
+    train.train(f"tiny-classifier-{pooling}", out=assets / "classifier", tokenizer_path=api.ASSETS / "tokenizer.json",
+                wordnet_dir=fixture_wordnet_dir, runs=tmp_path / "runs")
+    shutil.copy(api.ASSETS / "tokenizer.json", assets / "tokenizer.json")
+    tiny = ModelRegistry.load(assets, names=("classifier",), device="cpu")
+    summary, label, explain, contributions, pooled = classifier.view(tiny, "a small cat that keeps the lamp", False)
+    names = list(explain.data[0].y) if not hasattr(explain.layout.yaxis, "ticktext") else \
+        list(explain.layout.yaxis.ticktext)
+    if pooling == "cls":
+        assert "[CLS] pooling" in summary and any("[CLS]" in str(n) for n in names), names
+        assert np.count_nonzero(np.asarray(contributions.data[0].x)) == 1  # only [CLS]'s vector is read
+    else:
+        assert "mean pooling" in summary and any("share of the pooled vector" in str(n) for n in names), names
+    assert len(label) == classifier.TOP_K
+    summary, _ = classifier.ablate_view(tiny, "a small cat", ["L1 H2"], "uniform", False)
+    assert "L1 H2" in summary
