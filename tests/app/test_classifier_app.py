@@ -102,8 +102,10 @@ def test_the_classify_endpoint_answers_over_http(model_assets):
         result = client.predict("a large grey animal with a long trunk", api_name="/classify")
         assert list(result)[0] == "noun.animal" and len(result) == classifier.TOP_K  # {category: probability}
         assert max(result, key=result.get) == "noun.animal"
-        with pytest.raises(Exception, match="Type a definition first"):
-            client.predict("", api_name="/classify")
+        for bad, message in [("", "Type a definition first"), ("x" * (MAX_CHARS + 1), "at most"),
+                             (42, "must be a string, not int")]:
+            with pytest.raises(Exception, match=message):
+                client.predict(bad, api_name="/classify")
     finally:
         demo.close()
 
