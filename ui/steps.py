@@ -100,7 +100,7 @@ def build(ctx: Context) -> None:
         caption = gr.Markdown(elem_id="steps-caption")
         simple = gr.Plot(show_label=False, label="parameter-free attention")
         qkv = gr.Plot(show_label=False, label="queries, keys, values")
-        scores = gr.Plot(show_label=False, label="scores to weights")
+        scores = gr.Plot(show_label=False, label="scores to weights", elem_id="steps-scores")
         output = gr.Plot(show_label=False, label="weighted sum")
 
     inputs = [ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter, temperature, scale]

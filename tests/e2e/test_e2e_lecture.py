@@ -180,6 +180,51 @@ def test_a_link_reopens_the_tabs_own_settings(page, live):
     assert page.locator("#temperature-value input").input_value() == "0.1"
 
 
+# ---- presenter mode enlarges the layout, not only the fonts ----------------------------------------------
+def overlapping_labels(page, plot: str) -> list[str]:
+    """Neighbouring x tick labels of a figure that run into each other. The labels are rotated by 60°
+    and start at their tick (the left of their box), so two of them are a tick distance dx apart across
+    their baselines by dx · sin 60°: less than a glyph's height, and they overlap."""
+    return page.evaluate("""(plot) => {
+        const labels = [...document.querySelectorAll(plot + ' .xtick text')].map(e => [e.textContent,
+            e.getBoundingClientRect().left, parseFloat(e.style.fontSize || getComputedStyle(e).fontSize)])
+            .filter(([text]) => text).sort((a, b) => a[1] - b[1]);
+        const bad = [];
+        for (let i = 1; i < labels.length; i++) {
+            const [a, left, size] = labels[i - 1], [b, next] = labels[i];
+            if ((next - left) * Math.sin(Math.PI / 3) < 0.9 * size) bad.push(a + ' / ' + b);
+        }
+        return bad; }""", plot)
+
+
+def test_presenter_mode_enlarges_chips_tables_boxes_and_keeps_labels_apart(browser, live):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        page.goto(f"{live.url}?presenter=1&text=" + quote_plus(SENTENCE))
+        wait_for_figures(page, DETAIL)
+        px = lambda selector: page.eval_on_selector(selector, "e => parseFloat(getComputedStyle(e).fontSize)")
+        assert px("#tokens .token") >= 20, "token chips"
+        # (the statistics table sometimes misses its first value while the page loads: redraw once)
+        press_analyze(page)
+        page.locator("#head-stats").scroll_into_view_if_needed()  # the table draws the rows it shows
+        page.wait_for_selector("#head-stats td", state="attached", timeout=60_000)
+        assert px("#head-stats td .cell-wrap, #head-stats td") >= 18, "table cells"
+        page.get_by_role("tab", name="Step by step", exact=True).click()
+        wait_for_figures(page, "#steps-scores")
+        assert px("#scaling .label-text, #scaling label span") >= 20, "check box labels"
+        assert not overlapping_labels(page, "#steps-scores"), "column labels run into each other"
+        page.get_by_role("tab", name="Encoder-decoder", exact=True).click()
+        wait_for_figures(page, "#cross-heat")
+        title = page.eval_on_selector("#cross-heat .ytitle", "e => { const r = e.getBoundingClientRect(), "
+                                      "f = e.closest('svg').getBoundingClientRect(); return [e.textContent, "
+                                      "r.left >= f.left - 1 && r.top >= f.top - 1 && r.bottom <= f.bottom + 1]; }")
+        assert title[1], f"the axis title {title[0]!r} is cut off"
+        screenshot(page, "presenter-encoder-decoder")
+    finally:
+        context.close()
+
+
 # ---- an empty sentence -----------------------------------------------------------------------------
 def test_an_empty_sentence_is_one_message_and_the_view_and_link_stay(page, live):
     page.goto(live.url)
