@@ -17,6 +17,7 @@ from analysis.attribution import rollout, shares
 from model import interventions
 from model.switches import ABLATION_METHODS, Switches
 from ui.context import Context, figure_font, friendly
+from ui.interventions import head_picker
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import classifier as viz
 from viz.interventions import explanations_figure, guesses_figure
@@ -182,10 +183,7 @@ def build(ctx: Context) -> None:
         explain = gr.Plot(show_label=False, label="which tokens the decision draws on")
         pooled = gr.Plot(show_label=False, label="pooling")
         gr.Markdown(ABLATE_EXPLANATION)
-        with gr.Row(equal_height=False):
-            heads = gr.Dropdown(choices=choices, value=[], multiselect=True, label="Heads to knock out",
-                                elem_id="classifier-heads", scale=3)
-            method = gr.Radio(list(ABLATION_METHODS), value="zero", label="How", elem_id="classifier-method", scale=1)
+        heads, method = head_picker(choices, "classifier")
         with gr.Row():
             knock = gr.Button("Knock out", variant="primary", elem_id="classifier-knock")
             find = gr.Button("Find a head", elem_id="classifier-find")

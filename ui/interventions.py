@@ -238,16 +238,23 @@ def output_rows_choices(registry: ModelRegistry, text, name) -> tuple[list, int 
     return [(f"{i + 1}: {token}", i) for i, token in enumerate(written)], min(MONTH_ROW, len(written) - 1)
 
 
+def head_picker(choices: list[str], prefix: str) -> tuple[gr.Dropdown, gr.Radio]:
+    """The heads to knock out and how (elem_ids "<prefix>-heads", "<prefix>-method"); shared with the
+    Classifier tab."""
+    with gr.Row(equal_height=False):
+        heads = gr.Dropdown(choices=choices, value=[], multiselect=True, label="Heads to knock out",
+                            elem_id=f"{prefix}-heads", scale=3)
+        method = gr.Radio(list(ABLATION_METHODS), value="zero", label="How", elem_id=f"{prefix}-method", scale=1)
+    return heads, method
+
+
 def build(ctx: Context) -> None:
     registry = ctx.registry
     default = registry.default
     choices = head_choices(registry, default) if default else []
     with ctx.tab("Interventions", id="interventions"):
         gr.Markdown(EXPLANATION)
-        with gr.Row(equal_height=False):
-            heads = gr.Dropdown(choices=choices, value=[], multiselect=True, label="Heads to knock out",
-                                elem_id="ablate-heads", scale=3)
-            method = gr.Radio(list(ABLATION_METHODS), value="zero", label="How", elem_id="ablate-method", scale=1)
+        heads, method = head_picker(choices, "ablate")
         with gr.Row():
             knock = gr.Button("Knock out", variant="primary", elem_id="ablate-run")
             month = gr.Button(visible=False, elem_id="ablate-month")
