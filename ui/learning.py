@@ -52,7 +52,8 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
         raise InputError(f"Learning does not apply to {model}: it is a pretrained model, and its publishers kept "
                          "no snapshots from its training. Choose lm, mlm or dates to watch a head learn.")
     if not steps:
-        raise InputError(f"The {model} model was saved without training snapshots; retrain it to see learning.")
+        raise InputError(f"The {model} model ships without training snapshots, to keep the app small. Choose lm, "
+                         f"mlm or dates to watch a head learn (or retrain it: python -m training.train {model}).")
     index = min(max(int(snapshot or len(steps)), 1), len(steps)) - 1  # the count differs between models
     step = steps[index]
     output = None
