@@ -330,7 +330,10 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
             gr.Warning(note)
         fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
             if settings.model in registry.available else (gr.skip(),) * 3
-        return (settings.text, settings.model, *fitted, settings.presenter, gr.Tabs(selected=settings.tab),
+        # the page opens on the default tab by itself: selecting it again would fire the tab's own redraw
+        # beside the load's, with presenter mode not yet set, and the slower of the two would win
+        tab = gr.Tabs(selected=settings.tab) if settings.tab != defaults.tab else gr.skip()
+        return (settings.text, settings.model, *fitted, settings.presenter, tab,
                 settings.tab, settings.quiz, *tab_settings_values(registry, settings))
 
     load_event = ctx.demo.load(on_load, inputs=None,
