@@ -373,7 +373,7 @@ def load_pretrained(source: str | Path, name: str | None = None, device=None, ex
 
 
 def load(name: str, assets: Path = ASSETS, device=None, context: int | None = None) -> LoadedModel:
-    """A shipped model by name: "lm", "mlm", "dates" (trained here) or "minilm" (pretrained;
+    """A shipped model by name: "lm", "mlm", "dates", "classifier" (trained here) or "minilm" (pretrained;
     context: read at most this many tokens, as load_pretrained)."""
     if name == pretrained.MINILM:
         return load_pretrained(pretrained.minilm_folder(), name, device, pretrained.MINILM_SHA256,

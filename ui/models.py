@@ -76,7 +76,6 @@ def clean_text(text, max_chars: int = MAX_CHARS) -> str:
     return text
 
 
-def check_index(value, count: int, what: str) -> int:
 # an absolute path: a slash-separated run of at least two parts that starts a word
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~/:])(?:/[^\s'\"():,;/]+){2,}")
 
@@ -87,6 +86,7 @@ def public_message(message: str) -> str:
     return _ABSOLUTE_PATH.sub(lambda m: m.group().rsplit("/", 1)[-1], str(message))
 
 
+def check_index(value, count: int, what: str) -> int:
     """A 1-based layer/head number from the UI or the API as a 0-based index, or InputError."""
     if isinstance(value, bool) or value is None:
         raise InputError(f"Choose a {what} between 1 and {count}.")
