@@ -93,7 +93,7 @@ def outcome(loaded, text: str, switches: Switches = PLAIN, reference: Outcome | 
         target = reference.reference if reference else loaded.tokenizer.encode(written).ids
         score = float(_decoder_logp(loaded, _ids(loaded, text), target, switches).sum())
         return Outcome("ISO date", written, score, reference=list(target))
-    if hasattr(loaded, "classify") and arch not in ("decoder", "encoder"):
+    if arch == "classifier":
         return _classifier_outcome(loaded, text, switches, reference)
     ids = _ids(loaded, text)
     if not has_vocab_head(loaded):
@@ -178,10 +178,9 @@ def attribution(loaded, text: str, reference: Outcome | None = None, row: int | 
             per_row = logp[torch.arange(len(wanted)), wanted]
             score = per_row[row] if row is not None and 0 <= row < len(per_row) else per_row.sum()
             inputs = rec.embeddings["source"]
-        elif hasattr(loaded, "classify") and loaded.arch not in ("decoder", "encoder"):
+        elif loaded.arch == "classifier":
             logits, rec = model(ids, record=True)
-            labels = [label for label, _ in loaded.classify(text, k=None)]
-            index = loaded.label_index(reference.text if reference else labels[0])
+            index = loaded.label_index(reference.text)  # the intact label: reference is always set here
             score = torch.log_softmax(logits[0].float(), -1)[index]
             inputs = rec.embeddings["input"]
         elif not has_vocab_head(loaded):

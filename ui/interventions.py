@@ -13,6 +13,7 @@ import numpy as np
 
 from analysis.attribution import cross_rollout, rollout, shares
 from model import interventions
+from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, Switches
 from ui.context import Context, figure_font, friendly
 from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text
@@ -222,7 +223,7 @@ def _output_rows(loaded, trace) -> list[int]:
     if loaded.arch == "decoder":
         return [len(trace.tokens) - 1]
     if loaded.arch == "encoder" and interventions.has_vocab_head(loaded):
-        mask_id = loaded.special("<mask>")
+        mask_id = loaded.special(tok.MASK)
         return [i for i, t in enumerate(trace.ids) if t == mask_id][:1] or [0]
     if getattr(loaded.config, "pooling", None) == "cls":
         return [0]
