@@ -61,7 +61,7 @@ def _layout(title: str, height: int, font_size: int, **extra) -> dict:
     )
 
 
-QUIZ_COLOR = "#ff7f0e"  # the row being guessed and the class's guess
+HIGHLIGHT = "#ff7f0e"  # what the viewer picked: the tile open in detail, the quiz's row and guess
 
 
 def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_size: int = 12,
@@ -115,12 +115,12 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
         if not 0 <= row < t:
             raise ValueError(f"row {row} is outside the {t} query rows")
         layout["shapes"] = [dict(type="rect", x0=-0.5, x1=s - 0.5, y0=row - 0.5, y1=row + 0.5, xref="x", yref="y",
-                                 line=dict(color=QUIZ_COLOR, width=3))]
+                                 line=dict(color=HIGHLIGHT, width=3))]
         if guess is not None:
             if not 0 <= guess < s:
                 raise ValueError(f"guess {guess} is outside the {s} key columns")
             layout["annotations"] = [dict(x=guess, y=row, xref="x", yref="y", text="✕", showarrow=False,
-                                          font=dict(size=int(1.6 * font_size), color=QUIZ_COLOR))]
+                                          font=dict(size=int(1.6 * font_size), color=HIGHLIGHT))]
     return figure([heatmap], layout)
 
 
@@ -128,9 +128,6 @@ def layer_average(probs) -> np.ndarray:
     """(L, H, t, s) -> (L, t, s): each layer's attention averaged over its heads (rows still sum to 1)."""
     probs = _check(probs, 4, "probs")
     return probs.mean(axis=1)
-
-
-SELECTED = "#ff7f0e"  # the outline of the chosen tile
 
 
 def _tile_axis_names(names, key_labels, query_labels, gap_x: int, label_rows: int) -> tuple[list, list]:
@@ -204,8 +201,8 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
             raise ValueError(f"selected tile {selected} is outside the {rows} × {cols} tiles")
         y0, x0 = r * step_y + label_rows, c * step_x
         shapes.append(dict(type="rect", x0=x0 - 0.5 - gap_x / 3, x1=x0 + s - 0.5 + gap_x / 3, y0=y0 - label_rows + 0.2,
-                           y1=y0 + t - 0.5 + gap_x / 3, line=dict(color=SELECTED, width=4), xref="x", yref="y"))
-        annotations[r * cols + c].update(text=f"<b>▶ {names[r][c]}</b>", font=dict(size=font_size, color=SELECTED))
+                           y1=y0 + t - 0.5 + gap_x / 3, line=dict(color=HIGHLIGHT, width=4), xref="x", yref="y"))
+        annotations[r * cols + c].update(text=f"<b>▶ {names[r][c]}</b>", font=dict(size=font_size, color=HIGHLIGHT))
     height = int(rows * step_y * tile_px / max(t, 1) + 60 + 3 * font_size)
     layout = _layout(
         title, height, font_size, annotations=annotations, meta=dict(tiles=flat_names), shapes=shapes,
