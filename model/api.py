@@ -192,15 +192,18 @@ class LoadedModel:
 
     # ---- the trace ----------------------------------------------------------
     @torch.no_grad()
-    def trace(self, text: str, output: str | None = None, switches: Switches = PLAIN) -> trace_mod.Trace:
+    def trace(self, text: str, output: str | None = None, switches: Switches = PLAIN,
+              predictions: bool = True) -> trace_mod.Trace:
         """Run the model once on `text` and keep every attention step.
 
         For `dates`, the decoder side is `output` if given (teacher forcing), else
         the model's own greedy translation (under the same switches).
-        switches: positions or the causal mask off, heads knocked out (model/switches.py)."""
+        switches: positions or the causal mask off, heads knocked out (model/switches.py).
+        predictions=False leaves trace.predictions empty for lm and mlm: their projection onto the
+        vocabulary is ~40% of lm's forward pass, and a view of the attention does not need it."""
         enc = self.encode(text)
         if self.arch != "encoder-decoder":
-            return self.trace_ids(enc.ids, switches, truncated=enc.truncated)
+            return self.trace_ids(enc.ids, switches, truncated=enc.truncated, predictions=predictions)
         if not enc.ids:
             raise ValueError("nothing to translate: the text is empty")
         written = self.translate(text, switches=switches) if output is None else output
@@ -209,12 +212,15 @@ class LoadedModel:
 
     @torch.no_grad()
     def trace_ids(self, ids: list[int], switches: Switches = PLAIN, target: list[int] | None = None,
-                  truncated: bool = False) -> trace_mod.Trace:
+                  truncated: bool = False, predictions: bool = True) -> trace_mod.Trace:
         """The trace of token ids as given (a shuffled sentence, a repeated sequence). For the
         encoder-decoder, `target` is the decoder's input (default: just the start token)."""
         ids_t = torch.tensor([list(ids)], device=self.device)
         tokens = [self.label(int(i)) for i in ids]
-        if self.arch != "encoder-decoder":
+        if self.arch in ("decoder", "encoder") and not predictions:
+            (_, rec), logits = self.model.features(ids_t, record=True, switches=switches), None
+            extra = {}
+        elif self.arch != "encoder-decoder":
             logits, rec = self.model(ids_t, record=True, switches=switches)
             extra = {}
         else:
@@ -222,12 +228,12 @@ class LoadedModel:
             logits, rec = self.model(ids_t, torch.tensor([target], device=self.device), record=True, switches=switches)
             extra = dict(target_tokens=[self.label(i) for i in target], target_ids=target)
         if self.arch == "classifier":  # one decision for the whole text
-            predictions = [self.config.labels[int(logits[0].argmax())]]
+            top = [self.config.labels[int(logits[0].argmax())]]
         else:
-            predictions = [] if logits is None else [self.label(int(i)) for i in logits[0].argmax(-1)]
+            top = [] if logits is None else [self.label(int(i)) for i in logits[0].argmax(-1)]
         return trace_mod.from_recording(
             rec, model=self.name, arch=self.arch, d_head=self.config.d_head, tokens=tokens, ids=list(ids),
-            predictions=predictions, truncated=truncated, **extra)
+            predictions=top, truncated=truncated, **extra)
 
     # ---- predictions -------------------------------------------------------
     def _require(self, arch: str, what: str) -> None:

@@ -6,11 +6,8 @@ statistics (downloadable) and what the model predicts. Handlers are plain functi
 """
 from __future__ import annotations
 
-import hashlib
 import html
 import re
-import tempfile
-from pathlib import Path
 
 import gradio as gr
 import numpy as np
@@ -26,7 +23,6 @@ from viz.labels import EMPTY, head_name, markdown_label, parse_head_name, token_
 TAB_ID = "attention"
 TOP_K = 5
 GENERATE_TOKENS = 12
-STATS_DIR = Path(tempfile.gettempdir()) / "attention-demo-stats"
 
 SCROLL_TO_DETAIL_JS = ("(choice) => { const el = document.getElementById('head-detail'); "
                       "if (el) el.scrollIntoView({behavior: 'smooth', block: 'start'}); return choice; }")
@@ -57,7 +53,7 @@ BYTE_TOKEN = re.compile(r"<0x[0-9A-F]{2}>")
 def continuation_text(continuation: str) -> str:
     """The greedy continuation alone (the input is already on screen), or why there is none."""
     if not continuation.strip():
-        return (f"**Greedy continuation:** none. Its most likely next token is &lt;/s&gt;, the end of the line, so "
+        return ("**Greedy continuation:** none. Its most likely next token is &lt;/s&gt;, the end of the line, so "
                 "greedy decoding stops at once.")
     return (f"**Greedy continuation** (the next {GENERATE_TOKENS} tokens at most, each the single most likely "
             f"one): …{markdown_label(continuation)}")
@@ -119,22 +115,12 @@ def stats_table(registry: ModelRegistry, name: str, text: str, kind: str | None)
                             special_name=special_name, ids=trace.ids)
 
 
-def stats_csv(frame: pd.DataFrame, name: str, text: str, kind: str) -> str:
-    """Write the stats to a CSV in the system temp folder (which Gradio serves) and return its path."""
-    STATS_DIR.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha1(f"{name}\0{kind}\0{text}".encode()).hexdigest()[:12]
-    path = STATS_DIR / f"head_stats_{name}_{kind}_{digest}.csv"
-    if not path.is_file():  # the models never change while the app runs: the same input, the same table
-        frame.to_csv(path, index=False)
-    return str(path)
-
-
 def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, layer=None, head=None):
     """Everything about the sentence that does not depend on the chosen head (which is only outlined in
     the grid when layer and head, 1-based, are given).
 
-    Returns (notice, tokens, all-heads figure, layer-average figure, stats DataFrame, CSV path,
-    head names for the picker). What the model predicts is `predictions` (its own endpoint,
+    Returns (notice, tokens, all-heads figure, layer-average figure, stats DataFrame, the name of the
+    head open in detail for the picker, or None). What the model predicts is `predictions` (its own endpoint,
     /predict: generating text costs more than drawing every head)."""
     trace = registry.trace(name, text)
     att = registry.attention(name, text, kind)
@@ -143,9 +129,9 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, lay
     average = heatmap.layer_average_grid(att.probs, mask=att.mask, font_size=font,
                                          title=f"Average over the {att.n_heads} heads of each layer")
     frame = stats_table(registry, name, text, att.kind)
-    names = [head_name(layer, head) for layer in range(att.n_layers) for head in range(att.n_heads)]
+    selected = selected_head(att, layer, head)
     return (notice(registry, name, trace), token_view(trace), grid, average, frame,
-            stats_csv(frame, name, clean_text(text), att.kind), names)
+            head_name(*selected) if selected else None)
 
 
 def selected_head(att, layer, head) -> tuple[int, int] | None:
@@ -164,11 +150,16 @@ def heads_grid(att, font: int, selected: tuple[int, int] | None):
 
 
 def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):
-    """The grid with the head open in detail outlined, that head's name for the picker, and every head's name."""
+    """The grid with the head open in detail outlined, and that head's name for the picker."""
     att = registry.attention(name, text, kind)
     selected = selected_head(att, layer, head)
-    names = [head_name(layer0, head0) for layer0 in range(att.n_layers) for head0 in range(att.n_heads)]
-    return heads_grid(att, figure_font(presenter), selected), (head_name(*selected) if selected else None), names
+    return heads_grid(att, figure_font(presenter), selected), (head_name(*selected) if selected else None)
+
+
+def head_names(registry: ModelRegistry, name, kind=None) -> list[str]:
+    """Every head of one attention kind ("L1 H1", ...): the tile picker's choices."""
+    n_layers, n_heads = registry.shape(name, kind)
+    return [head_name(layer, head) for layer in range(n_layers) for head in range(n_heads)]
 
 
 def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False, quiz=False):
@@ -231,6 +222,25 @@ def pick_tile(choice: str) -> tuple[int, int]:
 
 
 # ---- the tab ------------------------------------------------------------------------------------------
+# the head statistics as a CSV file, from the table the browser shows (a cell with a comma, quote or
+# line break is quoted, as RFC 4180 says)
+CSV_JS = r"""(table, model) => {
+  const cell = (v) => {
+    const s = v === null || v === undefined ? "" : String(v);
+    return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+  };
+  const lines = [table.headers, ...table.data].map((row) => row.map(cell).join(","));
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(new Blob([lines.join("\n") + "\n"], {type: "text/csv"}));
+  link.download = `head_stats_${String(model).replace(/[^\w.-]/g, "_")}.csv`;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+  return [];
+}"""
+
+
 def build(ctx: Context) -> None:
     registry = ctx.registry
     with ctx.tab("Every head", id=TAB_ID):
@@ -255,8 +265,9 @@ def build(ctx: Context) -> None:
             with gr.Column(scale=5):
                 grid = gr.Plot(show_label=False, label="Every head at once", elem_id="all-heads")
             with gr.Column(scale=1, min_width=160):
-                tile = gr.Dropdown(label="Open a head in detail", choices=[], value=None, interactive=True,
-                                   elem_id="tile-picker")
+                # its choices follow the model (and kind) alone, below: /analyze sends only the value
+                tile = gr.Dropdown(label="Open a head in detail", choices=head_names(registry, ctx.model.value),
+                                   value=None, interactive=True, elem_id="tile-picker")
                 gr.Markdown("Pick a head to open it in detail above (the page scrolls up to it); its tile is outlined "
                             "in orange. Hover a tile to read its query and key tokens. Every tile uses the same "
                             "0 – 1 colour scale.")
@@ -270,17 +281,17 @@ def build(ctx: Context) -> None:
                         "is given only when it is measured: one pattern takes at least half the attention, or the "
                         "spread is at least 0.8 (*broad*); else *mixed*.")
             table = gr.Dataframe(label="Per head", interactive=False, elem_id="head-stats", max_height=420)
-            download = gr.DownloadButton("Download CSV", value=None, elem_id="stats-csv")
+            # made in the browser from the table shown: nothing is written on the server
+            download = gr.Button("Download CSV", size="sm", elem_id="stats-csv")
 
     def run_analyze(text, name, kind, presenter, layer, head):
-        note, token_pairs, grid_fig, average_fig, frame, csv_path, names = friendly(analyze)(
+        note, token_pairs, grid_fig, average_fig, frame, shown = friendly(analyze)(
             registry, text, name, kind, presenter, layer, head)
         if note:
             gr.Warning(note)
         trace = registry.trace(name, text)  # cached: the trace analyze just read
         note = "\n\n".join(part for part in (note, token_notes(trace)) if part)
-        return (note, token_pairs, grid_fig, average_fig, components.table(frame), csv_path,
-                gr.Dropdown(choices=names, value=picked_name(names, layer, head)))
+        return note, token_pairs, grid_fig, average_fig, components.table(frame), shown
 
     def run_predict(text, name):
         return friendly(predictions)(registry, name, text)
@@ -299,13 +310,8 @@ def build(ctx: Context) -> None:
     def run_reveal(text, name, layer, head, kind, presenter, row, guess):
         return friendly(reveal)(registry, text, name, layer, head, kind, presenter, row, guess)
 
-    def picked_name(names, layer, head):
-        name = f"L{int(layer or 1)} H{int(head or 1)}"
-        return name if name in names else None
-
     def run_grid(text, name, layer, head, kind, presenter):
-        grid_fig, shown, names = friendly(grid_view)(registry, text, name, layer, head, kind, presenter)
-        return grid_fig, gr.Dropdown(choices=names, value=shown)
+        return friendly(grid_view)(registry, text, name, layer, head, kind, presenter)
 
     def run_pick_tile(choice):
         if not choice:
@@ -324,9 +330,12 @@ def build(ctx: Context) -> None:
     ctx.listen(run_grid, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter],
                outputs=[grid, tile], api_name="grid", triggers=[ctx.layer.input, ctx.head.input])
     ctx.listen(run_analyze, inputs=[ctx.text, ctx.model, ctx.kind, ctx.presenter, ctx.layer, ctx.head],
-               outputs=[info, tokens, grid, average, table, download, tile], api_name="analyze",
+               outputs=[info, tokens, grid, average, table, tile], api_name="analyze",
                triggers=ctx.triggers + [ctx.kind.input])
     ctx.listen(run_predict, inputs=[ctx.text, ctx.model], outputs=[predicted], api_name="predict")
+    gr.on([ctx.model.change, ctx.kind.change], lambda name, kind: gr.Dropdown(choices=friendly(head_names)(
+        registry, name, kind)), inputs=[ctx.model, ctx.kind], outputs=[tile], api_visibility="private", queue=False)
+    download.click(None, inputs=[table, ctx.model], js=CSV_JS)
     # the detail view sits above the grid: bring it into view as it redraws
     picked = tile.input(run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head",
                         js=SCROLL_TO_DETAIL_JS)

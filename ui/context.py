@@ -15,6 +15,7 @@ from typing import Callable
 import gradio as gr
 
 from ui.models import InputError, ModelRegistry, public_message
+from ui.wire import sent_all
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,12 @@ class Context:
         triggers = triggers or self.triggers
         shared = [t for t in triggers if t in self.head_triggers]
         local = [t for t in triggers if t not in shared] or [self._hidden_button.click]
-        gr.on(triggers=local, fn=fn, inputs=inputs, outputs=outputs, api_name=api_name,
+
+        @functools.wraps(fn)  # the endpoint's parameters keep fn's names (gradio_client reads them)
+        def endpoint(*values):
+            return sent_all(outputs, fn(*values))
+
+        gr.on(triggers=local, fn=endpoint, inputs=inputs, outputs=outputs, api_name=api_name, postprocess=False,
               **{"trigger_mode": "always_last", **kwargs})
         self._views.append(_View(fn, list(inputs), list(outputs), self._building_tab, shared))
 
@@ -175,7 +181,7 @@ class Context:
                 except gr.Error as e:  # the same bad input fails every view: say it once
                     first_error = first_error or e
                     continue
-                yield dict(zip(view.outputs, result if len(view.outputs) > 1 else (result,)))
+                yield sent_all(view.outputs, dict(zip(view.outputs, result if len(view.outputs) > 1 else (result,))))
                 sent = True
             if first_error is not None:
                 # one message, and the views keep their last good figures: raising would put an
@@ -186,7 +192,7 @@ class Context:
 
         with_tab = self.current_tab is not None
         options = dict(inputs=([self.current_tab] if with_tab else []) + inputs, outputs=outputs, api_name=api_name,
-                       api_visibility="private", show_progress="minimal")
+                       api_visibility="private", show_progress="minimal", postprocess=False)  # see ui/wire.py
         fn = dispatch if with_tab else (lambda *values: (yield from dispatch(None, *values)))
         if isinstance(trigger, list):
             gr.on(triggers=trigger, fn=fn, trigger_mode="always_last", **options)

@@ -68,8 +68,9 @@ def clean_text(text, max_chars: int = MAX_CHARS) -> str:
     if len(text) > max_chars:
         raise InputError(f"The text is {len(text)} characters long; the demo reads at most {max_chars}. "
                          "Shorten it and try again.")
-    text = "".join(" " if c in "\n\r\t" else c for c in text
-                   if c in "\n\r\t" or unicodedata.category(c) not in ("Cc", "Cs"))
+    if not text.isprintable():  # checked in C first: most text has nothing to drop, and this pass is per character
+        text = "".join(" " if c in "\n\r\t" else c for c in text
+                       if c in "\n\r\t" or unicodedata.category(c) not in ("Cc", "Cs"))
     text = " ".join(text.split()) if text.strip() else ""
     if not text:
         raise InputError("Type a sentence first: the text box is empty.")
@@ -220,7 +221,8 @@ class ModelRegistry:
     @staticmethod
     def _compute_trace(model: api.LoadedModel, text: str) -> Trace:
         try:
-            result = model.trace(text)
+            # what the model predicts is shown by its own endpoint (/predict): the views need the attention
+            result = model.trace(text, predictions=False)
         except ValueError as e:  # e.g. nothing the dates model can read
             raise InputError(str(e)) from e
         if not result.tokens or all(int(i) in model.added_ids for i in result.ids):  # minilm drops some characters

@@ -170,12 +170,14 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     gap_x = max(1, round(0.12 * s))
     label_rows = int(np.ceil(1.6 * font_size / (tile_px / max(t, 1)))) + 1  # room for "L1 H2" above a tile
     step_x, step_y = s + gap_x, t + label_rows
-    big = np.zeros((rows * step_y, cols * step_x - gap_x), dtype=np.float32)
+    # the big matrix as (row, y, column, x) blocks: every tile placed in one assignment
+    blocks = np.zeros((rows, step_y, cols, step_x), dtype=np.float32)
+    blocks[:, label_rows:, :, :s] = np.nan_to_num(tiles, nan=0.0).transpose(0, 2, 1, 3)
+    big = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
     annotations = []
     for r in range(rows):
         for c in range(cols):
             y0, x0 = r * step_y + label_rows, c * step_x
-            big[y0:y0 + t, x0:x0 + s] = np.nan_to_num(tiles[r, c], nan=0.0)
             annotations.append(dict(x=x0 + (s - 1) / 2, y=y0 - 0.6, yanchor="bottom", showarrow=False,
                                     text=f"<b>{names[r][c]}</b>", font=dict(size=font_size)))
     flat_names = [name for row in names for name in row]

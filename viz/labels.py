@@ -17,7 +17,8 @@ EMPTY = "∅"
 def token_label(token) -> str:
     """One token as safe, visible Plotly text: HTML escaped, control characters shown as \\xNN."""
     text = str(token)
-    text = "".join(c if unicodedata.category(c)[0] != "C" else f"\\x{ord(c):02x}" for c in text)
+    if not text.isprintable():  # printable text has no control or format characters: skip the slow pass
+        text = "".join(c if unicodedata.category(c)[0] != "C" else f"\\x{ord(c):02x}" for c in text)
     if not text.strip():
         text = repr(text)[1:-1] if text else EMPTY
     return html.escape(text, quote=False)

@@ -72,8 +72,8 @@ def test_unknown_model_names_the_choices(registry):
 
 # ---- handlers -----------------------------------------------------------------------------------------
 def test_analyze_lm_gives_every_core_output(registry):
-    note, tokens, grid, average, frame, csv_path, names = attention.analyze(
-        registry, "The cat sat on the mat", "lm")
+    note, tokens, grid, average, frame, shown = attention.analyze(
+        registry, "The cat sat on the mat", "lm", layer=2, head=3)
     predicted = attention.predictions(registry, "lm", "The cat sat on the mat")
     trace = registry.trace("lm", "The cat sat on the mat")
     att = trace.attention["self"]
@@ -82,9 +82,10 @@ def test_analyze_lm_gives_every_core_output(registry):
     assert isinstance(grid, go.Figure) and len(grid.layout.annotations) == att.n_layers * att.n_heads
     assert isinstance(average, go.Figure) and len(average.layout.annotations) == att.n_layers
     assert isinstance(frame, pd.DataFrame) and len(frame) == att.n_layers * att.n_heads
-    assert pd.read_csv(csv_path)["head"].tolist() == frame["head"].tolist()
     assert "Next token" in predicted and "Greedy continuation" in predicted
-    assert names[0] == "L1 H1" and len(names) == att.n_layers * att.n_heads
+    assert shown == "L2 H3" and attention.analyze(registry, "The cat sat on the mat", "lm", layer=9, head=1)[-1] is None
+    names = attention.head_names(registry, "lm")
+    assert names[0] == "L1 H1" and names[-1] == f"L{att.n_layers} H{att.n_heads}" and len(names) == len(frame)
 
 
 def test_show_head_matches_the_trace_and_checks_ranges(registry):

@@ -36,7 +36,8 @@ def test_minilm_is_listed_after_the_trained_models(registry):
 
 
 def test_analyze_on_minilm(registry):
-    note, tokens, grid, average, frame, csv_path, names = attention.analyze(registry, ANIMAL, "minilm")
+    note, tokens, grid, average, frame, _ = attention.analyze(registry, ANIMAL, "minilm")
+    names = attention.head_names(registry, "minilm")
     assert note == ""
     assert [t for t, _ in tokens][:3] == ["[CLS]", "the", "animal"] and tokens[-1][0] == "[SEP]"
     assert len(names) == 72 and names[-1] == "L6 H12"

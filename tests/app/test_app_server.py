@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from gradio_client.exceptions import AppError
@@ -34,15 +33,14 @@ def test_the_api_names_its_endpoints(client):
 
 
 def test_analyze_returns_the_core_outputs(client):
-    note, tokens, grid, average, table, csv_file, picker = client.predict(
-        "The cat sat on the mat", "lm", api_name="/analyze")
+    note, tokens, grid, average, table, picker = client.predict(
+        "The cat sat on the mat", "lm", None, False, 2, 3, api_name="/analyze")  # kind, presenter, layer, head
     assert tokens[0]["token"] == "<s>"
     figure = json.loads(grid["plot"])
     assert (figure["data"][0]["zmin"], figure["data"][0]["zmax"]) == (0, 100)  # whole percents, fixed scale
     assert any(a["text"] == "<b>L1 H1</b>" for a in figure["layout"]["annotations"])
     assert table["headers"][:2] == ["head", "layer"] and table["data"][0][0] == "L1 H1"
-    assert Path(csv_file).read_text().startswith("head,layer")
-    assert picker["choices"][0][0] == "L1 H1"
+    assert picker == "L2 H3"  # the head open in detail, picked in the tile picker
     predicted = client.predict("The cat sat on the", "lm", api_name="/predict")
     assert "Next token" in predicted and "Greedy continuation" in predicted
 

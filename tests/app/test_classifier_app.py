@@ -90,7 +90,6 @@ def test_ablation_input_is_checked(registry):
 
 
 def test_the_classify_endpoint_answers_over_http(model_assets):
-    import gradio as gr
     from gradio_client import Client
 
     import app

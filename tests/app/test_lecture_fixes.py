@@ -154,8 +154,8 @@ def test_byte_tokens_are_explained_where_they_appear(registry):
 
 # ---- the all-heads grid and the multi-head figure -------------------------------------------------
 def test_the_grid_outlines_the_head_in_detail_and_names_tokens_on_hover(registry):
-    grid, shown, names = attention.grid_view(registry, SENTENCE, "lm", 2, 3)
-    assert shown == "L2 H3" and "L2 H3" in names
+    grid, shown = attention.grid_view(registry, SENTENCE, "lm", 2, 3)
+    assert shown == "L2 H3" and "L2 H3" in attention.head_names(registry, "lm")
     (outline,) = grid.layout.shapes
     marked = [a.text for a in grid.layout.annotations if "▶" in a.text]
     assert marked == ["<b>▶ L2 H3</b>"]

@@ -54,6 +54,25 @@ def test_figures_download_as_svg_and_png_for_slides(page, live):
     assert width >= 1.9 * drawn, f"PNG {width}x{height} for a figure drawn {drawn}px wide: not at slide size"
 
 
+def test_the_head_statistics_download_as_the_csv_of_the_table_shown(page, live):
+    page.goto(live.url + "?model=minilm&text=The+animal+didn%27t+cross+the+street")
+    page.locator("#head-stats").scroll_into_view_if_needed()  # the table draws only the rows in view
+    page.wait_for_function("() => document.querySelector('#head-stats').innerText.includes('L1 H2')")
+    with page.expect_download() as download:
+        page.click("#stats-csv")
+    assert download.value.suggested_filename == "head_stats_minilm.csv"
+    lines = open(download.value.path(), encoding="utf-8").read().splitlines()
+    assert lines[0].startswith("head,layer,head_in_layer,entropy_bits,spread") and lines[0].endswith(",label")
+    assert len(lines) == 1 + 72 and lines[1].startswith("L1 H1,1,1,") and lines[-1].startswith("L6 H12,6,12,")
+    shown = " ".join(page.eval_on_selector("#head-stats", "e => e.innerText").split())
+    first_row = " ".join(value for value in lines[1].split(",") if value)  # an empty (NaN) cell shows nothing
+    assert first_row in shown, f"the CSV's first row {first_row!r} is not the table's"
+    # the tile picker offers minilm's 72 heads, not the 16 of the model the page opened with
+    page.locator("#tile-picker input").first.click()
+    page.get_by_role("option", name="L6 H12", exact=True).wait_for()
+    assert not error_toasts(page)
+
+
 def test_quiz_hides_the_weights_until_revealed(page, live):
     page.goto(live.url + "?model=lm&text=The+cat+sat+on+the+mat&presenter=1&quiz=1")
     wait_for_figures(page, DETAIL)

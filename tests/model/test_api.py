@@ -66,6 +66,15 @@ def test_lm_trace_is_causal_in_every_layer_and_head(tiny_loaded):
     assert trace.model == "tiny-lm" and trace.arch == "decoder"
 
 
+@pytest.mark.parametrize("name", ["tiny-lm", "tiny-mlm"])
+def test_a_trace_without_predictions_has_the_same_attention(tiny_loaded, name):
+    model = tiny_loaded[name]
+    full, lean = model.trace("the quiet cat holds the lamp"), model.trace("the quiet cat holds the lamp", predictions=False)
+    assert full.predictions and lean.predictions == [] and lean.tokens == full.tokens
+    np.testing.assert_array_equal(lean.attention["self"].probs, full.attention["self"].probs)
+    np.testing.assert_array_equal(lean.attention["self"].v, full.attention["self"].v)
+
+
 def test_generate_returns_text(tiny_loaded):
     lm = tiny_loaded["tiny-lm"]
     out = lm.generate("the cat", 5)

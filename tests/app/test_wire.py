@@ -1,0 +1,53 @@
+"""ui.wire: the views hand Gradio their outputs already postprocessed (events with postprocess=False).
+The oracle is Gradio itself: the same values through an ordinary event must give the same answer."""
+from __future__ import annotations
+
+import asyncio
+
+import gradio as gr
+import numpy as np
+import pandas as pd
+from gradio.state_holder import SessionState
+
+from ui import components
+from ui.wire import sent, sent_all
+from viz import heatmap
+
+FIGURE = heatmap.attention_heatmap(np.eye(3), ["<s>", "a", "b"], ["<s>", "a", "b"], title="one head")
+
+
+def answers(outputs_of, values):
+    """What the browser gets for `values`: through Gradio's own postprocessing, and through ui.wire."""
+    with gr.Blocks() as demo:
+        outputs = outputs_of()
+        button = gr.Button()
+        button.click(lambda: values(), None, outputs)
+        button.click(lambda: sent_all(outputs, values()), None, outputs, postprocess=False)
+    plain, wired = (asyncio.run(demo.process_api(fn, [], SessionState(demo)))["data"] for fn in demo.fns.values())
+    return plain, wired
+
+
+def test_each_kind_of_output_is_sent_as_gradio_sends_it():
+    frame = pd.DataFrame({"head": ["L1 H1", "L1 H2"], "previous": [0.5, float("nan")]})
+    plain, wired = answers(
+        lambda: [gr.Markdown(), gr.HighlightedText(), gr.Plot(), gr.Dataframe(), gr.Dropdown(choices=["x"]),
+                 gr.Plot(), gr.Markdown()],
+        lambda: ("**bold** &lt;b&gt;", [("<s>", "0"), ("cat", "17")], FIGURE, components.table(frame),
+                 gr.Dropdown(choices=["L1 H1", "L1 H2"], value="L1 H2"),  # an update with a plain value
+                 gr.Plot(value=FIGURE, visible=True),  # an update carrying a figure
+                 gr.skip()))
+    assert wired == plain
+    assert plain[2]["type"] == "plotly" and '"heatmap"' in plain[2]["plot"]
+    assert plain[5]["__type__"] == "update" and '"heatmap"' in plain[5]["value"]["plot"]
+    assert plain[3]["data"][1] == ["L1 H2", None]
+
+
+def test_a_dict_of_outputs_and_a_single_output():
+    with gr.Blocks():
+        note, plot = gr.Markdown(), gr.Plot()
+    as_dict = sent_all([note, plot], {plot: FIGURE, note: "hi"})
+    assert as_dict[note] == "hi" and as_dict[plot]["type"] == "plotly"
+    assert sent_all([plot], FIGURE) == sent(plot, FIGURE)
+    assert sent_all([note, plot], gr.skip()) == gr.skip()  # one skip for every output stays one skip
+    label = gr.Label(render=False)  # a single output whose value is itself a dict is not a dict of outputs
+    assert sent_all([label], {"noun.animal": 0.9, "noun.food": 0.1})["label"] == "noun.animal"

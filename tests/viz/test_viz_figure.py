@@ -1,0 +1,30 @@
+"""viz.figure: unchecked figures written straight to JSON must say what Plotly itself would write."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from viz.figure import figure
+
+
+def test_json_is_what_plotly_writes_with_arrays_nan_scalars_and_markup():
+    z = np.array([[0.5, np.nan], [np.float32(0.25), 1.0]])
+    data = [{"type": "heatmap", "z": z, "x": ("</script>", "b\u2028"), "y": [np.int64(0), 1],
+             "zmin": np.float64(0.0), "text": np.array([["a", "b"], ["c", "d"]], dtype=object)}]
+    layout = {"title": {"text": "<b>a/b</b>"}, "height": np.int32(300)}
+    ours = figure(data, layout).to_json()
+    plotlys = pio.to_json(go.Figure(data=data, layout=layout), validate=False, engine="orjson")
+    assert json.loads(ours) == {key: value for key, value in json.loads(plotlys).items() if key != "layout"} | {
+        "layout": {k: v for k, v in json.loads(plotlys)["layout"].items() if k != "template"}}
+    assert "</" not in ours and "\u2028" not in ours  # a token cannot close a script it is embedded in
+    assert json.loads(ours)["data"][0]["z"]["dtype"] == "f8"  # numbers as a typed array, not a list
+    assert json.loads(ours)["data"][0]["x"] == ["</script>", "b\u2028"]
+
+
+def test_what_a_figure_cannot_hold_is_refused_by_name():
+    with pytest.raises(TypeError, match="set"):
+        figure([{"type": "heatmap", "z": {1, 2}}], {}).to_json()

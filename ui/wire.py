@@ -1,0 +1,57 @@
+"""What a view's outputs look like on the wire, made in the handler's own thread.
+
+For every output of every event, Gradio runs the component's `postprocess` in a worker thread of
+its own (one thread hop per output) and, for a returned component such as `gr.Dropdown(choices=...)`,
+builds a new component and its JSON schema (about 1 ms each). With 100 students pressing the button
+at once, that was a third of what /analyze cost the server beyond the model and the figures.
+
+The views' events are registered with `postprocess=False` (ui/context.py) and hand Gradio their
+outputs already in the form the browser receives, made here by the same `postprocess` Gradio would
+call. The browser and API callers get byte-for-byte what they got before (tests/ui/test_wire.py
+compares the two).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+from gradio.data_classes import GradioModel, GradioRootModel
+
+# a returned component's value needs no postprocessing when it is one of these (Dropdown, Slider,
+# Checkbox, Textbox, Markdown): Gradio would pass it through unchanged
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def is_update(value) -> bool:
+    """gr.skip(), gr.update(...) or a component returned to change properties (visible, choices)."""
+    return isinstance(value, gr.components.Component) or (
+        isinstance(value, dict) and "update" in str(value.get("__type__", "")))
+
+
+def sent(component: gr.components.Component, value: Any) -> Any:
+    """`value` as Gradio sends it to the browser for `component`."""
+    if value is None:
+        return None
+    if isinstance(value, gr.components.Component):  # an update: Gradio builds the new component itself
+        update = dict(value.constructor_args, __type__="update")
+        if "value" in update and not isinstance(update["value"], _PLAIN):
+            update["value"] = sent(component, update["value"])
+        return update
+    if is_update(value):
+        if "value" in value and not isinstance(value["value"], _PLAIN):
+            return {**value, "value": sent(component, value["value"])}
+        return value
+    out = component.postprocess(value)
+    return out.model_dump() if isinstance(out, (GradioModel, GradioRootModel)) else out
+
+
+def sent_all(outputs: list, result) -> Any:
+    """A handler's return value (one value, a tuple, or a {component: value} dict) with every output
+    as sent; a single gr.skip() for several outputs stays as it is (Gradio skips them all)."""
+    if isinstance(result, dict) and result and all(isinstance(key, gr.blocks.Block) for key in result):
+        return {component: sent(component, value) for component, value in result.items()}
+    if len(outputs) == 1:
+        return sent(outputs[0], result)
+    if is_update(result):
+        return result
+    return tuple(sent(component, value) for component, value in zip(outputs, result))
