@@ -349,11 +349,14 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
         except InputError:
             return gr.skip()
         snapshots = len(registry.get(name).snapshot_files) if name in registry.available else 0
-        settings = ViewSettings(str(text or "")[:MAX_CHARS], str(name), int(layer or 1), int(head or 1),
-                                str(kind or "self"), bool(presenter), str(tab or "attention"),
-                                temperature=shown_temperature(log_temperature or 0), step=int(step or 6),
-                                beam=int(beam or 4), snapshot=int(snapshot or 0) if int(snapshot or 0) < snapshots
-                                else 0, seed=int(seed or 0), quiz=bool(quiz))
+        try:  # the values as the browser sent them (no preprocessing, below): numbers, or anything from a script
+            settings = ViewSettings(str(text or "")[:MAX_CHARS], str(name), int(layer or 1), int(head or 1),
+                                    str(kind or "self"), bool(presenter), str(tab or "attention"),
+                                    temperature=shown_temperature(log_temperature or 0), step=int(step or 6),
+                                    beam=int(beam or 4), snapshot=int(snapshot or 0) if int(snapshot or 0) < snapshots
+                                    else 0, seed=int(seed or 0), quiz=bool(quiz))
+        except (TypeError, ValueError):
+            return gr.skip()
         if name not in registry.available or len(registry.kinds(name)) == 1:  # only one kind: leave it out
             settings.kind = ""
         page = request.headers.get("referer") if request is not None else None
@@ -362,14 +365,17 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
     link_inputs = [ctx.text, ctx.model, *controls, ctx.presenter, current_tab, ctx.quiz,
                    *link_inputs_order(tab_controls)]
     for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event)):
-        event.then(view_link, inputs=link_inputs, outputs=[link],
+        event.then(view_link, inputs=link_inputs, outputs=[link], preprocess=False,
                    api_name=f"link_{suffix}", api_visibility="undocumented", show_progress="hidden")
-    ctx.after_tab_opened(view_link, inputs=link_inputs, outputs=[link], api_name="link_tab",
+    # preprocess=False: a slider's range can change on the server a moment before the browser sends its old
+    # value (a link to minilm opened on a page showing lm's 10th snapshot); Gradio would refuse that value,
+    # view_link clamps it
+    ctx.after_tab_opened(view_link, inputs=link_inputs, outputs=[link], api_name="link_tab", preprocess=False,
                          api_visibility="undocumented", show_progress="hidden", queue=False)
     gr.on(triggers=[ctx.text.change, ctx.layer.change, ctx.head.change, ctx.kind.change,
                     ctx.presenter.change, ctx.quiz.change] + [c.change for c in link_inputs_order(tab_controls) if hasattr(c, "change")],
           fn=view_link, inputs=link_inputs, outputs=[link],
           api_name="link", api_visibility="undocumented", show_progress="hidden", trigger_mode="always_last",
-          queue=False)
+          queue=False, preprocess=False)
     ctx.presenter.change(None, inputs=[ctx.presenter], outputs=None, js=PRESENTER_JS, api_name="presenter_css")
     ctx.finish()
