@@ -173,6 +173,7 @@ class Context:
 
         def dispatch(open_tab, *values):
             first_error, sent = None, False
+            shown = {}  # every output this event has set so far, as sent: each later yield repeats them
             for view in views:
                 if open_tab is not None and view.tab is not None and view.tab != open_tab:
                     continue
@@ -181,7 +182,16 @@ class Context:
                 except gr.Error as e:  # the same bad input fails every view: say it once
                     first_error = first_error or e
                     continue
-                yield sent_all(view.outputs, dict(zip(view.outputs, result if len(view.outputs) > 1 else (result,))))
+                # Gradio streams each yield as a diff from the one before, and its page script applies the
+                # diff in place, to the object it already queued for the page. An output one view set and the
+                # next left out (a skip) would have its figure turned into an empty update before a busy page
+                # drew it: the grid, average and table stayed blank or stale when the views came in a burst.
+                # Repeated unchanged, an output's diff is empty and its object is left alone.
+                for output, value in sent_all(view.outputs, dict(zip(
+                        view.outputs, result if len(view.outputs) > 1 else (result,)))).items():
+                    if output not in shown or not is_skip(value):
+                        shown[output] = value
+                yield dict(shown)
                 sent = True
             if first_error is not None:
                 # one message, and the views keep their last good figures: raising would put an
@@ -198,6 +208,11 @@ class Context:
             gr.on(triggers=trigger, fn=fn, trigger_mode="always_last", **options)
         else:
             trigger.then(fn, **options)
+
+
+def is_skip(value) -> bool:
+    """gr.skip() (as sent): leave the output as it is."""
+    return isinstance(value, dict) and value == gr.skip()
 
 
 @dataclass(frozen=True, eq=False)
