@@ -215,6 +215,20 @@ def is_skip(value) -> bool:
     return isinstance(value, dict) and value == gr.skip()
 
 
+def repeat_outputs(fn: Callable) -> Callable:
+    """For a handler that yields {component: value} dicts: each yield repeats every output set so far (see
+    the dispatcher above for why: a later yield that leaves an output out can blank it on a busy page)."""
+    @functools.wraps(fn)  # Gradio reads fn's parameters (gr.Request) through __wrapped__
+    def wrapper(*args, **kwargs):
+        shown = {}
+        for update in fn(*args, **kwargs):
+            for output, value in update.items():
+                if output not in shown or not is_skip(value):
+                    shown[output] = value
+            yield dict(shown)
+    return wrapper
+
+
 @dataclass(frozen=True, eq=False)
 class _View:
     """One registered view: what the dispatchers need to run it."""

@@ -17,7 +17,7 @@ from training import toy
 from training.toy_session import TrainingFailed, TrainingRefused, Trainings, Waiting, default_limit
 from training.toy_tasks import TASKS, SettingsError
 from ui import components
-from ui.context import Context, figure_font
+from ui.context import Context, figure_font, repeat_outputs
 from viz import toy as viz_toy
 
 log = logging.getLogger(__name__)
@@ -266,6 +266,7 @@ def build(ctx: Context) -> None:
     ctx.listen(on_preview, inputs=model_controls + [ctx.presenter, trained], outputs=[status, curve, heads_plot, text],
                api_name="toy_preview", triggers=[c.input for c in model_controls] + [ctx.presenter.input])
 
+    @repeat_outputs  # the lock and the last curve stay set while later updates stream in
     def on_train(*values, request: gr.Request = None):
         *settings_values, presenter = values
         try:
@@ -291,6 +292,7 @@ def build(ctx: Context) -> None:
         summary, grid, detail = predict(task_of.example, result, presenter)
         yield {trained: result, text: task_of.example, answer: summary, answer_grid: grid, answer_detail: detail}
 
+    @repeat_outputs  # the lock and the last curve stay set while later updates stream in
     def on_compare(*values, request: gr.Request = None):
         *settings_values, presenter = values
         try:

@@ -3,6 +3,8 @@
 API callers keep one endpoint per view (tested through the server in test_app_server.py)."""
 from __future__ import annotations
 
+import inspect
+
 import gradio as gr
 import pytest
 from gradio.utils import diff
@@ -119,3 +121,20 @@ def test_changing_the_head_redraws_only_views_that_follow_it(demo):
     # the detail, and the grid that outlines the head shown in detail
     assert error is None and [list(u) for u in updates] == sent_so_far([endpoint(demo, "head").outputs,
                                                                         endpoint(demo, "grid").outputs])
+
+
+def test_a_streaming_handler_repeats_what_it_has_set():
+    from ui.context import repeat_outputs
+
+    with gr.Blocks():
+        status, curve = gr.Markdown(), gr.Plot()
+
+    @repeat_outputs
+    def train(request: gr.Request = None):
+        yield {status: "starting"}
+        yield {curve: "figure 1", status: "step 1"}
+        yield {status: gr.skip()}  # a skip leaves the last status as sent, not an empty update
+
+    assert list(train()) == [{status: "starting"}, {status: "step 1", curve: "figure 1"},
+                             {status: "step 1", curve: "figure 1"}]
+    assert "request" in inspect.signature(train).parameters  # Gradio still hands it the request
