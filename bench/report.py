@@ -35,16 +35,20 @@ def _server_cost(r: dict) -> list[str]:
         f"CPU time read from `/proc` around each: **{cpu['analyze_ms']:.1f} ms** an `/analyze`, "
         f"**{cpu['ping_ms']:.1f} ms** a `/ping` ({cpu['calls']} calls each).",
         "",
-        "Where an `/analyze` goes (profiled in the app process, 2026-11-23, quiet machine): the handler itself takes "
-        "about 7 ms (the model's forward pass with every attention step kept about 3.4 ms, head statistics 0.6 ms, "
-        "the two tiled figures under 1 ms); the rest is Gradio's queue sending the answer (about 65 KB of JSON "
-        "through server-sent events and Brotli, and the CSV copied into its file cache). `/ping` skips the queue "
-        "(`queue=False`) and sends 4 bytes; a queued endpoint that does nothing costs about what `/ping` does. "
-        "Measured so far: figures built without Plotly's validation and deep copies (viz/figure.py), tables "
-        "without pandas' per-cell checks, Gradio's per-event analytics summary off, one torch thread per "
-        "request, head statistics built by column, the default template left out: 87 ms a call in the issue's run, 58 ms when this work began, 25 ms in "
-        "the run above. "
-        "The 1.6x target would need the queue's cost per answered kilobyte to fall too.",
+        "Where an `/analyze` goes (profiled in the app process, 2026-11-23): the handler takes about 6.4 ms of the "
+        "server's CPU (the forward pass with every attention step kept about 3.9 ms; the same code run back to back "
+        "takes 1.6 ms, but calls one at a time meet cold caches), and putting its six outputs into the form the "
+        "browser receives about 1 ms; the rest is Gradio's queue and about 45 KB of answer. gradio_client sends "
+        "every call through the queue, `/ping` included, so the queue alone costs about what a `/ping` does. "
+        "Done so far: figures built without Plotly's validation and deep copies and written by orjson in one "
+        "pass (viz/figure.py), tables without pandas' per-cell checks, Gradio's per-event analytics summary off, "
+        "one torch thread, head statistics built by column, no default template, outputs postprocessed in the "
+        "handler's thread (ui/wire.py: no thread hop per output), no component rebuilt per call (the tile "
+        "picker's choices follow the model alone), no CSV file written per call, no projection onto the "
+        "vocabulary in the views' traces: 87 ms a call in the issue's run, 58 ms when this work began, "
+        f"{cpu['analyze_ms']:.0f} ms in the run above. "
+        "The 1.6x target needs the handler and its answer together under about 0.6 of a `/ping`: less than the "
+        "forward pass and the figures cost on a cold core.",
         "",
     ]
 
