@@ -19,6 +19,7 @@ from ui.context import Context, figure_font, friendly
 from ui.models import KIND_LABELS, InputError, ModelRegistry, check_beam, clean_text
 from viz import heatmap
 from viz.labels import EMPTY, head_name, markdown_label, parse_head_name, token_labels
+from viz.labels import head_names as head_names_of
 
 TAB_ID = "attention"
 TOP_K = 5
@@ -158,8 +159,7 @@ def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, prese
 
 def head_names(registry: ModelRegistry, name, kind=None) -> list[str]:
     """Every head of one attention kind ("L1 H1", ...): the tile picker's choices."""
-    n_layers, n_heads = registry.shape(name, kind)
-    return [head_name(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    return head_names_of(*registry.shape(name, kind))
 
 
 def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False, quiz=False):

@@ -21,7 +21,7 @@ from ui.interventions import head_picker
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import classifier as viz
 from viz.interventions import explanations_figure, guesses_figure
-from viz.labels import head_name, markdown_label, parse_head_name
+from viz.labels import head_name, head_names, markdown_label, parse_head_name
 
 MODEL = "classifier"
 TOP_K = 5
@@ -118,8 +118,7 @@ def view(registry: ModelRegistry, text, presenter):
 def head_choices(registry: ModelRegistry) -> list[str]:
     if MODEL not in registry.available:
         return []
-    layers, heads = registry.shape(MODEL)
-    return [head_name(layer, head) for layer in range(layers) for head in range(heads)]
+    return head_names(*registry.shape(MODEL))
 
 
 def _switches(registry: ModelRegistry, heads, method) -> Switches:

@@ -13,7 +13,7 @@ from ui.context import Context, figure_font, friendly
 from ui.models import MAX_BEAM, InputError, ModelRegistry, check_beam, check_index, clean_text
 from viz import cross
 from viz.heatmap import attention_heatmap
-from viz.labels import head_name, parse_head_name
+from viz.labels import head_name, head_names, parse_head_name
 
 MODEL = "dates"
 EXAMPLE = "Saturday, 21st of November 2026"
@@ -46,7 +46,7 @@ def head_choices(registry: ModelRegistry) -> list[str]:
     if MODEL not in registry.available:
         return ["L1 H1"]
     config = registry.get(MODEL).config
-    return [head_name(layer, head) for layer in range(config.n_decoder_layers) for head in range(config.n_heads)]
+    return head_names(config.n_decoder_layers, config.n_heads)
 
 
 def opening_head(registry: ModelRegistry) -> str:

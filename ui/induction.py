@@ -13,7 +13,7 @@ from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.models import InputError, ModelRegistry
 from viz import induction as viz
-from viz.labels import head_name, parse_head_name
+from viz.labels import head_name, head_names, parse_head_name
 
 TAB_ID = "induction"
 STRONGEST = "strongest induction head"
@@ -48,8 +48,7 @@ def decoder_name(registry: ModelRegistry, name: str) -> tuple[str, str]:
 
 
 def head_choices(registry: ModelRegistry, name: str) -> list[str]:
-    layers, heads = registry.shape(name, "self")
-    return [STRONGEST] + [head_name(layer, head) for layer in range(layers) for head in range(heads)]
+    return [STRONGEST] + head_names(*registry.shape(name, "self"))
 
 
 def _losses(loaded, ids, switches=None):

@@ -19,7 +19,7 @@ from ui.context import Context, figure_font, friendly
 from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text
 from viz import interventions as viz
 from viz.heatmap import attention_heatmap
-from viz.labels import head_name, markdown_label, parse_head_name
+from viz.labels import head_name, head_names, markdown_label, parse_head_name
 
 EXPLANATION = """
 **Test a story about a head.** A heatmap suggests what a head does ("this head finds the month");
@@ -56,10 +56,10 @@ def head_choices(registry: ModelRegistry, name: str) -> list[str]:
     """Every head as the app writes it: 'L2 H3', or 'cross L2 H3' (and 'cross all') for the encoder-decoder."""
     kinds = kinds_of(registry, name)
     if list(kinds) == ["self"]:
-        return [head_name(layer, head) for layer in range(kinds["self"][0]) for head in range(kinds["self"][1])]
+        return head_names(*kinds["self"])
     names = []
     for kind, (layers, heads) in kinds.items():
-        names += [f"{kind} all"] + [f"{kind} {head_name(layer, head)}" for layer in range(layers) for head in range(heads)]
+        names += [f"{kind} all"] + [f"{kind} {head}" for head in head_names(layers, heads)]
     return names
 
 

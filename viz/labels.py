@@ -60,6 +60,11 @@ def head_name(layer: int, head: int) -> str:
     return f"L{layer + 1} H{head + 1}"
 
 
+def head_names(n_layers: int, n_heads: int) -> list[str]:
+    """Every head of a stack, layer by layer: ['L1 H1', 'L1 H2', ...]."""
+    return [head_name(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+
+
 def parse_head_name(name: str) -> tuple[int, int]:
     """0-based (layer, head) from 'L1 H2'; ValueError if the text is not in that form."""
     try:

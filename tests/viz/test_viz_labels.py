@@ -1,4 +1,4 @@
-from viz.labels import (MAX_TICK_LABELS, axis_ticks, head_name, label_step, labelled_positions, markdown_label,
+from viz.labels import (MAX_TICK_LABELS, axis_ticks, head_name, head_names, label_step, labelled_positions, markdown_label,
                          parse_head_name, token_label, token_labels)
 
 import pytest
@@ -25,6 +25,7 @@ def test_repeated_tokens_get_their_own_integer_positions():
 def test_head_names_are_one_based_and_round_trip():
     assert head_name(0, 1) == "L1 H2"
     assert parse_head_name("L3 H4") == (2, 3)
+    assert head_names(2, 3) == ["L1 H1", "L1 H2", "L1 H3", "L2 H1", "L2 H2", "L2 H3"]
     with pytest.raises(ValueError, match="L1 H2"):
         parse_head_name("layer three")
 
