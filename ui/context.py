@@ -171,9 +171,9 @@ class Context:
         outputs = list(dict.fromkeys(c for v in views for c in v.outputs))
         where = {id(c): i for i, c in enumerate(inputs)}
 
+        @repeat_outputs
         def dispatch(open_tab, *values):
             first_error, sent = None, False
-            shown = {}  # every output this event has set so far, as sent: each later yield repeats them
             for view in views:
                 if open_tab is not None and view.tab is not None and view.tab != open_tab:
                     continue
@@ -182,16 +182,7 @@ class Context:
                 except gr.Error as e:  # the same bad input fails every view: say it once
                     first_error = first_error or e
                     continue
-                # Gradio streams each yield as a diff from the one before, and its page script applies the
-                # diff in place, to the object it already queued for the page. An output one view set and the
-                # next left out (a skip) would have its figure turned into an empty update before a busy page
-                # drew it: the grid, average and table stayed blank or stale when the views came in a burst.
-                # Repeated unchanged, an output's diff is empty and its object is left alone.
-                for output, value in sent_all(view.outputs, dict(zip(
-                        view.outputs, result if len(view.outputs) > 1 else (result,)))).items():
-                    if output not in shown or not is_skip(value):
-                        shown[output] = value
-                yield dict(shown)
+                yield sent_all(view.outputs, dict(zip(view.outputs, result if len(view.outputs) > 1 else (result,))))
                 sent = True
             if first_error is not None:
                 # one message, and the views keep their last good figures: raising would put an
@@ -216,8 +207,13 @@ def is_skip(value) -> bool:
 
 
 def repeat_outputs(fn: Callable) -> Callable:
-    """For a handler that yields {component: value} dicts: each yield repeats every output set so far (see
-    the dispatcher above for why: a later yield that leaves an output out can blank it on a busy page)."""
+    """For a handler that yields {component: value} dicts: each yield repeats every output set so far.
+
+    Gradio streams each yield as a diff from the one before, and its page script applies the diff in
+    place, to the object it already queued for the page. An output one yield set and the next left out
+    (a skip) would have its figure turned into an empty update before a busy page drew it: the grid,
+    average and table stayed blank or stale when a dispatcher's views came in a burst. Repeated
+    unchanged, an output's diff is empty and its object is left alone."""
     @functools.wraps(fn)  # Gradio reads fn's parameters (gr.Request) through __wrapped__
     def wrapper(*args, **kwargs):
         shown = {}

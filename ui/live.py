@@ -75,6 +75,14 @@ def make_settings(task, positions, heads_kind, layers, heads, width, seconds) ->
                            wide=heads_kind == "wide", seconds=seconds)
 
 
+def checked_settings(*values) -> toy.ToySettings:
+    """make_settings, with a setting it refuses as the visitor's message (a gr.Error)."""
+    try:
+        return make_settings(*values)
+    except SettingsError as e:
+        raise gr.Error(str(e), print_exception=False) from None
+
+
 def _describe(settings: dict) -> str:
     heads = "wide" if settings["wide"] else "narrow"
     return (f"{settings['task']}, positions {'on' if settings['positions'] else 'off'}, {settings['layers']} "
@@ -269,10 +277,7 @@ def build(ctx: Context) -> None:
     @repeat_outputs  # the lock and the last curve stay set while later updates stream in
     def on_train(*values, request: gr.Request = None):
         *settings_values, presenter = values
-        try:
-            settings = make_settings(*settings_values)
-        except SettingsError as e:
-            raise gr.Error(str(e), print_exception=False) from None
+        settings = checked_settings(*settings_values)
         yield {**lock(True), status: "**Starting** a trainer…"}
         events = trainings.run(owner_of(request), [settings])
         last = None
@@ -295,10 +300,7 @@ def build(ctx: Context) -> None:
     @repeat_outputs  # the lock and the last curve stay set while later updates stream in
     def on_compare(*values, request: gr.Request = None):
         *settings_values, presenter = values
-        try:
-            narrow = make_settings(*settings_values)
-        except SettingsError as e:
-            raise gr.Error(str(e), print_exception=False) from None
+        narrow = checked_settings(*settings_values)
         pair = [toy.ToySettings(**{**narrow.to_dict(), "wide": False}), toy.ToySettings(**{**narrow.to_dict(), "wide": True})]
         font = figure_font(presenter)
         yield {**lock(True), compare_status: "**Starting** a trainer…"}
