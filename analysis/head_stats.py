@@ -1,13 +1,14 @@
 """Per-head statistics: what each head mostly does, in numbers and in a plain-language label."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 import pandas as pd
 
 from analysis.induction import induction_scores
-from viz.labels import head_name
+from viz.labels import head_names
 
 CLEAR = 0.5  # a head "clearly does one thing" when that thing gets at least half its attention
 BROAD = 0.8  # ... or spreads out: entropy at least 80% of the most it could be
@@ -20,7 +21,16 @@ COLUMNS = ["head", "layer", "head_in_layer", "entropy_bits", "spread", "mean_dis
 
 def head_stats(probs, mask=None, aligned: bool | None = None, special_keys=None, special_name: str = "special",
                ids=None) -> pd.DataFrame:
-    """One row per head with averages over query rows.
+    """One row per head with averages over query rows: head_columns() as a DataFrame (its docstring says
+    what each column means)."""
+    return pd.DataFrame(head_columns(probs, mask, aligned, special_keys, special_name, ids), columns=COLUMNS)
+
+
+def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=None, special_name: str = "special",
+                 ids=None) -> dict[str, list]:
+    """The per-head statistics as plain columns, COLUMNS -> one value per head (floats rounded to 3
+    places, NaN where a statistic does not apply). The app's table is built from these directly: a
+    DataFrame per request cost more than all the arithmetic.
 
     probs    (L, H, t, s) attention weights, rows summing to 1
     mask     optional (t, s) bool, True where a query may attend; sets how many keys each
@@ -80,7 +90,6 @@ def head_stats(probs, mask=None, aligned: bool | None = None, special_keys=None,
     special = p[..., special_keys].sum(-1).mean(-1) if special_keys else nan
     induction = induction_scores(probs, ids) if aligned and ids is not None and len(ids) == t else nan
 
-    # built column by column: a DataFrame from one dict per head cost more than all the arithmetic above
     def flat(values) -> np.ndarray:
         return np.broadcast_to(np.asarray(values, dtype=np.float64), (n_layers, n_heads)).reshape(-1)
 
@@ -91,13 +100,11 @@ def head_stats(probs, mask=None, aligned: bool | None = None, special_keys=None,
     numeric = {"entropy_bits": flat(entropy.mean(-1)), "spread": flat(spread_mean),
                "mean_distance": flat(mean_distance), "previous": flat(previous), "next": flat(next_mass),
                "first": flat(first), "special": flat(special), "self": flat(self_mass), "induction": flat(induction)}
-    labels = [label({name: float(values[i]) for name, values in numeric.items()}, special_name)
-              for i in range(n_layers * n_heads)]
-    frame = pd.DataFrame({"head": [head_name(int(l), int(h)) for l, h in zip(layer_index, head_index)],
-                          "layer": layer_index + 1, "head_in_layer": head_index + 1,
-                          **{name: np.round(values, 3) for name, values in numeric.items()}, "label": labels},
-                         columns=COLUMNS)
-    return frame
+    columns = {name: values.tolist() for name, values in numeric.items()}
+    labels = [label(dict(zip(columns, row)), special_name) for row in zip(*columns.values())]
+    return {"head": head_names(n_layers, n_heads),
+            "layer": (layer_index + 1).tolist(), "head_in_layer": (head_index + 1).tolist(),
+            **{name: np.round(values, 3).tolist() for name, values in numeric.items()}, "label": labels}
 
 
 def label(row: dict, special_name: str = "special") -> str:
@@ -105,15 +112,15 @@ def label(row: dict, special_name: str = "special") -> str:
     at least CLEAR of its attention (the special tokens replace the first token when they are known,
     as the first token is one of them), else "broad" when its spread is at least BROAD."""
     special = row.get("special", np.nan)
-    sink = {f"{special_name} sink": special} if special is not None and np.isfinite(special) else \
+    sink = {f"{special_name} sink": special} if special is not None and math.isfinite(special) else \
         {"first-token sink": row["first"]}
     candidates = {"previous-token": row["previous"], "next-token": row.get("next", np.nan), **sink,
                   "self": row["self"], "induction": row.get("induction", np.nan)}
-    candidates = {k: v for k, v in candidates.items() if v is not None and np.isfinite(v)}
+    candidates = {k: v for k, v in candidates.items() if v is not None and math.isfinite(v)}
     if candidates:
         name, mass = max(candidates.items(), key=lambda kv: kv[1])
         if mass >= CLEAR:
             return name
-    if row["spread"] is not None and np.isfinite(row["spread"]) and row["spread"] >= BROAD:
+    if row["spread"] is not None and math.isfinite(row["spread"]) and row["spread"] >= BROAD:
         return "broad"
     return "mixed"

@@ -191,7 +191,7 @@ class LoadedModel:
         return Encoded(ids, [self.label(i) for i in ids], truncated)
 
     # ---- the trace ----------------------------------------------------------
-    @torch.no_grad()
+    @torch.inference_mode()  # no autograd bookkeeping at all: ~15% of a small model's forward
     def trace(self, text: str, output: str | None = None, switches: Switches = PLAIN,
               predictions: bool = True) -> trace_mod.Trace:
         """Run the model once on `text` and keep every attention step.
@@ -210,7 +210,7 @@ class LoadedModel:
         target = [self.special(tok.BOS)] + self.tokenizer.encode(written).ids[: self.config.max_len - 1]
         return self.trace_ids(enc.ids, switches, target, enc.truncated)
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def trace_ids(self, ids: list[int], switches: Switches = PLAIN, target: list[int] | None = None,
                   truncated: bool = False, predictions: bool = True) -> trace_mod.Trace:
         """The trace of token ids as given (a shuffled sentence, a repeated sequence). For the
@@ -218,7 +218,7 @@ class LoadedModel:
         ids_t = torch.tensor([list(ids)], device=self.device)
         tokens = [self.label(int(i)) for i in ids]
         if self.arch in ("decoder", "encoder") and not predictions:
-            (_, rec), logits = self.model.features(ids_t, record=True, switches=switches), None
+            (_, rec), logits = self.model.features(ids_t, record=True, switches=switches, attention_only=True), None
             extra = {}
         elif self.arch != "encoder-decoder":
             logits, rec = self.model(ids_t, record=True, switches=switches)

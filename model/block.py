@@ -57,9 +57,12 @@ class TransformerBlock(nn.Module):
         record: bool = False,
         heads_off: dict[str, tuple[int, ...]] | None = None,
         method: str = "zero",
+        attention_only: bool = False,
     ) -> tuple[torch.Tensor, dict[str, HeadsRecord]]:
         """x (b, t, k) -> (b, t, k), plus the attention records when record=True.
-        heads_off: "self" / "cross" -> heads to knock out in that attention (model/switches.py)."""
+        heads_off: "self" / "cross" -> heads to knock out in that attention (model/switches.py).
+        attention_only: stop after the attention (the x returned has not been through the feed-forward):
+        for a caller that wants only the weights of the last block, whose feed-forward nothing reads."""
         records: dict[str, HeadsRecord] = {}
         off = heads_off or {}
         x, rec = self._residual(x, self.norm1, lambda y: self.self_attention(
@@ -73,5 +76,7 @@ class TransformerBlock(nn.Module):
             )
             if rec is not None:
                 records["cross"] = rec
+        if attention_only:
+            return x, records
         x, _ = self._residual(x, self.norm2, lambda y: (self.feed_forward(y), None))
         return x, records

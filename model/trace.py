@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 
 from model.transformer import Recording
 
@@ -88,14 +89,18 @@ def attention_trace(kind: str, records, queries: list[str], keys: list[str]) -> 
     if first.mask is not None:
         mask = np.broadcast_to(first.mask.detach().cpu().numpy(), first.scores.shape[:-2] + (t, s))
         mask = np.array(mask.reshape(-1, t, s)[0])
+
+    def layers(step: str) -> np.ndarray:  # stacked by torch: one copy to numpy per step, not one per layer
+        return _np(torch.stack([getattr(r, step)[0] for r in records]))
+
     return AttentionTrace(
         kind=kind,
-        inputs=np.stack([_np(r.inputs[0]) for r in records]),
-        q=np.stack([_np(r.q[0]) for r in records]),
-        k=np.stack([_np(r.k[0]) for r in records]),
-        v=np.stack([_np(r.v[0]) for r in records]),
-        scores=np.stack([_np(r.scores[0]) for r in records]),
-        probs=np.stack([_np(r.probs[0]) for r in records]),
+        inputs=layers("inputs"),
+        q=layers("q"),
+        k=layers("k"),
+        v=layers("v"),
+        scores=layers("scores"),
+        probs=layers("probs"),
         mask=mask,
         queries=list(queries),
         keys=list(keys),

@@ -75,16 +75,21 @@ class Stack(nn.Module):
         self.blocks = nn.ModuleList(TransformerBlock(config, cross) for _ in range(n))
         self.final_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.norm == "pre" else nn.Identity()
 
-    def forward(self, x, mask, recording, names, context=None, context_mask=None, switches: Switches = PLAIN):
-        """names maps the block's attention ("self", "cross") to the kind it is recorded and ablated as."""
+    def forward(self, x, mask, recording, names, context=None, context_mask=None, switches: Switches = PLAIN,
+                attention_only: bool = False):
+        """names maps the block's attention ("self", "cross") to the kind it is recorded and ablated as.
+        attention_only: the caller reads only the recording; the last block stops after its attention
+        (its feed-forward is a sixth of a small model's arithmetic) and the x returned is not the output."""
         record = recording is not None
+        last = len(self.blocks) - 1
         for layer, block in enumerate(self.blocks):
             heads_off = {kind: switches.heads_off(name, layer) for kind, name in names.items()}
-            x, records = block(x, mask, context, context_mask, record, heads_off, switches.method)
+            x, records = block(x, mask, context, context_mask, record, heads_off, switches.method,
+                               attention_only=attention_only and layer == last)
             if record:
                 for kind, name in names.items():
                     recording.layers.setdefault(name, []).append(records[kind])
-        return self.final_norm(x)
+        return x if attention_only else self.final_norm(x)
 
 
 def _init(module: nn.Module) -> None:
@@ -135,15 +140,17 @@ class _SingleStack(nn.Module):
         x, recording = self.features(ids, record, switches)
         return (self.to_vocab(self.lm_transform(x)) if self.to_vocab is not None else None), recording
 
-    def features(self, ids: torch.Tensor, record: bool = False,
-                 switches: Switches = PLAIN) -> tuple[torch.Tensor, Recording | None]:
+    def features(self, ids: torch.Tensor, record: bool = False, switches: Switches = PLAIN,
+                 attention_only: bool = False) -> tuple[torch.Tensor, Recording | None]:
         """ids (b, t) -> the last layer's vectors (b, t, k), before the projection to the vocabulary
-        (training a masked model projects only the masked positions)."""
+        (training a masked model projects only the masked positions). attention_only (with record=True):
+        only the recording is wanted, and the vectors returned are not the last layer's (Stack.forward)."""
         recording = Recording() if record else None
         x = self.embed(ids, recording, "input", switches.positions)
         t = ids.size(1)
         mask = causal_mask(t, device=ids.device) if self.causal and switches.causal else None
-        return self.stack(x, mask, recording, {"self": "self"}, switches=switches), recording
+        return self.stack(x, mask, recording, {"self": "self"}, switches=switches,
+                          attention_only=attention_only), recording
 
 
 class CausalLM(_SingleStack):

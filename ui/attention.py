@@ -11,7 +11,6 @@ import re
 
 import gradio as gr
 import numpy as np
-import pandas as pd
 
 from analysis import head_stats as stats
 from ui import components
@@ -104,23 +103,25 @@ def predictions(registry: ModelRegistry, name: str, text: str) -> str:
     return f"**ISO 8601:** `{model.translate(text)}`"
 
 
-def stats_table(registry: ModelRegistry, name: str, text: str, kind: str | None) -> pd.DataFrame:
+def stats_table(registry: ModelRegistry, name: str, text: str, kind: str | None) -> dict[str, list]:
+    """Each head's statistics as plain columns (analysis.head_stats.head_columns; pd.DataFrame(...) for a
+    frame): the table is rebuilt on every request, and a DataFrame would cost more than the statistics."""
     att = registry.attention(name, text, kind)
     if att.kind != "self":
-        return stats.head_stats(att.probs, att.mask, aligned=att.kind != "cross")
+        return stats.head_columns(att.probs, att.mask, aligned=att.kind != "cross")
     trace = registry.trace(name, text)  # the special tokens the model added ([CLS], [SEP], <s>) by position
     added = registry.get(name).added_ids
     special = [i for i, token_id in enumerate(trace.ids) if int(token_id) in added]
     special_name = "/".join(dict.fromkeys(trace.tokens[i] for i in special)) or "special"
-    return stats.head_stats(att.probs, att.mask, aligned=True, special_keys=special if special else None,
-                            special_name=special_name, ids=trace.ids)
+    return stats.head_columns(att.probs, att.mask, aligned=True, special_keys=special if special else None,
+                              special_name=special_name, ids=trace.ids)
 
 
 def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, layer=None, head=None):
     """Everything about the sentence that does not depend on the chosen head (which is only outlined in
     the grid when layer and head, 1-based, are given).
 
-    Returns (notice, tokens, all-heads figure, layer-average figure, stats DataFrame, the name of the
+    Returns (notice, tokens, all-heads figure, layer-average figure, stats columns, the name of the
     head open in detail for the picker, or None). What the model predicts is `predictions` (its own endpoint,
     /predict: generating text costs more than drawing every head)."""
     trace = registry.trace(name, text)

@@ -29,10 +29,14 @@ class Slider(gr.Slider):
         return super().preprocess(payload)
 
 
-def table(frame: pd.DataFrame) -> dict:
-    """A DataFrame as gr.Dataframe's value, {"headers": [...], "data": [[...], ...]}, missing values as None.
-    Handing Gradio the DataFrame itself costs ~15 ms of server time for a 16-row table (it inspects
-    every cell for styling), most of what a request of the core tab costs; this costs ~0.1 ms."""
-    rows = frame.to_numpy(dtype=object).tolist()
+def table(frame: pd.DataFrame | dict[str, list]) -> dict:
+    """A DataFrame, or plain columns (name -> values), as gr.Dataframe's value, {"headers": [...],
+    "data": [[...], ...]}, missing values as None. Handing Gradio the DataFrame itself costs ~15 ms of
+    server time for a 16-row table (it inspects every cell for styling); this costs ~0.1 ms, and plain
+    columns (analysis.head_stats.head_columns) skip pandas altogether."""
+    if isinstance(frame, pd.DataFrame):
+        headers, rows = [str(c) for c in frame.columns], frame.to_numpy(dtype=object).tolist()
+    else:
+        headers, rows = [str(c) for c in frame], zip(*frame.values())
     data = [[None if isinstance(v, float) and v != v else v for v in row] for row in rows]  # NaN -> None
-    return {"headers": [str(c) for c in frame.columns], "data": data}
+    return {"headers": headers, "data": data}

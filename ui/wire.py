@@ -41,6 +41,11 @@ def sent(component: gr.components.Component, value: Any) -> Any:
         if "value" in value and not isinstance(value["value"], _PLAIN):
             return {**value, "value": sent(component, value["value"])}
         return value
+    if isinstance(component, gr.Dataframe) and isinstance(value, dict) and value.keys() == {"headers", "data"}:
+        # ui.components.table's value, as Dataframe.postprocess would send it (it would also look for
+        # polars on disk, every call)
+        if value["data"] and len(value["headers"]) == len(value["data"][0]):
+            return {"headers": value["headers"], "data": value["data"], "metadata": None}
     out = component.postprocess(value)
     return out.model_dump() if isinstance(out, (GradioModel, GradioRootModel)) else out
 

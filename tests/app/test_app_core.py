@@ -4,10 +4,10 @@ from __future__ import annotations
 import shutil
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+from analysis import head_stats as stats
 from ui import attention
 from ui.links import ViewSettings, make_link, parse_query
 from ui.models import MAX_CHARS, InputError, ModelRegistry, check_index, clean_text
@@ -81,11 +81,11 @@ def test_analyze_lm_gives_every_core_output(registry):
     assert [t for t, _ in tokens] == trace.tokens and tokens[0] == ("<s>", str(int(trace.ids[0])))
     assert isinstance(grid, go.Figure) and len(grid.layout.annotations) == att.n_layers * att.n_heads
     assert isinstance(average, go.Figure) and len(average.layout.annotations) == att.n_layers
-    assert isinstance(frame, pd.DataFrame) and len(frame) == att.n_layers * att.n_heads
+    assert list(frame) == stats.COLUMNS and len(frame["head"]) == att.n_layers * att.n_heads
     assert "Next token" in predicted and "Greedy continuation" in predicted
     assert shown == "L2 H3" and attention.analyze(registry, "The cat sat on the mat", "lm", layer=9, head=1)[-1] is None
     names = attention.head_names(registry, "lm")
-    assert names[0] == "L1 H1" and names[-1] == f"L{att.n_layers} H{att.n_heads}" and len(names) == len(frame)
+    assert names[0] == "L1 H1" and names[-1] == f"L{att.n_layers} H{att.n_heads}" and names == frame["head"]
 
 
 def test_show_head_matches_the_trace_and_checks_ranges(registry):
@@ -107,7 +107,7 @@ def test_dates_kinds_translation_and_cross_attention_stats(registry):
     assert registry.kinds("dates") == ("encoder", "decoder", "cross")
     out = attention.analyze(registry, "Saturday, 21st of November 2026", "dates", "cross")
     assert attention.predictions(registry, "dates", "Saturday, 21st of November 2026") == "**ISO 8601:** `2026-11-21`"
-    assert out[4]["previous"].isna().all()  # no "previous token" across two sequences
+    assert np.isnan(out[4]["previous"]).all()  # no "previous token" across two sequences
     iso = attention.translate(registry, "Saturday, 21st of November 2026")
     assert iso == registry.get("dates").translate("Saturday, 21st of November 2026")
     with pytest.raises(InputError, match="beam width"):

@@ -6,6 +6,7 @@ import json
 import shutil
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 import torch
@@ -36,7 +37,8 @@ def test_minilm_is_listed_after_the_trained_models(registry):
 
 
 def test_analyze_on_minilm(registry):
-    note, tokens, grid, average, frame, _ = attention.analyze(registry, ANIMAL, "minilm")
+    note, tokens, grid, average, columns, _ = attention.analyze(registry, ANIMAL, "minilm")
+    frame = pd.DataFrame(columns)
     names = attention.head_names(registry, "minilm")
     assert note == ""
     assert [t for t, _ in tokens][:3] == ["[CLS]", "the", "animal"] and tokens[-1][0] == "[SEP]"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis import head_stats as stats
@@ -49,7 +50,7 @@ def test_the_dates_tab_says_when_a_date_has_no_year(registry):
 def test_step_by_step_and_head_statistics_give_one_entropy(registry):
     caption = steps.view(registry, SENTENCE, "lm", 1, 2, None, False)[0]
     shown = float(re.search(r"Mean entropy ([0-9.]+) bits", caption).group(1))
-    table = attention.stats_table(registry, "lm", SENTENCE, "self").set_index("head")
+    table = pd.DataFrame(attention.stats_table(registry, "lm", SENTENCE, "self")).set_index("head")
     assert shown == pytest.approx(table.loc["L1 H2", "entropy_bits"], abs=0.006)
 
 

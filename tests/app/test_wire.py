@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from gradio.state_holder import SessionState
 
+from analysis.head_stats import head_columns, head_stats
 from ui import components
 from ui.wire import sent, sent_all
 from viz import heatmap
@@ -51,3 +52,18 @@ def test_a_dict_of_outputs_and_a_single_output():
     assert sent_all([note, plot], gr.skip()) == gr.skip()  # one skip for every output stays one skip
     label = gr.Label(render=False)  # a single output whose value is itself a dict is not a dict of outputs
     assert sent_all([label], {"noun.animal": 0.9, "noun.food": 0.1})["label"] == "noun.animal"
+
+
+def test_head_statistics_as_plain_columns_are_the_frame_gradio_would_send():
+    """/analyze builds its table from plain columns (no DataFrame per request): same cells, NaN as None."""
+    previous = np.eye(6, k=-1)
+    previous[0, 0] = 1
+    probs = np.stack([np.stack([previous, np.tril(np.ones((6, 6))) / np.arange(1, 7)[:, None]])]).astype(np.float32)
+    mask = np.tril(np.ones((6, 6), dtype=bool))
+    columns = head_columns(probs, mask, ids=np.arange(6))
+    assert all(isinstance(v, (str, int, float)) for values in columns.values() for v in values)
+    plain, wired = answers(lambda: [gr.Dataframe()], lambda: components.table(columns))
+    framed = answers(lambda: [gr.Dataframe()], lambda: components.table(head_stats(probs, mask, ids=np.arange(6))))
+    assert wired == plain == framed[0]
+    cells = dict(zip(wired[0]["headers"], wired[0]["data"][0]))
+    assert cells["label"] == "previous-token" and cells["induction"] is None  # NaN: no token repeats
