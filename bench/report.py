@@ -32,23 +32,34 @@ def _server_cost(r: dict) -> list[str]:
         "## Server CPU per call",
         "",
         f"Calls one at a time, `/ping` and `/analyze` (32 tokens, a new sentence each) alternating, the server's "
-        f"CPU time read from `/proc` around each: **{cpu['analyze_ms']:.1f} ms** an `/analyze`, "
-        f"**{cpu['ping_ms']:.1f} ms** a `/ping` ({cpu['calls']} calls each).",
+        f"CPU time read around each from the scheduler's per-thread clock (`/proc/PID/task/*/schedstat`, in ns): "
+        f"**{cpu['analyze_ms']:.1f} ms** an `/analyze`, **{cpu['ping_ms']:.1f} ms** a `/ping` ({cpu['calls']} calls each). "
+        "Runs before 2026-11-23 14:00 UTC read `/proc/PID/stat`, which counts 10 ms ticks, as long as a whole "
+        "`/ping`: compare those runs by the ratio, not the milliseconds (1.81x in the last of them).",
         "",
-        "Where an `/analyze` goes (profiled in the app process, 2026-11-23): the handler takes about 6.4 ms of the "
-        "server's CPU (the forward pass with every attention step kept about 3.9 ms; the same code run back to back "
-        "takes 1.6 ms, but calls one at a time meet cold caches), and putting its six outputs into the form the "
-        "browser receives about 1 ms; the rest is Gradio's queue and about 45 KB of answer. gradio_client sends "
-        "every call through the queue, `/ping` included, so the queue alone costs about what a `/ping` does. "
-        "Done so far: figures built without Plotly's validation and deep copies and written by orjson in one "
-        "pass (viz/figure.py), tables without pandas' per-cell checks, Gradio's per-event analytics summary off, "
-        "one torch thread, head statistics built by column, no default template, outputs postprocessed in the "
-        "handler's thread (ui/wire.py: no thread hop per output), no component rebuilt per call (the tile "
-        "picker's choices follow the model alone), no CSV file written per call, no projection onto the "
-        "vocabulary in the views' traces: 87 ms a call in the issue's run, 58 ms when this work began, "
-        f"{cpu['analyze_ms']:.0f} ms in the run above. "
-        "The 1.6x target needs the handler and its answer together under about 0.6 of a `/ping`: less than the "
-        "forward pass and the figures cost on a cold core.",
+        "Where an `/analyze` goes, timed inside the server (thread CPU time around each step, 150 calls, "
+        "2026-11-23): the handler about 5.6 ms, of which the trace 3.2 ms (the forward pass with every "
+        "attention step kept 2.3 ms, copying it to numpy 0.35 ms, tokenizing 0.2 ms), head statistics 0.8 ms, "
+        "outputs into the form the browser receives 0.7 ms, every-head figure 0.6 ms; Gradio's queue, six inputs "
+        "and the 45 KB answer about 1 ms more than a `/ping` (measured with a handler that returns a stored "
+        "answer: 1.14x a `/ping`). gradio_client sends every call through the queue, `/ping` included.",
+        "",
+        "Done: figures built without Plotly's validation and deep copies and written by orjson in one pass "
+        "(viz/figure.py), tables without pandas (head statistics as plain columns, sent without Gradio's "
+        "Dataframe.postprocess), Gradio's per-event analytics summary off, one torch thread, no default "
+        "template, outputs postprocessed in the handler's thread (ui/wire.py), no component rebuilt and no CSV "
+        "written per call, no projection onto the vocabulary and no last feed-forward in the views' traces, "
+        "traces under inference_mode.",
+        "",
+        "Why the 1.6x target is still missed: on this VM, code that runs after the core has idled costs about "
+        "twice what it costs back to back (the same lm trace: 1.8 ms in a loop, 3.0 ms after a 20 ms sleep, "
+        "4.0 ms after 80 ms; plain matrix products alike, 0.65 to 1.27 ms), and a call one at a time always "
+        "follows idle time. Cuts measured in a hot loop shrink far less in the server: the forward pass went "
+        "from 1.22 to 0.95 ms back to back (inference_mode, no last feed-forward) but only from 2.4 to 2.3 ms "
+        "in the server; dropping pandas from the statistics saved 0.3 ms back to back and nothing measurable "
+        "there. The handler would have to cost about 3.5 ms in the server. Next candidate: Gradio preprocesses "
+        "each input in a worker thread of its own (six thread hops per `/analyze`); doing it in the handler's "
+        "thread, as ui/wire.py does for outputs, measured about 0.4 ms (1.78x instead of 1.84x).",
         "",
     ]
 
