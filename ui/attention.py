@@ -130,9 +130,9 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, lay
     grid = heads_grid(att, font, selected_head(att, layer, head))
     average = heatmap.layer_average_grid(att.probs, mask=att.mask, font_size=font,
                                          title=f"Average over the {att.n_heads} heads of each layer")
-    frame = stats_table(registry, name, text, att.kind)
+    columns = stats_table(registry, name, text, att.kind)
     selected = selected_head(att, layer, head)
-    return (notice(registry, name, trace), token_view(trace), grid, average, frame,
+    return (notice(registry, name, trace), token_view(trace), grid, average, columns,
             head_name(*selected) if selected else None)
 
 
@@ -286,13 +286,13 @@ def build(ctx: Context) -> None:
             download = gr.Button("Download CSV", size="sm", elem_id="stats-csv")
 
     def run_analyze(text, name, kind, presenter, layer, head):
-        note, token_pairs, grid_fig, average_fig, frame, shown = friendly(analyze)(
+        note, token_pairs, grid_fig, average_fig, columns, shown = friendly(analyze)(
             registry, text, name, kind, presenter, layer, head)
         if note:
             gr.Warning(note)
         trace = registry.trace(name, text)  # cached: the trace analyze just read
         note = "\n\n".join(part for part in (note, token_notes(trace)) if part)
-        return note, token_pairs, grid_fig, average_fig, components.table(frame), shown
+        return note, token_pairs, grid_fig, average_fig, components.table(columns), shown
 
     def run_predict(text, name):
         return friendly(predictions)(registry, name, text)

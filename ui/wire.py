@@ -7,7 +7,7 @@ at once, that was a third of what /analyze cost the server beyond the model and 
 
 The views' events are registered with `postprocess=False` (ui/context.py) and hand Gradio their
 outputs already in the form the browser receives, made here by the same `postprocess` Gradio would
-call. The browser and API callers get byte-for-byte what they got before (tests/ui/test_wire.py
+call. The browser and API callers get byte-for-byte what they got before (tests/app/test_wire.py
 compares the two).
 """
 from __future__ import annotations
