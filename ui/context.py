@@ -15,7 +15,7 @@ from typing import Callable
 import gradio as gr
 
 from ui.models import InputError, ModelRegistry, public_message
-from ui.wire import sent_all
+from ui.wire import received, received_in_handler, sent_all
 
 log = logging.getLogger(__name__)
 
@@ -119,12 +119,14 @@ class Context:
         shared = [t for t in triggers if t in self.head_triggers]
         local = [t for t in triggers if t not in shared] or [self._hidden_button.click]
 
+        inline = received_in_handler(inputs)  # inputs read in the handler's thread (ui/wire.py)
+
         @functools.wraps(fn)  # the endpoint's parameters keep fn's names (gradio_client reads them)
         def endpoint(*values):
-            return sent_all(outputs, fn(*values))
+            return sent_all(outputs, fn(*(received(inputs, values) if inline else values)))
 
         gr.on(triggers=local, fn=endpoint, inputs=inputs, outputs=outputs, api_name=api_name, postprocess=False,
-              **{"trigger_mode": "always_last", **kwargs})
+              preprocess=not inline, **{"trigger_mode": "always_last", **kwargs})
         self._views.append(_View(fn, list(inputs), list(outputs), self._building_tab, shared))
 
     def run_after(self, event, suffix: str, head_only: bool = False, like=None) -> None:

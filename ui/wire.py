@@ -1,4 +1,4 @@
-"""What a view's outputs look like on the wire, made in the handler's own thread.
+"""What a view's inputs and outputs look like on the wire, read and made in the handler's own thread.
 
 For every output of every event, Gradio runs the component's `postprocess` in a worker thread of
 its own (one thread hop per output) and, for a returned component such as `gr.Dropdown(choices=...)`,
@@ -9,13 +9,21 @@ The views' events are registered with `postprocess=False` (ui/context.py) and ha
 outputs already in the form the browser receives, made here by the same `postprocess` Gradio would
 call. The browser and API callers get byte-for-byte what they got before (tests/app/test_wire.py
 compares the two).
+
+Inputs likewise: Gradio runs each input's `preprocess` in a worker thread of its own, six thread hops
+for /analyze before the handler starts, and on a 2-core server each hop wakes a sleeping core. The API
+endpoints are registered with `preprocess=False` and `received` runs the same `preprocess` calls here,
+with the same checks and messages.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import gradio as gr
 from gradio.data_classes import GradioModel, GradioRootModel
+
+log = logging.getLogger(__name__)
 
 # a returned component's value needs no postprocessing when it is one of these (Dropdown, Slider,
 # Checkbox, Textbox, Markdown): Gradio would pass it through unchanged
@@ -60,3 +68,29 @@ def sent_all(outputs: list, result) -> Any:
     if is_update(result):
         return result
     return tuple(sent(component, value) for component, value in zip(outputs, result))
+
+
+def received_in_handler(inputs: list) -> bool:
+    """Whether `received` can stand in for Gradio's preprocessing of these inputs: plain values only
+    (no file or image payloads, which Gradio validates against a data model first)."""
+    return all(getattr(component, "data_model", None) is None for component in inputs)
+
+
+def received(inputs: list, values) -> list:
+    """Raw API values as each component's `preprocess` hands them to a handler (a gr.State's value
+    arrives as it is). Gradio's own checks say what was wrong (a choice not offered, a slider out of
+    range); anything else a component cannot read gets a plain message, never a traceback."""
+    out = []
+    for component, value in zip(inputs, values):
+        if component.stateful:
+            out.append(value)
+            continue
+        try:
+            out.append(component.preprocess(value))
+        except gr.Error:
+            raise
+        except Exception:
+            log.info("%s could not read %r", type(component).__name__, value, exc_info=True)
+            name = getattr(component, "label", None) or type(component).__name__
+            raise gr.Error(f"{name} cannot take the value {str(value)[:40]!r}.", print_exception=False) from None
+    return out

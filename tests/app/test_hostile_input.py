@@ -220,6 +220,22 @@ def test_out_of_range_layer_head(app, client, api, field, value):
     assert_still_works(client, api)
 
 
+# /analyze reads its inputs in the handler's own thread (ui.wire.received): every one of them is checked there
+WRONG_ANALYZE_INPUT = [("layer", 99), ("layer", "x"), ("layer", [1]), ("layer", math.nan), ("head", {"n": 1}),
+                       ("head", 0), ("kind", "sideways"), ("kind", ["self"]), ("presenter", {"on": True})]
+
+
+@pytest.mark.parametrize("field,value", WRONG_ANALYZE_INPUT, ids=[f"{f}={v!r}" for f, v in WRONG_ANALYZE_INPUT])
+def test_wrong_analyze_inputs(app, client, api, field, value):
+    given = {"text": NORMAL, "name": "lm", "kind": None, field: value}
+    event, payload = raw_call(app.url, "analyze", api.args("/analyze", **given))
+    if event == "error":
+        assert_clear_message(error_message(payload), f"{field}={value!r}")
+    else:  # Gradio's checkbox reads any value as true or false; nothing else may pass
+        assert field == "presenter", f"{field}={value!r} was accepted: {str(payload)[:200]}"
+    assert_still_works(client, api)
+
+
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, "NaN", "Infinity"], ids=repr)
 def test_non_finite_layer_is_refused(app, client, api, value):
     """Python's JSON parser on the server accepts the NaN and Infinity tokens that json.dumps writes."""

@@ -11,7 +11,7 @@ from gradio.state_holder import SessionState
 
 from analysis.head_stats import head_columns, head_stats
 from ui import components
-from ui.wire import sent, sent_all
+from ui.wire import received, sent, sent_all
 from viz import heatmap
 
 FIGURE = heatmap.attention_heatmap(np.eye(3), ["<s>", "a", "b"], ["<s>", "a", "b"], title="one head")
@@ -67,3 +67,47 @@ def test_head_statistics_as_plain_columns_are_the_frame_gradio_would_send():
     assert wired == plain == framed[0]
     cells = dict(zip(wired[0]["headers"], wired[0]["data"][0]))
     assert cells["label"] == "previous-token" and cells["induction"] is None  # NaN: no token repeats
+
+
+def handed(raw: list):
+    """What a handler is given for the raw API values `raw`: by Gradio's preprocessing, and by ui.wire.received
+    (the error message where either refuses)."""
+    with gr.Blocks() as demo:
+        inputs = [gr.Textbox(), gr.Dropdown(choices=["lm", "mlm"], value="lm"), gr.Radio(choices=["self", "cross"]),
+                  gr.Checkbox(), components.Slider(1, 4, step=1, label="Layer"), gr.State("kept")]
+        out = gr.Textbox()
+        button = gr.Button()
+        button.click(lambda *values: repr(list(values)), inputs, out)
+        button.click(lambda *values: repr(received(inputs, values)), inputs, out, preprocess=False)
+
+    def run(fn):
+        try:
+            return asyncio.run(demo.process_api(fn, list(raw), SessionState(demo)))["data"][0]
+        except gr.Error as e:
+            return f"error: {e.message}"
+    return tuple(run(fn) for fn in demo.fns.values())
+
+
+def test_inputs_read_in_the_handler_are_what_gradio_would_hand_it():
+    plain, inline = handed(["a cat", "mlm", "cross", True, 3, None])
+    assert inline == plain == repr(["a cat", "mlm", "cross", True, 3, "kept"])
+
+
+def test_inputs_gradio_refuses_are_refused_with_its_message():
+    for raw in (["x", "gpt-4", "self", False, 1, None], ["x", "lm", "sideways", False, 1, None],
+                ["x", "lm", "self", False, 9, None], ["x", "lm", "self", False, "two", None]):
+        plain, inline = handed(raw)
+        assert inline.startswith("error: ") and inline == plain, raw
+
+
+def test_a_value_a_component_cannot_read_gets_a_plain_message():
+    plain, inline = handed(["x", "lm", "self", False, [1, 2], None])
+    assert inline == "error: Layer must be a number between 1 and 4, not '[1, 2]'."
+    with gr.Blocks():
+        beam = gr.Slider(1, 8, label="Beam")  # Gradio's own slider: a list fails inside its range check
+    try:
+        received([beam], [[1, 2]])
+    except gr.Error as e:
+        assert e.message == "Beam cannot take the value '[1, 2]'." and "Traceback" not in e.message
+    else:
+        raise AssertionError("a list was read as a number")

@@ -28,3 +28,27 @@ def test_json_is_what_plotly_writes_with_arrays_nan_scalars_and_markup():
 def test_what_a_figure_cannot_hold_is_refused_by_name():
     with pytest.raises(TypeError, match="set"):
         figure([{"type": "heatmap", "z": {1, 2}}], {}).to_json()
+
+
+@pytest.mark.parametrize("array", [
+    np.arange(12, dtype=np.uint8).reshape(3, 4), np.linspace(0, 1, 5, dtype=np.float32), np.eye(3),
+    np.arange(-3, 3, dtype=np.int64), np.array([0, 40_000], dtype=np.int64), np.array([-5, 2**40], dtype=np.int64),
+    np.array([1, 300], dtype=np.uint64), np.arange(6, dtype=np.int16).reshape(1, 2, 3),
+    np.eye(3)[:, ::2],  # not contiguous
+])
+def test_typed_arrays_are_what_plotly_writes(array):
+    from _plotly_utils.utils import to_typed_array_spec
+
+    from viz.figure import typed_array
+
+    plotlys = to_typed_array_spec(array)
+    expected = plotlys.tolist() if isinstance(plotlys, np.ndarray) else plotlys
+    assert typed_array(array) == expected
+
+
+@pytest.mark.parametrize("array", [np.array([], dtype=np.float32), np.array([True, False]), np.array(["a", "b"])])
+def test_arrays_plotly_has_no_typed_form_for_are_written_as_lists(array):
+    from viz.figure import typed_array
+
+    assert typed_array(array) == array.tolist()
+    assert json.loads(figure([{"type": "scatter", "x": array}], {}).to_json())["data"][0]["x"] == array.tolist()
