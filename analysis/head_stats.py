@@ -67,8 +67,8 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
     rows = slice(1, None) if t > 1 else slice(None)
     p = probs[:, :, rows]  # (L, H, r, s)
     query_pos = np.arange(t)[rows]
+    entropy = -(p * np.log2(np.where(p > 0, p, 1.0))).sum(-1)  # (L, H, r); 0·log 0 counts as 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        entropy = -(np.where(p > 0, p * np.log2(p), 0.0)).sum(-1)  # (L, H, r)
         choices = mask[rows].sum(-1)  # (r,)
         max_entropy = np.log2(np.maximum(choices, 1))
         spread = np.where(max_entropy > 0, entropy / np.where(max_entropy > 0, max_entropy, 1), np.nan)
@@ -100,11 +100,24 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
     numeric = {"entropy_bits": flat(entropy.mean(-1)), "spread": flat(spread_mean),
                "mean_distance": flat(mean_distance), "previous": flat(previous), "next": flat(next_mass),
                "first": flat(first), "special": flat(special), "self": flat(self_mass), "induction": flat(induction)}
-    columns = {name: values.tolist() for name, values in numeric.items()}
-    labels = [label(dict(zip(columns, row)), special_name) for row in zip(*columns.values())]
     return {"head": head_names(n_layers, n_heads),
             "layer": (layer_index + 1).tolist(), "head_in_layer": (head_index + 1).tolist(),
-            **{name: np.round(values, 3).tolist() for name, values in numeric.items()}, "label": labels}
+            **{name: np.round(values, 3).tolist() for name, values in numeric.items()},
+            "label": labels(numeric, special_name)}
+
+
+def labels(numeric: dict[str, np.ndarray], special_name: str = "special") -> list[str]:
+    """`label` for every head at once, from head_columns' unrounded columns (name -> one value per head):
+    the same rule, without a dict per head (the app labels every head on every request)."""
+    sink = "special" if np.isfinite(numeric["special"]).all() else "first"
+    names = ["previous-token", "next-token", f"{special_name} sink" if sink == "special" else "first-token sink",
+             "self", "induction"]
+    masses = np.stack([numeric[c] for c in ("previous", "next", sink, "self", "induction")], axis=-1)
+    masses = np.where(np.isfinite(masses), masses, -np.inf)  # a pattern that does not apply never wins
+    best = masses.argmax(-1)  # the first of equals, as max() over the candidates in this order
+    clear = masses[np.arange(len(best)), best] >= CLEAR
+    broad = np.nan_to_num(numeric["spread"], nan=-1.0) >= BROAD
+    return [names[b] if c else ("broad" if w else "mixed") for b, c, w in zip(best.tolist(), clear, broad)]
 
 
 def label(row: dict, special_name: str = "special") -> str:

@@ -14,6 +14,7 @@ Nothing is loaded on import.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -39,6 +40,9 @@ class Encoded:
     ids: list[int]
     tokens: list[str]  # readable labels, one per id
     truncated: bool  # the input was longer than the model's context and was cut
+
+
+ENCODED_KEPT = 16  # texts whose encoding a model remembers
 
 
 @dataclass
@@ -87,6 +91,7 @@ class LoadedModel:
     weights: str = checkpoint.WEIGHTS
     _specials: dict = field(default_factory=dict)
     _labels: dict = field(default_factory=dict)
+    _encoded: OrderedDict = field(default_factory=OrderedDict)  # text -> Encoded, the last ENCODED_KEPT
     pretrained: bool = False  # published by others (model/pretrained.py), not trained by this project
 
     @property
@@ -150,9 +155,21 @@ class LoadedModel:
     # ---- text -> ids ----------------------------------------------------
     def encode(self, text: str) -> Encoded:
         """Text as the model reads it. Text models start with <s>; the masked model turns
-        "<mask>" (or "[MASK]") into its mask token; the dates model reads raw characters."""
+        "<mask>" (or "[MASK]") into its mask token; the dates model reads raw characters.
+        The last few texts are remembered: the app asks how long a text is before it runs the model on it."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a string, got {type(text).__name__}")
+        known = self._encoded.get(text)
+        if known is None:
+            known = self._encoded[text] = self._encode(text)
+            while len(self._encoded) > ENCODED_KEPT:
+                try:
+                    self._encoded.popitem(last=False)
+                except KeyError:  # another thread emptied it meanwhile
+                    break
+        return Encoded(list(known.ids), list(known.tokens), known.truncated)  # a caller may extend its copy
+
+    def _encode(self, text: str) -> Encoded:
         if self.config.tokenizer == "template":
             return self._encode_template(text)
         if self.arch == "encoder-decoder":

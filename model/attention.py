@@ -56,10 +56,10 @@ def scaled_dot_product_attention(
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     scores = q @ k.transpose(-2, -1)  # (..., t, s)
-    logits = scores / math.sqrt(q.size(-1)) if scale else scores
-    logits = logits / temperature
+    divisor = (math.sqrt(q.size(-1)) if scale else 1.0) * temperature  # one division: sqrt(d)·1 is sqrt(d)
+    logits = scores / divisor if divisor != 1.0 else scores
     if mask is not None:
-        logits = logits.masked_fill(~mask, float("-inf"))
+        logits = torch.where(mask, logits, float("-inf"))  # a blocked key gets exp(-inf) = 0 weight
     probs = torch.softmax(logits.float(), dim=-1).to(v.dtype)
     dropped = F.dropout(probs, dropout, training) if dropout > 0 else probs
     return Attention(output=dropped @ v, scores=scores, mask=mask, probs=probs)

@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable
 
+import anyio.to_thread
 import gradio as gr
 
 from ui.models import InputError, ModelRegistry, public_message
@@ -31,9 +32,12 @@ try:  # a Hugging Face ZeroGPU Space lends a GPU to each call decorated with spa
     import spaces
 
     on_gpu = spaces.GPU
+    LENT_GPU = True
 except ImportError:  # anywhere else (the package is only there on Spaces): run as is, on CUDA if present
     def on_gpu(fn: Callable) -> Callable:
         return fn
+
+    LENT_GPU = False
 
 
 def friendly(fn: Callable) -> Callable:
@@ -113,20 +117,34 @@ class Context:
         return tab
 
     def listen(self, fn: Callable, inputs: list, outputs: list, api_name: str, triggers: list | None = None,
-               **kwargs) -> None:
-        """Register a view (see the class docstring)."""
+               quick: Callable[..., bool] | None = None, **kwargs) -> None:
+        """Register a view (see the class docstring). quick (given fn's arguments): whether this call is
+        cheap enough to run on the server's event loop, where the request arrived. Gradio otherwise runs a
+        handler in a worker thread, and on a 2-core server waking that thread, and the event loop again
+        afterwards, cost about as much CPU as /analyze's forward pass. A ZeroGPU Space always uses the thread."""
         triggers = triggers or self.triggers
         shared = [t for t in triggers if t in self.head_triggers]
         local = [t for t in triggers if t not in shared] or [self._hidden_button.click]
-
         inline = received_in_handler(inputs)  # inputs read in the handler's thread (ui/wire.py)
+
+        def answer(*values):
+            return sent_all(outputs, fn(*values))
 
         @functools.wraps(fn)  # the endpoint's parameters keep fn's names (gradio_client reads them)
         def endpoint(*values):
-            return sent_all(outputs, fn(*(received(inputs, values) if inline else values)))
+            return answer(*(received(inputs, values) if inline else values))
 
-        gr.on(triggers=local, fn=endpoint, inputs=inputs, outputs=outputs, api_name=api_name, postprocess=False,
-              preprocess=not inline, **{"trigger_mode": "always_last", **kwargs})
+        @functools.wraps(fn)
+        async def quick_endpoint(*values):
+            values = received(inputs, values)
+            if quick(*values):
+                return answer(*values)
+            return await anyio.to_thread.run_sync(lambda: answer(*values))
+
+        run_here = quick is not None and inline and not LENT_GPU
+        gr.on(triggers=local, fn=quick_endpoint if run_here else endpoint, inputs=inputs, outputs=outputs,
+              api_name=api_name, postprocess=False, preprocess=not inline,
+              **{"trigger_mode": "always_last", **kwargs})
         self._views.append(_View(fn, list(inputs), list(outputs), self._building_tab, shared))
 
     def run_after(self, event, suffix: str, head_only: bool = False, like=None) -> None:

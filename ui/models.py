@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 
 MAX_CHARS = 2000  # server-side limit: the browser's max_length is only a hint
 CACHE_SIZE = 64
+# A forward pass of this much arithmetic takes a millisecond or two on one CPU core: little enough to run
+# where the request arrived (lm up to ~60 tokens; minilm never). See ModelRegistry.quick.
+QUICK_FLOPS = 100e6
 MAX_BEAM = 8  # widest beam search the app runs
 ASSETS_ENV = "ATTENTION_ASSETS"
 # The most tokens the app reads with a pretrained model, as with its own (lm's context): minilm's 512 or
@@ -129,6 +132,10 @@ class LRUCache:
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def __contains__(self, key) -> bool:
+        with self._lock:
+            return key in self._items
 
 
 @dataclass
@@ -228,6 +235,24 @@ class ModelRegistry:
         if not result.tokens or all(int(i) in model.added_ids for i in result.ids):  # minilm drops some characters
             raise InputError("The model found no tokens in this text; type some words.")
         return result
+
+    def quick(self, name, text) -> bool:
+        """Whether the trace of `text` is at hand or costs at most QUICK_FLOPS to compute (a one-stack model
+        only: the dates model decodes step by step first), so that a view may compute it without handing
+        the work to another thread (ui.context.Context.listen). Bad input is quick: it ends in a message."""
+        try:
+            model, text = self.get(name), clean_text(text)
+        except InputError:
+            return True
+        if (name, text) in self._cache:
+            return True
+        if model.arch == "encoder-decoder":
+            return False
+        config, tokens = model.config, len(model.encode(text).ids)
+        # multiply-adds, twice: the projections and the feed-forward per token, q·k and weights·v per pair
+        per_layer = 2 * tokens * (4 * config.d_model ** 2 + 2 * config.d_model * config.d_ff) \
+            + 4 * tokens ** 2 * config.d_model
+        return config.n_layers * per_layer <= QUICK_FLOPS
 
     def attention(self, name, text, kind: str | None = None) -> AttentionTrace:
         """One kind of attention from the cached trace; kind defaults to the model's first."""

@@ -7,6 +7,7 @@ tickvals/ticktext.
 """
 from __future__ import annotations
 
+import functools
 import html
 import math
 import unicodedata
@@ -16,7 +17,11 @@ EMPTY = "∅"
 
 def token_label(token) -> str:
     """One token as safe, visible Plotly text: HTML escaped, control characters shown as \\xNN."""
-    text = str(token)
+    return _label(str(token))
+
+
+@functools.lru_cache(maxsize=16384)  # a vocabulary's worth: every figure of every request labels its tokens
+def _label(text: str) -> str:
     if not text.isprintable():  # printable text has no control or format characters: skip the slow pass
         text = "".join(c if unicodedata.category(c)[0] != "C" else f"\\x{ord(c):02x}" for c in text)
     if not text.strip():

@@ -73,3 +73,36 @@ def test_rows_per_head_and_bad_shapes():
         head_stats(np.ones((4, 4)))
     with pytest.raises(ValueError, match="mask shape"):
         head_stats(np.ones((1, 1, 4, 4)) / 4, mask=np.ones((3, 3), bool))
+
+
+def test_labels_of_every_head_at_once_follow_the_rule_for_one_head():
+    """head_columns labels all heads in one go (analysis.head_stats.labels); label() is the rule for one head.
+    Random heads with strong patterns mixed in, so that every label and every tie-break comes up."""
+    from analysis.head_stats import head_columns, label
+
+    rng = np.random.default_rng(0)
+    seen = set()
+    for trial in range(30):
+        t = int(rng.integers(2, 9))
+        logits = rng.normal(size=(3, 4, t, t)) * rng.choice([0.1, 1.0, 8.0], size=(3, 4, 1, 1))
+        logits[0, 0] += 20 * np.eye(t, k=-1)  # previous-token
+        logits[1, 1] += 20 * np.eye(t)  # self
+        logits[2, 2, :, 0] += 20  # sink
+        causal = trial % 2 == 0
+        mask = np.tril(np.ones((t, t), dtype=bool)) if causal else None
+        if causal:
+            logits = np.where(mask, logits, -np.inf)
+        probs = np.exp(logits - logits.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        special = [0] if trial % 3 == 0 else None
+        ids = rng.integers(0, 3, size=t) if trial % 4 == 0 else None
+        columns = head_columns(probs, mask, special_keys=special, special_name="<s>", ids=ids)
+        # the rule for one head, on unrounded values: recompute them without rounding
+        unrounded = {name: np.asarray(values, dtype=float) for name, values in columns.items()
+                     if name not in ("head", "layer", "head_in_layer", "label")}
+        for i, shown in enumerate(columns["label"]):
+            row = {name: values[i] for name, values in unrounded.items()}
+            if not any(abs(v - 0.5) < 2e-3 or abs(v - 0.8) < 2e-3 for v in row.values() if np.isfinite(v)):
+                assert shown == label(row, "<s>"), (trial, i, row)
+            seen.add(shown)
+    assert {"previous-token", "self", "<s> sink", "first-token sink", "mixed"} <= seen, seen

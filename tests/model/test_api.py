@@ -51,6 +51,18 @@ def test_encode_rejects_non_text(tiny_loaded):
         tiny_loaded["tiny-lm"].encode(["the", "cat"])
 
 
+def test_a_remembered_encoding_is_a_fresh_copy_and_the_memory_stays_small(tiny_loaded):
+    lm = tiny_loaded["tiny-lm"]
+    first = lm.encode("the cat sat")
+    first.ids.append(999)  # generate() extends the ids it was given
+    first.tokens.append("x")
+    again = lm.encode("the cat sat")
+    assert again.ids == first.ids[:-1] and again.tokens == first.tokens[:-1]
+    for i in range(3 * api.ENCODED_KEPT):
+        assert lm.encode(f"text {i}").ids == lm._encode(f"text {i}").ids
+    assert len(lm._encoded) <= api.ENCODED_KEPT
+
+
 def test_lm_trace_is_causal_in_every_layer_and_head(tiny_loaded):
     lm = tiny_loaded["tiny-lm"]
     trace = lm.trace("the quiet cat holds the lamp")
