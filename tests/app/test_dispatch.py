@@ -138,3 +138,61 @@ def test_a_streaming_handler_repeats_what_it_has_set():
     assert list(train()) == [{status: "starting"}, {status: "step 1", curve: "figure 1"},
                              {status: "step 1", curve: "figure 1"}]
     assert "request" in inspect.signature(train).parameters  # Gradio still hands it the request
+
+
+# ---- small work runs where the request arrived ---------------------------------------------------------
+def test_small_work_is_quick_large_or_decoding_work_is_not(demo):
+    registry = demo.registry
+    assert registry.quick("lm", "The cat sat on the mat.")  # about 10 tokens of a 4-layer, 128-wide model
+    assert not registry.quick("lm", "word " * 200)  # ~200 tokens: more arithmetic than QUICK_FLOPS
+    assert not registry.quick("dates", "3 March 1999")  # translating decodes token by token first
+    assert registry.quick("gpt-4", "anything") and registry.quick("lm", "")  # bad input only costs a message
+    long = "word " * 200
+    registry.trace("lm", long)
+    assert registry.quick("lm", long)  # the trace is cached now: nothing left to compute
+    if "minilm" in registry.models:  # 6 layers, 384 wide: even a short sentence is over the budget
+        assert not registry.quick("minilm", "The cat sat on the mat.")
+
+
+def test_a_quick_view_runs_on_the_event_loop_and_a_slow_one_in_a_worker_thread(demo):
+    """ui.context.Context.listen: quick(...) decides, per call, where the view computes."""
+    import asyncio
+    import threading
+
+    from gradio.state_holder import SessionState
+
+    from ui.context import Context
+
+    where = []
+
+    def view(text):
+        where.append(threading.get_ident())
+        return f"read {text}"
+
+    with gr.Blocks() as blocks:
+        text = gr.Textbox()
+        ctx = Context(demo=blocks, registry=demo.registry, text=text, model=gr.Dropdown(), analyze=gr.Button(),
+                      layer=gr.Slider(), head=gr.Slider(), kind=gr.Radio(), presenter=gr.Checkbox())
+        out = gr.Markdown()
+        ctx.listen(view, inputs=[text], outputs=[out], api_name="view", quick=lambda text: text == "short")
+    fn = next(f for f in blocks.fns.values() if f.api_name == "view")
+    assert inspect.iscoroutinefunction(fn.fn) and not fn.preprocess and not fn.postprocess
+
+    async def call(value):
+        answer = await blocks.process_api(fn, [value], SessionState(blocks))
+        return answer["data"][0], threading.get_ident()
+
+    for value, on_loop in (("short", True), ("long", False)):
+        answer, loop_thread = asyncio.run(call(value))
+        assert answer == f"read {value}"
+        assert (where[-1] == loop_thread) is on_loop, value
+
+
+def test_on_a_zerogpu_space_every_view_keeps_gradios_worker_thread(demo, monkeypatch):
+    """spaces.GPU hands the call to a GPU process and waits: never on the event loop."""
+    import ui.context
+
+    monkeypatch.setattr(ui.context, "LENT_GPU", True)
+    on_space = app.build_demo(registry=demo.registry)
+    assert not inspect.iscoroutinefunction(endpoint(on_space, "analyze").fn)
+    assert inspect.iscoroutinefunction(endpoint(demo, "analyze").fn)
