@@ -125,7 +125,10 @@ class Context:
         triggers = triggers or self.triggers
         shared = [t for t in triggers if t in self.head_triggers]
         local = [t for t in triggers if t not in shared] or [self._hidden_button.click]
-        inline = received_in_handler(inputs)  # inputs read in the handler's thread (ui/wire.py)
+        # An endpoint only API callers reach reads its inputs in the handler's thread (ui/wire.py). A page
+        # event keeps Gradio's preprocessing: it checks each value against the visitor's own copy of the
+        # control (a slider whose maximum followed the model they chose), which only Gradio holds.
+        inline = local == [self._hidden_button.click] and received_in_handler(inputs)
 
         def answer(*values):
             return sent_all(outputs, fn(*values))
@@ -136,12 +139,12 @@ class Context:
 
         @functools.wraps(fn)
         async def quick_endpoint(*values):
-            values = received(inputs, values)
+            values = received(inputs, values) if inline else values
             if quick(*values):
                 return answer(*values)
             return await anyio.to_thread.run_sync(lambda: answer(*values))
 
-        run_here = quick is not None and inline and not LENT_GPU
+        run_here = quick is not None and not LENT_GPU
         gr.on(triggers=local, fn=quick_endpoint if run_here else endpoint, inputs=inputs, outputs=outputs,
               api_name=api_name, postprocess=False, preprocess=not inline,
               **{"trigger_mode": "always_last", **kwargs})

@@ -196,3 +196,11 @@ def test_on_a_zerogpu_space_every_view_keeps_gradios_worker_thread(demo, monkeyp
     on_space = app.build_demo(registry=demo.registry)
     assert not inspect.iscoroutinefunction(endpoint(on_space, "analyze").fn)
     assert inspect.iscoroutinefunction(endpoint(demo, "analyze").fn)
+
+
+def test_only_api_only_endpoints_read_their_inputs_themselves(demo):
+    """/analyze is reached only through the API: it reads its inputs in its handler. /head also runs when the
+    visitor ticks quiz mode, and the page's layer slider is the visitor's own copy (its maximum follows the
+    model they chose): Gradio, which holds that copy, checks it."""
+    assert not endpoint(demo, "analyze").preprocess
+    assert endpoint(demo, "head").preprocess
