@@ -54,6 +54,10 @@ def sent(component: gr.components.Component, value: Any) -> Any:
         # polars on disk, every call)
         if value["data"] and len(value["headers"]) == len(value["data"][0]):
             return {"headers": value["headers"], "data": value["data"], "metadata": None}
+    if isinstance(component, gr.HighlightedText) and not component.combine_adjacent and isinstance(value, list) \
+            and all(isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str) for pair in value):
+        # (token, label) pairs, as HighlightedText.postprocess sends them without a pydantic model per token
+        return [{"token": component._normalize_token(token), "class_or_confidence": label} for token, label in value]
     out = component.postprocess(value)
     return out.model_dump() if isinstance(out, (GradioModel, GradioRootModel)) else out
 

@@ -28,14 +28,19 @@ def _check(probs, ndim: int, what: str, queries=None, keys=None) -> np.ndarray:
     return probs.astype(np.float32, copy=False)
 
 
+def _mask(mask, probs: np.ndarray) -> np.ndarray:
+    """The (t, s) mask as bools, checked against the attention's last two dimensions."""
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != probs.shape[-2:]:
+        raise ValueError(f"mask shape {mask.shape} does not match attention (t, s) = {probs.shape[-2:]}")
+    return mask
+
+
 def _masked(probs: np.ndarray, mask) -> np.ndarray:
     """probs with NaN where mask is False (drawn as background, so the mask itself is visible)."""
     if mask is None:
         return probs
-    mask = np.asarray(mask, dtype=bool)
-    if mask.shape != probs.shape[-2:]:
-        raise ValueError(f"mask shape {mask.shape} does not match attention (t, s) = {probs.shape[-2:]}")
-    return np.where(mask, probs, np.float32(np.nan)).astype(np.float32)
+    return np.where(_mask(mask, probs), probs, np.float32(np.nan)).astype(np.float32)
 
 
 def _every(step: int) -> str:
@@ -166,14 +171,19 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     rows, cols, t, s = tiles.shape
     if len(names) != rows or any(len(r) != cols for r in names):
         raise ValueError(f"names must be {rows} lists of {cols} labels, one per tile")
-    tiles = _masked(tiles, mask)
     gap_x = max(1, round(0.12 * s))
     label_rows = int(np.ceil(1.6 * font_size / (tile_px / max(t, 1)))) + 1  # room for "L1 H2" above a tile
     step_x, step_y = s + gap_x, t + label_rows
+    # An overview only needs whole percents: one byte a cell keeps a 16-head, 64-token grid
+    # near 100 KB on the wire (float32 would be four times that). Open a head for exact values.
+    # Masked and NaN cells are 0: the background the gaps have.
+    percent = np.rint(np.nan_to_num(tiles, nan=0.0) * 100)
+    if mask is not None:
+        percent = np.where(_mask(mask, tiles), percent, 0)
     # the big matrix as (row, y, column, x) blocks: every tile placed in one assignment
-    blocks = np.zeros((rows, step_y, cols, step_x), dtype=np.float32)
-    blocks[:, label_rows:, :, :s] = np.nan_to_num(tiles, nan=0.0).transpose(0, 2, 1, 3)
-    big = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
+    blocks = np.zeros((rows, step_y, cols, step_x), dtype=np.uint8)
+    blocks[:, label_rows:, :, :s] = percent.transpose(0, 2, 1, 3)
+    percent = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
     annotations = []
     for r in range(rows):
         for c in range(cols):
@@ -181,9 +191,6 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
             annotations.append(dict(x=x0 + (s - 1) / 2, y=y0 - 0.6, yanchor="bottom", showarrow=False,
                                     text=f"<b>{names[r][c]}</b>", font=dict(size=font_size)))
     flat_names = [name for row in names for name in row]
-    # An overview only needs whole percents: one byte a cell keeps a 16-head, 64-token grid
-    # near 100 KB on the wire (float32 would be four times that). Open a head for exact values.
-    percent = np.rint(big * 100).astype(np.uint8)
     heatmap = dict(
         type="heatmap", z=percent, zmin=0, zmax=100, colorscale=COLORSCALE,
         hovertemplate="weight ≈ %{z}%<extra></extra>",
@@ -208,7 +215,7 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     height = int(rows * step_y * tile_px / max(t, 1) + 60 + 3 * font_size)
     layout = _layout(
         title, height, font_size, annotations=annotations, meta=dict(tiles=flat_names), shapes=shapes,
-        xaxis=dict(visible=False, constrain="domain", range=[-0.5, big.shape[1] - 0.5]),
+        xaxis=dict(visible=False, constrain="domain", range=[-0.5, percent.shape[1] - 0.5]),
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
     )
     layout["plot_bgcolor"] = "white"
