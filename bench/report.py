@@ -55,8 +55,9 @@ def _server_cost(r: dict) -> list[str]:
         "no CSV written per call, no projection onto the vocabulary and no last feed-forward in the views' "
         "traces, traces under inference_mode. In this wave's last session: the API endpoints read their inputs "
         "in the handler instead of one worker thread per input (six thread hops), and small work runs on the "
-        "server's event loop instead of a worker thread (`ModelRegistry.quick`: the trace is cached or costs at "
-        "most 100 MFLOP, lm up to ~60 tokens; minilm, the dates model and a ZeroGPU Space keep the thread). On "
+        "server's event loop instead of a worker thread (`ModelRegistry.quick`: figures of at most 16 x 64 x 64 "
+        "weights, and a trace that is cached or costs at most 100 MFLOP, lm up to ~60 tokens; minilm, the dates "
+        "model and a ZeroGPU Space keep the thread). On "
         "this 2-core VM each hop wakes an idle core: two servers side by side, calls alternating between them, "
         "gave 1.86x for the code before these changes and 1.69x after them.",
         "",

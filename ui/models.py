@@ -32,9 +32,11 @@ log = logging.getLogger(__name__)
 
 MAX_CHARS = 2000  # server-side limit: the browser's max_length is only a hint
 CACHE_SIZE = 64
-# A forward pass of this much arithmetic takes a millisecond or two on one CPU core: little enough to run
-# where the request arrived (lm up to ~60 tokens; minilm never). See ModelRegistry.quick.
+# Small work runs where the request arrived (ModelRegistry.quick): a forward pass of at most this much
+# arithmetic (a millisecond or two on one CPU core: lm up to ~60 tokens, minilm never), and figures of at
+# most this many attention weights (lm's 16 heads at 64 tokens), whether the trace is cached or not.
 QUICK_FLOPS = 100e6
+QUICK_CELLS = 16 * 64 * 64
 MAX_BEAM = 8  # widest beam search the app runs
 ASSETS_ENV = "ATTENTION_ASSETS"
 # The most tokens the app reads with a pretrained model, as with its own (lm's context): minilm's 512 or
@@ -133,9 +135,10 @@ class LRUCache:
     def __len__(self) -> int:
         return len(self._items)
 
-    def __contains__(self, key) -> bool:
+    def peek(self, key):
+        """The value kept for `key`, or None; its place in the order is left as it is."""
         with self._lock:
-            return key in self._items
+            return self._items.get(key)
 
 
 @dataclass
@@ -237,22 +240,28 @@ class ModelRegistry:
         return result
 
     def quick(self, name, text) -> bool:
-        """Whether the trace of `text` is at hand or costs at most QUICK_FLOPS to compute (a one-stack model
-        only: the dates model decodes step by step first), so that a view may compute it without handing
-        the work to another thread (ui.context.Context.listen). Bad input is quick: it ends in a message."""
+        """Whether a view of `text` is small work, so that it may run without being handed to another thread
+        (ui.context.Context.listen): its figures hold at most QUICK_CELLS attention weights, and its trace is
+        at hand or costs at most QUICK_FLOPS (a one-stack model only: the dates model decodes step by step
+        first). Bad input is quick: it ends in a message."""
         try:
             model, text = self.get(name), clean_text(text)
         except InputError:
             return True
-        if (name, text) in self._cache:
-            return True
-        if model.arch == "encoder-decoder":
+        config = model.config
+        cached = self._cache.peek((name, text))
+        if cached is not None:
+            tokens = max(len(cached.tokens), len(cached.target_tokens))
+        elif model.arch == "encoder-decoder":
             return False
-        config, tokens = model.config, len(model.encode(text).ids)
+        else:
+            tokens = len(model.encode(text).ids)
+        if config.n_layers * config.n_heads * tokens ** 2 > QUICK_CELLS:
+            return False
         # multiply-adds, twice: the projections and the feed-forward per token, q·k and weights·v per pair
         per_layer = 2 * tokens * (4 * config.d_model ** 2 + 2 * config.d_model * config.d_ff) \
             + 4 * tokens ** 2 * config.d_model
-        return config.n_layers * per_layer <= QUICK_FLOPS
+        return cached is not None or config.n_layers * per_layer <= QUICK_FLOPS
 
     def attention(self, name, text, kind: str | None = None) -> AttentionTrace:
         """One kind of attention from the cached trace; kind defaults to the model's first."""

@@ -147,9 +147,15 @@ def test_small_work_is_quick_large_or_decoding_work_is_not(demo):
     assert not registry.quick("lm", "word " * 200)  # ~200 tokens: more arithmetic than QUICK_FLOPS
     assert not registry.quick("dates", "3 March 1999")  # translating decodes token by token first
     assert registry.quick("gpt-4", "anything") and registry.quick("lm", "")  # bad input only costs a message
+    medium = "word " * 45  # ~46 tokens: over nothing once cached, under the arithmetic budget anyway
+    assert registry.quick("lm", medium)
     long = "word " * 200
     registry.trace("lm", long)
-    assert registry.quick("lm", long)  # the trace is cached now: nothing left to compute
+    assert not registry.quick("lm", long)  # cached, but its every-head figure is 16 x 200 x 200 weights
+    registry.trace("lm", "The cat sat on the mat.")
+    assert registry.quick("lm", "The cat sat on the mat.")  # cached: nothing left to compute
+    registry.trace("dates", "3 March 1999")
+    assert registry.quick("dates", "3 March 1999")  # cached: translated already, and small
     if "minilm" in registry.models:  # 6 layers, 384 wide: even a short sentence is over the budget
         assert not registry.quick("minilm", "The cat sat on the mat.")
 
