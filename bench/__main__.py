@@ -27,7 +27,8 @@ CLICK_LENGTHS = (32, 128)
 LM_TABS = ("attention", "steps", "masking", "positions", "learning", "multihead")
 CLIENTS = 100
 MINILM_REPEATS = 15  # /analyze calls on minilm at 32 tokens
-QUEUE_DEMO = dict(max_size=8, clients=30)
+# 256-token sentences: work the server cannot finish as fast as 30 requests arrive, so that some meet a full queue
+QUEUE_DEMO = dict(max_size=8, clients=30, tokens=256)
 # The app as app.py starts it, but with a small queue limit: shows what a visitor gets past it.
 APP_WITH_QUEUE_LIMIT = [sys.executable, "-c",
                         "import app\n"
@@ -154,7 +155,7 @@ def run(quick: bool) -> dict:
     with live_app(ARTIFACTS / "logs" / "bench_queue_limit.log", command=command) as limited:
         endpoints = Endpoints(limited.client())
         burst = load.simultaneous(limited.url, "/analyze",
-                                  [endpoints.args("/analyze", text=sentence(lm, 128, seed=7000 + i), name="lm", kind=None)
+                                  [endpoints.args("/analyze", text=sentence(lm, QUEUE_DEMO["tokens"], seed=7000 + i), name="lm", kind=None)
                                    for i in range(QUEUE_DEMO["clients"])])
         refused = burst.pop("seconds_refused")
         burst.update(measure.summary(burst.pop("seconds_ok")) if burst["answered"] else {})

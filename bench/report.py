@@ -61,12 +61,17 @@ def _server_cost(r: dict) -> list[str]:
         "this 2-core VM each hop wakes an idle core: two servers side by side, calls alternating between them, "
         "gave 1.86x for the code before these changes and 1.69x after them.",
         "",
-        "How close it is: the two `make bench` runs after the event-loop change gave 1.61x (15:20 UTC) and 1.57x "
-        "(15:28 UTC, this file, after two smaller cuts), and 100-call runs of the session's intermediate "
-        "versions 1.64-1.75x: the target is met in this run with little room, and this VM's drift alone moves "
-        "the ratio by about 0.05. What is left is the model "
-        "itself: lm's forward pass is ~70% matrix products and the exact GELU at near this CPU's peak (75-110 "
-        "GFLOP/s on one core, torch.profiler).",
+        "How close it is: four `make bench` runs after the event-loop change gave 1.61x (15:20 UTC), 1.57x "
+        "(15:28, after two smaller cuts: both targets met in one run), 2.16x (15:41, started at a load average "
+        "of 1.6 right after the test suite) and 1.71x (15:50, this file); 100-call runs of the session's "
+        "versions gave 1.64-1.75x. So the target is met only in some runs: the typical ratio on this VM is "
+        "about 1.65x, and its drift moves a run by 0.05 or more. "
+        "What is left is mostly the model itself: lm's forward pass is ~70% matrix products and the exact GELU "
+        "at near this CPU's peak (75-110 GFLOP/s on one core, torch.profiler). Tried and not kept: one product "
+        "for q, k and v together (no gain, 1.01 vs 0.99 ms back to back). Measured, not built: the same forward "
+        "written with torch functions instead of nn.Module calls took 0.77 ms instead of 0.99 back to back "
+        "(1.6 vs 2.1 ms after a 30 ms sleep), but it would be a second copy of the modules the lecture notes "
+        "name, to keep in step with them.",
         "",
     ]
 
@@ -239,7 +244,7 @@ def markdown(r: dict) -> str:
         f"`default_concurrency_limit={r['queue_setting']['default_concurrency_limit']}` (app.CONCURRENCY).",
         f"To show what a visitor gets past a limit, the same app was started with `max_size={r['queue_limit']['max_size']}`"
         + (f" and `default_concurrency_limit={r['queue_limit']['concurrency']}`" if "concurrency" in r["queue_limit"] else "")
-        + f" (bench only) and {r['queue_limit']['clients']} clients sent a 128-token sentence at once: "
+        + f" (bench only) and {r['queue_limit']['clients']} clients sent a {r['queue_limit'].get('tokens', 128)}-token sentence at once: "
         f"{r['queue_limit']['answered']} answered, refused: {r['queue_limit']['errors'] or 'none'}"
         + (f", each refusal within {r['queue_limit']['refused_within_s']:.2f} s with `{r['queue_limit']['messages'][0]}`"
            if r["queue_limit"]["refused_within_s"] is not None and r["queue_limit"]["messages"] else "")
