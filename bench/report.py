@@ -61,11 +61,11 @@ def _server_cost(r: dict) -> list[str]:
         "this 2-core VM each hop wakes an idle core: two servers side by side, calls alternating between them, "
         "gave 1.86x for the code before these changes and 1.69x after them.",
         "",
-        "How close it is: four `make bench` runs after the event-loop change gave 1.61x (15:20 UTC), 1.57x "
-        "(15:28, after two smaller cuts: both targets met in one run), 2.16x (15:41, started at a load average "
-        "of 1.6 right after the test suite) and 1.71x (15:50, this file); 100-call runs of the session's "
-        "versions gave 1.64-1.75x. So the target is met only in some runs: the typical ratio on this VM is "
-        "about 1.65x, and its drift moves a run by 0.05 or more. "
+        "How close it is: five `make bench` runs after the event-loop change gave 1.61x (15:20 UTC), 1.57x "
+        "(15:28, after two smaller cuts), 2.16x (15:41, started at a load average of 1.6 right after the test "
+        "suite), 1.71x (15:50) and 1.59x (16:00, this file); 100-call runs of the session's versions gave "
+        "1.64-1.75x. Both targets were met together in two of the five runs: the typical ratio on this VM is "
+        "about 1.6-1.7x, and its drift moves a run by 0.05 or more. "
         "What is left is mostly the model itself: lm's forward pass is ~70% matrix products and the exact GELU "
         "at near this CPU's peak (75-110 GFLOP/s on one core, torch.profiler). Tried and not kept: one product "
         "for q, k and v together (no gain, 1.01 vs 0.99 ms back to back). Measured, not built: the same forward "
