@@ -1,7 +1,6 @@
 """Per-head statistics: what each head mostly does, in numbers and in a plain-language label."""
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -107,33 +106,24 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
 
 
 def labels(numeric: dict[str, np.ndarray], special_name: str = "special") -> list[str]:
-    """`label` for every head at once, from head_columns' unrounded columns (name -> one value per head):
-    the same rule, without a dict per head (the app labels every head on every request)."""
+    """A plain-language name for each head, from head_columns' unrounded columns (name -> one value per
+    head): the pattern that gets at least CLEAR of its attention (the first of equals in the order
+    previous, next, sink, self, induction; the special tokens replace the first token as the sink when
+    they are known, as the first token is one of them), else "broad" when its spread is at least BROAD,
+    else "mixed". Patterns that do not apply (NaN) never win."""
     sink = "special" if np.isfinite(numeric["special"]).all() else "first"
     names = ["previous-token", "next-token", f"{special_name} sink" if sink == "special" else "first-token sink",
              "self", "induction"]
     masses = np.stack([numeric[c] for c in ("previous", "next", sink, "self", "induction")], axis=-1)
-    masses = np.where(np.isfinite(masses), masses, -np.inf)  # a pattern that does not apply never wins
-    best = masses.argmax(-1)  # the first of equals, as max() over the candidates in this order
+    masses = np.where(np.isfinite(masses), masses, -np.inf)
+    best = masses.argmax(-1)  # the first of equals
     clear = masses[np.arange(len(best)), best] >= CLEAR
     broad = np.nan_to_num(numeric["spread"], nan=-1.0) >= BROAD
     return [names[b] if c else ("broad" if w else "mixed") for b, c, w in zip(best.tolist(), clear, broad)]
 
 
 def label(row: dict, special_name: str = "special") -> str:
-    """A plain-language name for a head that clearly does one thing, else "mixed": the pattern that gets
-    at least CLEAR of its attention (the special tokens replace the first token when they are known,
-    as the first token is one of them), else "broad" when its spread is at least BROAD."""
-    special = row.get("special", np.nan)
-    sink = {f"{special_name} sink": special} if special is not None and math.isfinite(special) else \
-        {"first-token sink": row["first"]}
-    candidates = {"previous-token": row["previous"], "next-token": row.get("next", np.nan), **sink,
-                  "self": row["self"], "induction": row.get("induction", np.nan)}
-    candidates = {k: v for k, v in candidates.items() if v is not None and math.isfinite(v)}
-    if candidates:
-        name, mass = max(candidates.items(), key=lambda kv: kv[1])
-        if mass >= CLEAR:
-            return name
-    if row["spread"] is not None and math.isfinite(row["spread"]) and row["spread"] >= BROAD:
-        return "broad"
-    return "mixed"
+    """`labels` for one head given as a dict of its statistics (a missing or None one does not apply)."""
+    names = ("previous", "next", "first", "special", "self", "induction", "spread")
+    return labels({name: np.array([np.nan if row.get(name) is None else row[name]], dtype=float) for name in names},
+                  special_name)[0]
