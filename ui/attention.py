@@ -319,10 +319,13 @@ def build(ctx: Context) -> None:
             return gr.skip(), gr.skip()
         return friendly(pick_tile)(choice)
 
+    def small(text, name, *_):  # Context.listen: these views may compute on the event loop
+        return registry.quick(name, text)
+
     # the detail first: a dispatcher runs a tab's views in this order, sending each when ready
     ctx.listen(run_show_head, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter, ctx.quiz],
                outputs=[detail], api_name="head", triggers=ctx.head_triggers + [ctx.quiz.input],
-               quick=lambda text, name, *_: registry.quick(name, text))
+               quick=small)
     ctx.listen(run_quiz_panel, inputs=[ctx.text, ctx.model, ctx.kind, ctx.quiz],
                outputs=[quiz_panel, quiz_row, quiz_guess, quiz_answer], api_name="quiz",
                triggers=ctx.triggers + [ctx.quiz.input, ctx.kind.input])
@@ -331,10 +334,10 @@ def build(ctx: Context) -> None:
     # the grid outlines the head open in detail: redrawn (alone) when the head changes
     ctx.listen(run_grid, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter],
                outputs=[grid, tile], api_name="grid", triggers=[ctx.layer.input, ctx.head.input],
-               quick=lambda text, name, *_: registry.quick(name, text))
+               quick=small)
     ctx.listen(run_analyze, inputs=[ctx.text, ctx.model, ctx.kind, ctx.presenter, ctx.layer, ctx.head],
                outputs=[info, tokens, grid, average, table, tile], api_name="analyze",
-               triggers=ctx.triggers + [ctx.kind.input], quick=lambda text, name, *_: registry.quick(name, text))
+               triggers=ctx.triggers + [ctx.kind.input], quick=small)
     ctx.listen(run_predict, inputs=[ctx.text, ctx.model], outputs=[predicted], api_name="predict")
     gr.on([ctx.model.change, ctx.kind.change], lambda name, kind: gr.Dropdown(choices=friendly(head_names)(
         registry, name, kind)), inputs=[ctx.model, ctx.kind], outputs=[tile], api_visibility="private", queue=False)

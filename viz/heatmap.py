@@ -177,12 +177,12 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     # An overview only needs whole percents: one byte a cell keeps a 16-head, 64-token grid
     # near 100 KB on the wire (float32 would be four times that). Open a head for exact values.
     # Masked and NaN cells are 0: the background the gaps have.
-    percent = np.rint(np.nan_to_num(tiles, nan=0.0) * 100)
+    whole = np.rint(np.nan_to_num(tiles, nan=0.0) * 100)
     if mask is not None:
-        percent = np.where(_mask(mask, tiles), percent, 0)
+        whole = np.where(_mask(mask, tiles), whole, 0)
     # the big matrix as (row, y, column, x) blocks: every tile placed in one assignment
     blocks = np.zeros((rows, step_y, cols, step_x), dtype=np.uint8)
-    blocks[:, label_rows:, :, :s] = percent.transpose(0, 2, 1, 3)
+    blocks[:, label_rows:, :, :s] = whole.transpose(0, 2, 1, 3)
     percent = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
     annotations = []
     for r in range(rows):
