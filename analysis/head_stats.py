@@ -66,7 +66,8 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
     rows = slice(1, None) if t > 1 else slice(None)
     p = probs[:, :, rows]  # (L, H, r, s)
     query_pos = np.arange(t)[rows]
-    entropy = -(p * np.log2(np.where(p > 0, p, 1.0))).sum(-1)  # (L, H, r); 0·log 0 counts as 0
+    # (L, H, r); 0·log 0 counts as 0. einsum multiplies and sums in one pass (this table is rebuilt per request)
+    entropy = -np.einsum("lhrs,lhrs->lhr", p, np.log2(p, out=np.zeros_like(p), where=p > 0))
     with np.errstate(divide="ignore", invalid="ignore"):
         choices = mask[rows].sum(-1)  # (r,)
         max_entropy = np.log2(np.maximum(choices, 1))
@@ -77,7 +78,7 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
     nan = np.full((n_layers, n_heads), np.nan)
     if aligned:
         distance = np.abs(query_pos[:, None] - np.arange(s)[None, :])  # (r, s)
-        mean_distance = (p * distance).sum(-1).mean(-1)
+        mean_distance = np.einsum("lhrs,rs->lh", p, distance) / len(query_pos)
         self_mass = p[..., np.arange(len(query_pos)), query_pos].mean(-1)
         previous = p[..., np.arange(len(query_pos)), np.maximum(query_pos - 1, 0)].mean(-1) if t > 1 else nan
         has_next = query_pos + 1 < s
@@ -101,7 +102,7 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
                "first": flat(first), "special": flat(special), "self": flat(self_mass), "induction": flat(induction)}
     return {"head": head_names(n_layers, n_heads),
             "layer": (layer_index + 1).tolist(), "head_in_layer": (head_index + 1).tolist(),
-            **{name: np.round(values, 3).tolist() for name, values in numeric.items()},
+            **dict(zip(numeric, np.round(np.stack(list(numeric.values())), 3).tolist())),  # one rounding for all
             "label": labels(numeric, special_name)}
 
 
