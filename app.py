@@ -24,7 +24,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 
 import gradio as gr  # noqa: E402
 
-from ui import attention  # noqa: E402
+from ui import attention, wire  # noqa: E402
 from ui.controls import CSS, DRAW_ONCE_JS, build_controls, wire_page  # noqa: E402
 from ui.models import ModelRegistry  # noqa: E402
 
@@ -48,7 +48,7 @@ def lecture_modules(names=LECTURE_TABS) -> list:
 def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None = None) -> gr.Blocks:
     """The whole page. `assets` (or $ATTENTION_ASSETS) picks the folder of trained models."""
     registry = registry or ModelRegistry.load(assets)
-    with gr.Blocks(title="Attention, made visible", analytics_enabled=False) as demo:
+    with wire.Blocks(title="Attention, made visible", analytics_enabled=False) as demo:
         gr.Markdown(DESCRIPTION, elem_id="intro")
         ctx, examples = build_controls(demo, registry)
         with gr.Tabs() as tabs:

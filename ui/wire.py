@@ -10,6 +10,12 @@ outputs already in the form the browser receives, made here by the same `postpro
 call. The browser and API callers get byte-for-byte what they got before (tests/app/test_wire.py
 compares the two).
 
+Outputs left unchanged (`gr.skip()`): Gradio 6.31 treats one as an update of the component's
+properties and, for every output and every yield, builds a new copy of the component and its
+configuration (three JSON schemas) for the visitor's session, to change nothing. A click's dispatcher
+(ui/context.py) lists every tab's outputs and sets only the open tab's, so a click in the browser cost
+~200 ms of server CPU, twenty /pings. `Blocks` passes those outputs over.
+
 Inputs likewise: Gradio runs each input's `preprocess` in a worker thread of its own, six thread hops
 for /analyze before the handler starts, and on a 2-core server each hop wakes a sleeping core. The API
 endpoints are registered with `preprocess=False` and `received` runs the same `preprocess` calls here,
@@ -17,6 +23,7 @@ with the same checks and messages.
 """
 from __future__ import annotations
 
+import copy
 import logging
 from typing import Any
 
@@ -98,3 +105,42 @@ def received(inputs: list, values) -> list:
             name = getattr(component, "label", None) or type(component).__name__
             raise gr.Error(f"{name} cannot take the value {str(value)[:40]!r}.", print_exception=False) from None
     return out
+
+
+SKIP = {"__type__": "update"}  # gr.skip() as Gradio sends it: the page leaves the output as it is
+
+
+class Blocks(gr.Blocks):
+    """gr.Blocks whose events send an output left unchanged (gr.skip()) as it is, without rebuilding the
+    component for the session (see the module docstring). Every other output goes through Gradio's own
+    postprocessing, unchanged; tests/app/test_wire.py compares the two on the same predictions."""
+
+    async def postprocess_data(self, block_fn, predictions, state):
+        outputs = list(block_fn.outputs)
+        values = predictions
+        if isinstance(values, dict) and values == SKIP and len(outputs) > 1:
+            values = [SKIP] * len(outputs)  # one gr.skip() for every output, as Gradio reads it
+        elif isinstance(values, dict) and values and all(isinstance(key, gr.blocks.Block) for key in values):
+            at = {block._id: i for i, block in enumerate(outputs)}
+            if not all(block._id in at for block in values):
+                return await super().postprocess_data(block_fn, predictions, state)
+            listed = [SKIP] * len(outputs)
+            for block, value in values.items():
+                listed[at[block._id]] = value
+            values = listed
+        elif len(outputs) == 1:
+            values = [values]
+        if block_fn.batch or not isinstance(values, (list, tuple)) or len(values) != len(outputs):
+            return await super().postprocess_data(block_fn, predictions, state)  # Gradio says what is wrong
+        skipped = [isinstance(v, dict) and v == SKIP and not block.stateful for block, v in zip(outputs, values)]
+        if not any(skipped):
+            return await super().postprocess_data(block_fn, predictions, state)
+        kept = [i for i, skip in enumerate(skipped) if not skip]
+        data = []
+        if kept:
+            some = copy.copy(block_fn)  # the same event with the outputs that change (per call: shared by none)
+            some.outputs = [outputs[i] for i in kept]
+            kept_values = [values[i] for i in kept]
+            data = await super().postprocess_data(some, kept_values if len(kept) > 1 else kept_values[0], state)
+        done = dict(zip(kept, data))
+        return [done[i] if i in done else dict(SKIP) for i in range(len(outputs))]

@@ -10,7 +10,7 @@ import pandas as pd
 from gradio.state_holder import SessionState
 
 from analysis.head_stats import head_columns, head_stats
-from ui import components
+from ui import components, wire
 from ui.wire import received, sent, sent_all
 from viz import heatmap
 
@@ -111,3 +111,49 @@ def test_a_value_a_component_cannot_read_gets_a_plain_message():
         assert e.message == "Beam cannot take the value '[1, 2]'." and "Traceback" not in e.message
     else:
         raise AssertionError("a list was read as a number")
+
+
+def postprocessed(blocks_class, handler, outputs_of, postprocess: bool):
+    """What one call of `handler` sends, and each output's component in the visitor's session afterwards."""
+    with blocks_class() as demo:
+        outputs = outputs_of()
+        gr.Button().click(handler, None, outputs, postprocess=postprocess)
+    state = SessionState(demo)
+    for block in outputs:  # as after a page load: the session holds its own copy of each output
+        state[block._id] = block
+    data = asyncio.run(demo.process_api(next(iter(demo.fns.values())), [], state))["data"]
+    return data, [state[block._id] for block in outputs], outputs
+
+
+def test_blocks_sends_what_gradio_sends_and_leaves_skipped_outputs_alone():
+    """ui.wire.Blocks against gr.Blocks on the same returns: a skip among values, a dict that names some
+    outputs, a single skip for all, an update of a property, and the postprocessing both ways."""
+    outputs_of = lambda: [gr.Markdown(), gr.Plot(), gr.Dropdown(choices=["a", "b"]), gr.Plot(), gr.Checkbox()]
+    cases = [
+        (lambda: ("hi", FIGURE, gr.skip(), gr.skip(), True), True),
+        (lambda: ("hi", sent(gr.Plot(render=False), FIGURE), gr.skip(), gr.skip(), False), False),
+        (lambda: gr.skip(), True),
+        (lambda: (gr.skip(), gr.skip(), gr.Dropdown(choices=["a", "b", "c"], value="c"), gr.skip(), gr.skip()), True),
+    ]
+    for handler, postprocess in cases:
+        plain, plain_session, _ = postprocessed(gr.Blocks, handler, outputs_of, postprocess)
+        ours, our_session, outputs = postprocessed(wire.Blocks, handler, outputs_of, postprocess)
+        assert ours == plain
+        for i, (value, kept) in enumerate(zip(ours, our_session)):
+            if value == gr.skip():
+                assert kept is outputs[i]  # not rebuilt: the session keeps the component it had
+        assert [type(c) for c in our_session] == [type(c) for c in plain_session]
+    dropdown = postprocessed(wire.Blocks, cases[3][0], outputs_of, True)[1][2]
+    assert dropdown.choices == [("a", "a"), ("b", "b"), ("c", "c")]  # a real update still reaches the session
+
+
+def test_blocks_fills_a_dict_of_some_outputs_with_skips():
+    """A handler that returns {component: value} for some outputs (as the dispatchers yield): the rest skip."""
+    results = []
+    for blocks_class in (gr.Blocks, wire.Blocks):
+        with blocks_class() as demo:
+            outputs = [gr.Markdown(), gr.Plot(), gr.Plot(), gr.Dataframe()]
+            gr.Button().click(lambda: {outputs[1]: FIGURE, outputs[0]: "only these two"}, None, outputs)
+        results.append(asyncio.run(demo.process_api(next(iter(demo.fns.values())), [], SessionState(demo)))["data"])
+    assert results[0] == results[1]
+    assert results[1][0] == "only these two" and results[1][2] == gr.skip() == results[1][3]
