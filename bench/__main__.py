@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ LENGTHS = (8, 32, 128, 256)
 SIZE_LENGTHS = (8, 32, 64, 128, 256)
 REPEATS = {8: 15, 32: 15, 128: 10, 256: 6}
 CLICK_LENGTHS = (32, 128)
+CLICKS = 10  # clicks per length in the browser
 LM_TABS = ("attention", "steps", "masking", "positions", "learning", "multihead")
 CLIENTS = 100
 MINILM_REPEATS = 15  # /analyze calls on minilm at 32 tokens
@@ -128,9 +130,13 @@ def run(quick: bool) -> dict:
                            for n in SIZE_LENGTHS}
 
         print("click to drawn ...", file=sys.stderr)
-        results["click_to_drawn"] = {
-            n: measure.summary(browser.click_to_drawn(app.url, [sentence(lm, n, seed=900 + s) for s in range(scale(5))]))
-            for n in CLICK_LENGTHS}
+        results["click_to_drawn"], results["click_server_cpu"] = {}, {}
+        for n in CLICK_LENGTHS:
+            seconds, cpu_ms = browser.click_to_drawn(app.url, [sentence(lm, n, seed=900 + s) for s in range(scale(CLICKS))],
+                                                     server_pid=app.process.pid)
+            results["click_to_drawn"][n] = measure.summary(seconds)
+            results["click_server_cpu"][n] = dict(clicks=len(cpu_ms), median_ms=round(statistics.median(cpu_ms), 1),
+                                                  mean_ms=round(statistics.mean(cpu_ms), 1))
 
         print("each tab ...", file=sys.stderr)
         date_texts = [source for source, _ in dates.pairs(scale(5), split="validation", seed=11)]

@@ -9,11 +9,16 @@ from tests.e2e.browser_helpers import (DETAIL, expected_labels, press_analyze, s
 from tests.live_app import CHROMIUM_ARGS, require_chromium
 
 
-def click_to_drawn(url: str, sentences: list[str]) -> list[float]:
-    """Seconds from click to the redrawn heatmap, for each sentence in turn on one open page."""
+def click_to_drawn(url: str, sentences: list[str], server_pid: int | None = None) -> tuple[list[float], list[float]]:
+    """Seconds from click to the redrawn heatmap, for each sentence in turn on one open page; and with
+    server_pid, the server's CPU milliseconds per click: from the click until a second after the heatmap
+    was drawn (the open tab's other views finish meanwhile), less the CPU of an idle window as long
+    (Gradio's queue polls while idle)."""
     from playwright.sync_api import sync_playwright
 
-    seconds = []
+    from bench.load import cpu_seconds
+
+    seconds, cpu_ms = [], []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=require_chromium(), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -24,13 +29,21 @@ def click_to_drawn(url: str, sentences: list[str]) -> list[float]:
         for text in sentences:
             expected = expected_labels(text)
             sentence_box(page).fill(text)
+            time.sleep(0.3)  # typing's own events done
+            cpu_before = cpu_seconds(server_pid) if server_pid else 0.0
             start = time.perf_counter()
             press_analyze(page)
             wait_for_ticks(page, expected)
             seconds.append(time.perf_counter() - start)
-            time.sleep(1)  # the other tabs' listeners finish before the next click
+            time.sleep(1)  # the open tab's other views finish before the next click
+            if server_pid:
+                window = time.perf_counter() - start
+                clicked = cpu_seconds(server_pid)
+                time.sleep(window)
+                idle = cpu_seconds(server_pid) - clicked
+                cpu_ms.append(1000 * (clicked - cpu_before - idle))
         browser.close()
-    return seconds
+    return seconds, cpu_ms
 
 
 # Every Plotly.react the page makes is timed: the tab is drawn when its last figure is.

@@ -76,6 +76,29 @@ def _server_cost(r: dict) -> list[str]:
     ]
 
 
+def _click_cost(r: dict) -> list[str]:
+    """What a click in the browser costs the server: the lecture hall's real requests."""
+    if "click_server_cpu" not in r:
+        return []
+    ping = r.get("server_cpu", {}).get("ping_ms")
+    return [
+        "Server CPU per click (the same clicks): from the click until a second after the heatmap was drawn, "
+        "less the CPU of an idle window as long (Gradio's queue polls while idle); everything the click set off "
+        "is in it (the open tab's views, the link box).",
+        "",
+        "| tokens | clicks | median | mean |" + (" median ÷ a `/ping` |" if ping else ""),
+        "|---|---|---|---|" + ("---|" if ping else ""),
+        *[f"| {n} | {c['clicks']} | {c['median_ms']:.1f} ms | {c['mean_ms']:.1f} ms |"
+          + (f" {c['median_ms'] / ping:.1f}× |" if ping else "") for n, c in r["click_server_cpu"].items()],
+        "",
+        "Until 2026-11-23 17:00 UTC a click cost ~170-220 ms of server CPU at 32 tokens (the same method, by "
+        "hand): Gradio 6.31 rebuilt every output a click left unchanged (each tab's figures while another tab "
+        "is open), with its configuration and three JSON schemas, once per output per view sent. ui.wire.Blocks "
+        "sends those outputs as they are (~33 ms a click by the same method).",
+        "",
+    ]
+
+
 def targets(r: dict) -> list[tuple[str, str]]:
     rows = []
     ping, a32 = r["ping"]["p50_s"], r["analyze"][32]["p50_s"]
@@ -215,6 +238,7 @@ def markdown(r: dict) -> str:
         *[f"| {n} | {s['n']} | {_ms(s['p50_s'])} | {_ms(s['p95_s'])} | {_ms(s['max_s'])} |"
           for n, s in r["click_to_drawn"].items()],
         "",
+        *_click_cost(r),
         *(["## Each tab: click to its last figure drawn",
            "",
            "The page opened on each tab by deep link; after each click, the time until the last Plotly figure the "
@@ -275,8 +299,9 @@ def markdown(r: dict) -> str:
 def from_json(path: Path) -> dict:
     """Saved results, with the token counts JSON turned into strings made numbers again."""
     results = json.loads(Path(path).read_text())
-    for key in ("analyze", "size", "click_to_drawn", "bertviz"):
-        results[key] = {int(n): value for n, value in results[key].items()}
+    for key in ("analyze", "size", "click_to_drawn", "click_server_cpu", "bertviz"):
+        if key in results:
+            results[key] = {int(n): value for n, value in results[key].items()}
     return results
 
 
