@@ -6,8 +6,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from analysis.heads import head_names
 from analysis.induction import induction_scores
-from viz.labels import head_names
 
 CLEAR = 0.5  # a head "clearly does one thing" when that thing gets at least half its attention
 BROAD = 0.8  # ... or spreads out: entropy at least 80% of the most it could be

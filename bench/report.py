@@ -83,8 +83,8 @@ def _click_cost(r: dict) -> list[str]:
     ping = r.get("server_cpu", {}).get("ping_ms")
     return [
         "Server CPU per click (the same clicks): from the click until a second after the heatmap was drawn, "
-        "less the CPU of an idle window as long (Gradio's queue polls while idle); everything the click set off "
-        "is in it (the open tab's views, the link box).",
+        "less what the idle server used in as long (Gradio's queue polls while idle; measured over 5 s before the "
+        "first click); everything the click set off is in it (the open tab's views, the link box).",
         "",
         "| tokens | clicks | median | mean |" + (" median ÷ a `/ping` |" if ping else ""),
         "|---|---|---|---|" + ("---|" if ping else ""),

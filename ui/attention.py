@@ -13,12 +13,13 @@ import gradio as gr
 import numpy as np
 
 from analysis import head_stats as stats
+from analysis.heads import head_name, parse_head_name
+from analysis.heads import head_names as head_names_of
 from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.models import KIND_LABELS, InputError, ModelRegistry, check_beam, clean_text
 from viz import heatmap
-from viz.labels import EMPTY, head_name, markdown_label, parse_head_name, token_labels
-from viz.labels import head_names as head_names_of
+from viz.labels import EMPTY, markdown_label, token_labels
 
 TAB_ID = "attention"
 TOP_K = 5

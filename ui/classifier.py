@@ -14,6 +14,7 @@ import numpy as np
 
 from analysis import pooling as pooling_math
 from analysis.attribution import rollout, shares
+from analysis.heads import head_name, head_names, parse_head_name
 from model import interventions
 from model.switches import ABLATION_METHODS, Switches
 from ui.context import Context, figure_font, friendly
@@ -21,7 +22,7 @@ from ui.interventions import head_picker
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import classifier as viz
 from viz.interventions import explanations_figure, guesses_figure
-from viz.labels import head_name, head_names, markdown_label, parse_head_name
+from viz.labels import markdown_label
 
 MODEL = "classifier"
 TOP_K = 5

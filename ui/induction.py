@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 
 from analysis import induction
+from analysis.heads import head_name, head_names, parse_head_name
 from model import copying
 from model.switches import ABLATION_METHODS, Switches
 from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.models import InputError, ModelRegistry
 from viz import induction as viz
-from viz.labels import head_name, head_names, parse_head_name
 
 TAB_ID = "induction"
 STRONGEST = "strongest induction head"

@@ -12,6 +12,7 @@ import gradio as gr
 import numpy as np
 
 from analysis.attribution import cross_rollout, rollout, shares
+from analysis.heads import head_name, head_names, parse_head_name
 from model import interventions
 from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, Switches
@@ -19,7 +20,7 @@ from ui.context import Context, figure_font, friendly
 from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text
 from viz import interventions as viz
 from viz.heatmap import attention_heatmap
-from viz.labels import head_name, head_names, markdown_label, parse_head_name
+from viz.labels import markdown_label
 
 EXPLANATION = """
 **Test a story about a head.** A heatmap suggests what a head does ("this head finds the month");

@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from analysis.heads import head_name
 from viz.figure import colorscale, figure
-from viz.labels import axis_ticks, head_name, label_step, token_labels
+from viz.labels import axis_ticks, label_step, token_labels
 
 COLORSCALE = colorscale("Blues")
 MASKED_COLOR = "#eeeeee"  # NaN cells (keys a query may not see) show the plot background

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from analysis.heads import head_name
 from viz.figure import figure
 from viz.heatmap import _layout, attention_heatmap
-from viz.labels import head_name, token_labels
+from viz.labels import token_labels
 from viz.panels import Panel, heatmap_row
 
 LINE_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#b279a2"]

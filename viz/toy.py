@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.heads import head_name
 from viz.heatmap import attention_heatmap, tiled_heatmap
-from viz.labels import head_name
 
 LOSS_COLOR, ACCURACY_COLOR, GUESS_COLOR, BLIND_COLOR = "#1f77b4", "#2ca02c", "#7f7f7f", "#d62728"
 VARIANT_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")

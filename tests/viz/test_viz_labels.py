@@ -1,7 +1,8 @@
-from viz.labels import (MAX_TICK_LABELS, axis_ticks, head_name, head_names, label_step, labelled_positions, markdown_label,
-                         parse_head_name, token_label, token_labels)
-
 import pytest
+
+from analysis.heads import head_name, head_names, parse_head_name
+from viz.labels import (MAX_TICK_LABELS, axis_ticks, label_step, labelled_positions, markdown_label, token_label,
+                         token_labels)
 
 
 def test_html_like_tokens_are_escaped_so_plotly_shows_them_literally():
