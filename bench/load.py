@@ -12,26 +12,36 @@ from gradio_client.utils import QueueError
 from bench import measure
 
 
+_THREADS: dict[tuple[int, int], int] = {}  # (pid, thread id) -> its CPU ns when last read
+_ENDED: dict[int, int] = {}  # pid -> CPU ns of its threads that have ended since the first read
+
+
 def cpu_seconds(pid: int) -> float:
-    """CPU time a process (Linux) has used so far, all its live threads together, in nanoseconds from the
+    """CPU time a process (Linux) has used so far, all its threads together, in nanoseconds from the
     scheduler (/proc/PID/task/*/schedstat). /proc/PID/stat counts in clock ticks (10 ms), as long as a
     /ping: read before and after each call, its rounding swung the per-call figures by a tenth from run to
-    run. A thread that has exited no longer counts; the server's worker threads live on between calls."""
-    total = 0
+    run. A thread that has ended keeps counting with what it had used when last read: Gradio's worker
+    threads end after 10 s idle, and their time must not vanish from a sum taken across their end."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         tasks = []
+    now = {}
     for task in tasks:
         try:
             with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                total += int(f.read().split()[0])
+                now[int(task)] = int(f.read().split()[0])
         except (OSError, ValueError, IndexError):  # a thread that ended meanwhile
             continue
-    if total:
-        return total / 1e9
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()  # no schedstat: ticks
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    if not now:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()  # no schedstat: ticks
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    for (owner, tid), ns in list(_THREADS.items()):
+        if owner == pid and (tid not in now or now[tid] < ns):  # ended (or its id reused by a new thread)
+            _ENDED[pid] = _ENDED.get(pid, 0) + ns
+            del _THREADS[(owner, tid)]
+    _THREADS.update({(pid, tid): ns for tid, ns in now.items()})
+    return (sum(now.values()) + _ENDED.get(pid, 0)) / 1e9
 
 
 def simultaneous(url: str, api_name: str, argument_lists: list[list], timeout: float = 600,
