@@ -23,8 +23,10 @@ os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "100")
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 
 import gradio as gr  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402
 
 from ui import attention, wire  # noqa: E402
+from ui.assets import CompressedAssets  # noqa: E402
 from ui.controls import CSS, DRAW_ONCE_JS, build_controls, wire_page  # noqa: E402
 from ui.models import ModelRegistry  # noqa: E402
 
@@ -73,8 +75,10 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
 
 
 def launch_options() -> dict:
-    """Theme, CSS and page script (Gradio 6 takes them in launch()); host and port come from GRADIO_SERVER_*."""
-    return dict(theme=THEME, css=CSS, js=DRAW_ONCE_JS, footer_links=["api"])
+    """Theme, CSS and page script (Gradio 6 takes them in launch()); the page's script files compressed once
+    for every visitor (ui/assets.py); host and port come from GRADIO_SERVER_*."""
+    return dict(theme=THEME, css=CSS, js=DRAW_ONCE_JS, footer_links=["api"],
+                app_kwargs={"middleware": [Middleware(CompressedAssets)]})
 
 
 # The request queue: CONCURRENCY handlers run at once; a full lecture hall (100 at once) waits its

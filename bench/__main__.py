@@ -26,6 +26,7 @@ SIZE_LENGTHS = (8, 32, 64, 128, 256)
 REPEATS = {8: 15, 32: 15, 128: 10, 256: 6}
 CLICK_LENGTHS = (32, 128)
 CLICKS = 10  # clicks per length in the browser
+PAGE_LOADS = 6  # new visitors opening the link
 LM_TABS = ("attention", "steps", "masking", "positions", "learning", "multihead")
 CLIENTS = 100
 MINILM_REPEATS = 15  # /analyze calls on minilm at 32 tokens
@@ -137,6 +138,11 @@ def run(quick: bool) -> dict:
             results["click_to_drawn"][n] = measure.summary(seconds)
             results["click_server_cpu"][n] = dict(clicks=len(cpu_ms), median_ms=round(statistics.median(cpu_ms), 1),
                                                   mean_ms=round(statistics.mean(cpu_ms), 1))
+
+        print("page loads ...", file=sys.stderr)
+        seconds, cpu_ms = browser.page_loads(app.url, scale(PAGE_LOADS), app.process.pid)
+        results["page_load"] = dict(measure.summary(seconds), first_cpu_ms=round(cpu_ms[0], 1),
+                                    later_cpu_median_ms=round(statistics.median(cpu_ms[1:] or cpu_ms), 1))
 
         print("each tab ...", file=sys.stderr)
         date_texts = [source for source, _ in dates.pairs(scale(5), split="validation", seed=11)]

@@ -50,6 +50,36 @@ def click_to_drawn(url: str, sentences: list[str], server_pid: int | None = None
     return seconds, cpu_ms
 
 
+def page_loads(url: str, n: int, server_pid: int) -> tuple[list[float], list[float]]:
+    """A new visitor n times over (a fresh browser context each: nothing cached): seconds from opening the
+    link to the one-head heatmap drawn, and the server's CPU milliseconds for the visit (until 3 s after the
+    heatmap, less what the idle server uses in as long). The first visit is the one that compresses the
+    page's script files (ui/assets.py): the report gives it apart."""
+    from playwright.sync_api import sync_playwright
+
+    from bench.load import cpu_seconds
+
+    seconds, cpu_ms = [], []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=require_chromium(), args=CHROMIUM_ARGS)
+        before = cpu_seconds(server_pid)
+        time.sleep(IDLE_S)
+        idle_per_s = (cpu_seconds(server_pid) - before) / IDLE_S
+        for _ in range(n):
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = context.new_page()
+            page.set_default_timeout(180_000)
+            cpu_before, start = cpu_seconds(server_pid), time.perf_counter()
+            page.goto(url)
+            wait_for_figures(page, DETAIL)
+            seconds.append(time.perf_counter() - start)
+            time.sleep(3)  # the page's own first run of its views
+            cpu_ms.append(1000 * (cpu_seconds(server_pid) - cpu_before - idle_per_s * (time.perf_counter() - start)))
+            context.close()
+        browser.close()
+    return seconds, cpu_ms
+
+
 # Every Plotly.react the page makes is timed: the tab is drawn when its last figure is.
 REACT_HOOK = """() => {
     if (window.__reacts) return;

@@ -91,6 +91,12 @@ def _click_cost(r: dict) -> list[str]:
         *[f"| {n} | {c['clicks']} | {c['median_ms']:.1f} ms | {c['mean_ms']:.1f} ms |"
           + (f" {c['median_ms'] / ping:.1f}× |" if ping else "") for n, c in r["click_server_cpu"].items()],
         "",
+        *([f"Opening the link, a new visitor each time (a fresh browser context: nothing cached), {r['page_load']['n']} "
+           f"visits: the one-head heatmap drawn after p50 {_ms(r['page_load']['p50_s'])}; the server's CPU for a visit "
+           f"(until 3 s after, less idle) {r['page_load']['first_cpu_ms']:.0f} ms for the first, which compresses the "
+           f"page's script files once (ui/assets.py), and a median of {r['page_load']['later_cpu_median_ms']:.0f} ms "
+           "for each later one. Before ui/assets.py each visit cost ~270-310 ms (by hand, 2026-11-23 17:30 UTC), "
+           "~110 ms of it Gradio compressing the same 6 MB of script again.", ""] if "page_load" in r else []),
         "Until 2026-11-23 17:00 UTC a click cost ~170-220 ms of server CPU at 32 tokens (the same method, by "
         "hand): Gradio 6.31 rebuilt every output a click left unchanged (each tab's figures while another tab "
         "is open), with its configuration and three JSON schemas, once per output per view sent. ui.wire.Blocks "

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import re
 
+import httpx
 import pytest
 from gradio_client.exceptions import AppError
 
@@ -93,3 +95,25 @@ def test_ablate_bad_heads_get_a_clear_message(client, args, message):
     with pytest.raises(AppError, match=message):
         client.predict(*args, api_name="/ablate")
     assert client.predict(api_name="/ping") == "ok"
+
+
+def test_the_running_app_serves_its_build_files_compressed_and_equal_to_gradios(app):
+    page = httpx.get(app.url).text
+    names = sorted(set(re.findall(r"assets/[\w.-]+\.(?:js|css)", page)))
+    assert names, "the page names no build files"
+    for name in names:
+        url = app.url + name
+        plain = httpx.get(url, headers={"accept-encoding": "identity"})  # Gradio's own answer, uncompressed
+        first, second = (httpx.get(url, headers={"accept-encoding": "br"}) for _ in range(2))
+        assert plain.status_code == first.status_code == second.status_code == 200
+        assert first.headers["content-encoding"] == "br" and first.headers["content-type"] == plain.headers["content-type"]
+        assert first.content == second.content == plain.content  # httpx decodes br
+        etag = first.headers.get("etag")
+        if etag:
+            assert httpx.get(url, headers={"accept-encoding": "br", "if-none-match": etag}).status_code == 304
+
+
+def test_paths_outside_the_build_are_gradios_to_answer(app):
+    for path in ("assets/no-such-file.js", "assets/../app.py", "assets/%2e%2e/app.py"):
+        answer = httpx.get(app.url + path, headers={"accept-encoding": "br"})
+        assert answer.status_code in (403, 404) and "build_demo" not in answer.text, path  # Gradio's refusal
