@@ -4,22 +4,29 @@ from __future__ import annotations
 
 import time
 
+from bench.load import cpu_seconds
 from tests.e2e.browser_helpers import (DETAIL, expected_labels, press_analyze, sentence_box, wait_for_figures,
                                        wait_for_ticks)
 from tests.live_app import CHROMIUM_ARGS, require_chromium
 
 
-IDLE_S = 5  # seconds of an idle server measured before the clicks
+IDLE_S = 2  # seconds of the idle server measured before each click or visit
+
+
+def idle_rate(pid: int) -> float:
+    """CPU seconds per second the server uses while nothing happens (Gradio's queue polls every millisecond;
+    its cost drifts between 25 and 45 ms a second on this VM, hence a fresh reading before each measurement)."""
+    before = cpu_seconds(pid)
+    time.sleep(IDLE_S)
+    return (cpu_seconds(pid) - before) / IDLE_S
 
 
 def click_to_drawn(url: str, sentences: list[str], server_pid: int | None = None) -> tuple[list[float], list[float]]:
     """Seconds from click to the redrawn heatmap, for each sentence in turn on one open page; and with
     server_pid, the server's CPU milliseconds per click: from the click until a second after the heatmap
     was drawn (the open tab's other views finish meanwhile), less what the idle server uses in as long
-    (Gradio's queue polls while idle), measured over IDLE_S before the first click."""
+    (idle_rate, read just before the click)."""
     from playwright.sync_api import sync_playwright
-
-    from bench.load import cpu_seconds
 
     seconds, cpu_ms = [], []
     with sync_playwright() as playwright:
@@ -29,15 +36,11 @@ def click_to_drawn(url: str, sentences: list[str], server_pid: int | None = None
         page.goto(url)
         wait_for_figures(page, DETAIL)
         time.sleep(2)  # let the page's own first run of every tab settle
-        idle_per_s = 0.0
-        if server_pid:
-            before = cpu_seconds(server_pid)
-            time.sleep(IDLE_S)
-            idle_per_s = (cpu_seconds(server_pid) - before) / IDLE_S
         for text in sentences:
             expected = expected_labels(text)
             sentence_box(page).fill(text)
             time.sleep(0.3)  # typing's own events done
+            idle_per_s = idle_rate(server_pid) if server_pid else 0.0
             cpu_before = cpu_seconds(server_pid) if server_pid else 0.0
             start = time.perf_counter()
             press_analyze(page)
@@ -53,19 +56,16 @@ def click_to_drawn(url: str, sentences: list[str], server_pid: int | None = None
 def page_loads(url: str, n: int, server_pid: int) -> tuple[list[float], list[float]]:
     """A new visitor n times over (a fresh browser context each: nothing cached): seconds from opening the
     link to the one-head heatmap drawn, and the server's CPU milliseconds for the visit (until 3 s after the
-    heatmap, less what the idle server uses in as long). The first visit is the one that compresses the
+    heatmap, less what the idle server uses in as long, read just before the visit). The first visit is the one that compresses the
     page's script files (ui/assets.py): the report gives it apart."""
     from playwright.sync_api import sync_playwright
-
-    from bench.load import cpu_seconds
 
     seconds, cpu_ms = [], []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=require_chromium(), args=CHROMIUM_ARGS)
-        before = cpu_seconds(server_pid)
-        time.sleep(IDLE_S)
-        idle_per_s = (cpu_seconds(server_pid) - before) / IDLE_S
+        time.sleep(3)  # what came before (another browser closing its page) is over
         for _ in range(n):
+            idle_per_s = idle_rate(server_pid)
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
             page.set_default_timeout(180_000)

@@ -83,8 +83,9 @@ def _click_cost(r: dict) -> list[str]:
     ping = r.get("server_cpu", {}).get("ping_ms")
     return [
         "Server CPU per click (the same clicks): from the click until a second after the heatmap was drawn, "
-        "less what the idle server used in as long (Gradio's queue polls while idle; measured over 5 s before the "
-        "first click); everything the click set off is in it (the open tab's views, the link box).",
+        "less what the idle server used in as long (Gradio's queue polls every millisecond while idle, 25-45 ms "
+        "a second on this VM: read over 2 s just before each click); everything the click set off is in it (the "
+        "open tab's views, the link box).",
         "",
         "| tokens | clicks | median | mean |" + (" median ÷ a `/ping` |" if ping else ""),
         "|---|---|---|---|" + ("---|" if ping else ""),
@@ -95,7 +96,8 @@ def _click_cost(r: dict) -> list[str]:
            f"visits: the one-head heatmap drawn after p50 {_ms(r['page_load']['p50_s'])}; the server's CPU for a visit "
            f"(until 3 s after, less idle) {r['page_load']['first_cpu_ms']:.0f} ms for the first, which compresses the "
            f"page's script files once (ui/assets.py), and a median of {r['page_load']['later_cpu_median_ms']:.0f} ms "
-           "for each later one. Before ui/assets.py each visit cost ~270-310 ms (by hand, 2026-11-23 17:30 UTC), "
+           f"for each later one ({', '.join(map(str, r['page_load'].get('later_cpu_ms', [])))}: a visit sets off many "
+           "requests, and the idle server's own cost is subtracted over ~6 s). Before ui/assets.py each visit cost ~270-310 ms (by hand, 2026-11-23 17:30 UTC), "
            "~110 ms of it Gradio compressing the same 6 MB of script again.", ""] if "page_load" in r else []),
         "Until 2026-11-23 17:00 UTC a click cost ~170-220 ms of server CPU at 32 tokens (the same method, by "
         "hand): Gradio 6.31 rebuilt every output a click left unchanged (each tab's figures while another tab "
