@@ -61,16 +61,23 @@ def _server_cost(r: dict) -> list[str]:
         "this 2-core VM each hop wakes an idle core: two servers side by side, calls alternating between them, "
         "gave 1.86x for the code before these changes and 1.69x after them.",
         "",
-        "How close it is: five `make bench` runs after the event-loop change gave 1.61x (15:20 UTC), 1.57x "
+        "How close it is: `make bench` runs after the event-loop change gave 1.61x (15:20 UTC), 1.57x "
         "(15:28, after two smaller cuts), 2.16x (15:41, started at a load average of 1.6 right after the test "
-        "suite), 1.71x (15:50) and 1.59x (16:00, this file); 100-call runs of the session's versions gave "
-        "1.64-1.75x. Both targets were met together in two of the five runs: the typical ratio on this VM is "
-        "about 1.6-1.7x, and its drift moves a run by 0.05 or more. "
-        "What is left is mostly the model itself: lm's forward pass is ~70% matrix products and the exact GELU "
-        "at near this CPU's peak (75-110 GFLOP/s on one core, torch.profiler). Tried and not kept: one product "
-        "for q, k and v together (no gain, 1.01 vs 0.99 ms back to back). Measured, not built: the same forward "
-        "written with torch functions instead of nn.Module calls took 0.77 ms instead of 0.99 back to back "
-        "(1.6 vs 2.1 ms after a 30 ms sleep), but it would be a second copy of the modules the lecture notes "
+        "suite), 1.71x (15:50), 1.59x (16:00), 1.605x (16:58: 13.8 vs 8.6 ms, missed by the rounding), 1.57x "
+        "(17:06), 1.65x (17:35) and 1.62x (17:48, this file: 18.3 vs 11.3 ms; a `/ping` cost 7.8-9.5 ms in the "
+        "other runs); 100-call runs gave 1.60-1.75x. Both targets were met together in three of these nine runs: "
+        "the ratio on this VM sits at the target, and its drift moves a run by 0.05 or more.",
+        "",
+        "What is left is the model itself. py-spy at 1 kHz over 150 calls of each (17:40 UTC): an `/analyze` "
+        "13.1 ms of samples, a `/ping` 6.9 ms; of the 6.2 ms between them the handler is 5.1 ms (the trace 3.35 "
+        "ms), Gradio's handling of the six inputs and outputs ~0.3 ms and sending the 45 KB answer ~0.45 ms. "
+        "Back to back in a loop, lm's forward pass is ~70% matrix products and the exact GELU at near this CPU's "
+        "peak (75-110 GFLOP/s on one core, torch.profiler); in the server, after idle time, the matrix products "
+        "take 1.0 ms of the trace and the ~150 small torch operations and module calls around them most of the "
+        "rest. Tried and not kept: one product for q, k and v together (no gain, 1.01 vs 0.99 ms back to back). "
+        "Measured, not built: the same forward written with torch functions instead of nn.Module calls took "
+        "0.77 ms instead of 0.99 back to back (1.6 vs 2.1 ms after a 30 ms sleep), but it would be a second copy "
+        "of the modules the lecture notes "
         "name, to keep in step with them.",
         "",
     ]
@@ -94,11 +101,11 @@ def _click_cost(r: dict) -> list[str]:
         "",
         *([f"Opening the link, a new visitor each time (a fresh browser context: nothing cached), {r['page_load']['n']} "
            f"visits: the one-head heatmap drawn after p50 {_ms(r['page_load']['p50_s'])}; the server's CPU for a visit "
-           f"(until 3 s after, less idle) {r['page_load']['first_cpu_ms']:.0f} ms for the first, which compresses the "
-           f"page's script files once (ui/assets.py), and a median of {r['page_load']['later_cpu_median_ms']:.0f} ms "
-           f"for each later one ({', '.join(map(str, r['page_load'].get('later_cpu_ms', [])))}: a visit sets off many "
-           "requests, and the idle server's own cost is subtracted over ~6 s). Before ui/assets.py each visit cost ~270-310 ms (by hand, 2026-11-23 17:30 UTC), "
-           "~110 ms of it Gradio compressing the same 6 MB of script again.", ""] if "page_load" in r else []),
+           f"(until 3 s after, less idle) a median of {r['page_load']['cpu_median_ms']:.0f} ms "
+           f"({', '.join(map(str, r['page_load']['cpu_ms']))} ms: a visit sets off many requests, and the idle "
+           "server's own cost is subtracted over ~6 s). The page's script files were compressed once, at the run's "
+           "first page load (ui/assets.py); without it, each visit cost ~270-310 ms (by hand, 2026-11-23 17:30 "
+           "UTC), ~110 ms of it Gradio compressing the same 6 MB of script again.", ""] if "page_load" in r else []),
         "Until 2026-11-23 17:00 UTC a click cost ~170-220 ms of server CPU at 32 tokens (the same method, by "
         "hand): Gradio 6.31 rebuilt every output a click left unchanged (each tab's figures while another tab "
         "is open), with its configuration and three JSON schemas, once per output per view sent. ui.wire.Blocks "
