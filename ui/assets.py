@@ -39,12 +39,16 @@ class CompressedAssets:
         path = scope["path"]
         if path not in self._kept:
             async with self._locks.setdefault(path, asyncio.Lock()):  # a hall arriving at once: one compresses
-                if path not in self._kept:
-                    answer = await self._fetch(scope, receive)
-                    if answer is None or self._bytes + len(answer[1]) > MAX_BYTES:
-                        return await self.app(scope, receive, send)
-                    self._kept[path] = answer
-                    self._bytes += len(answer[1])
+                answer = None if path in self._kept else await self._fetch(scope, receive)
+            self._locks.pop(path, None)  # a lock per path asked for, only while it is being fetched
+            if answer is not None and path not in self._kept:
+                start, body, compressed = answer
+                if compressed is None or self._bytes + len(compressed[1]) > MAX_BYTES:
+                    await send(start)  # not one to keep: Gradio's answer as it came (compressed outside, if at all)
+                    await send({"type": "http.response.body", "body": body})
+                    return
+                self._kept[path] = compressed
+                self._bytes += len(compressed[1])
         headers, body = self._kept[path]
         etag = dict(headers).get(b"etag")
         if etag is not None and _header(scope, b"if-none-match") == etag:
@@ -60,7 +64,8 @@ class CompressedAssets:
                 and b"br" in _header(scope, b"accept-encoding"))
 
     async def _fetch(self, scope, receive):
-        """Gradio's own answer for this file, as (headers, brotli body), or None when it is not one to keep."""
+        """Gradio's own answer for this file, uncompressed: (its start message, its body, and (headers, brotli
+        body) to keep, or None when the answer is not one to keep)."""
         plain = dict(scope, headers=[(k, v) for k, v in scope["headers"]
                                      if k not in (b"accept-encoding", b"if-none-match", b"range")])
         start, chunks = {}, []
@@ -72,16 +77,17 @@ class CompressedAssets:
                 chunks.append(message.get("body", b""))
 
         await self.app(plain, receive, collect)
+        body = b"".join(chunks)
         headers = {k.lower(): v for k, v in start.get("headers", [])}
         kind = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip()
         if start.get("status") != 200 or kind not in KEPT_TYPES or b"content-encoding" in headers:
-            return None
-        body = await asyncio.to_thread(brotli.compress, b"".join(chunks), quality=QUALITY)  # the loop keeps serving
+            return start, body, None
+        compressed = await asyncio.to_thread(brotli.compress, body, quality=QUALITY)  # the loop keeps serving
         kept = [(b"content-type", headers[b"content-type"]), (b"content-encoding", b"br"),
-                (b"content-length", str(len(body)).encode()), (b"vary", b"Accept-Encoding")]
+                (b"content-length", str(len(compressed)).encode()), (b"vary", b"Accept-Encoding")]
         if b"etag" in headers:
             kept.append((b"etag", headers[b"etag"]))
-        return kept, body
+        return start, body, (kept, compressed)
 
 
 def _header(scope, name: bytes) -> bytes:
