@@ -117,3 +117,12 @@ def test_paths_outside_the_build_are_gradios_to_answer(app):
     for path in ("assets/no-such-file.js", "assets/../app.py", "assets/%2e%2e/app.py"):
         answer = httpx.get(app.url + path, headers={"accept-encoding": "br"})
         assert answer.status_code in (403, 404) and "build_demo" not in answer.text, path  # Gradio's refusal
+
+
+def test_the_page_itself_arrives_compressed_and_whole(app):
+    plain = httpx.get(app.url + "?tab=steps&model=lm", headers={"accept-encoding": "identity"})
+    packed = httpx.get(app.url + "?tab=steps&model=lm", headers={"accept-encoding": "br"})
+    assert packed.headers["content-encoding"] == "br" and "content-encoding" not in plain.headers
+    assert packed.text == plain.text and "gradio_config" in packed.text  # httpx decodes br
+    assert int(packed.headers["content-length"]) < len(plain.content) / 5
+

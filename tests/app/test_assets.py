@@ -69,3 +69,23 @@ def test_what_is_not_kept_goes_to_the_app_as_before():
             assert got_status == status and content == body and b"content-encoding" not in headers, path
         assert len(calls) == 2 and path not in middleware._kept  # asked once a request, nothing kept
         assert not middleware._locks  # a visitor asking for many made-up files leaves nothing behind
+
+
+def test_the_page_is_compressed_for_each_request_and_its_headers_kept():
+    page = b"<!doctype html><script>window.gradio_config = {}</script>" + b"<div>attention</div>" * 5000
+    calls = []
+
+    async def serve(scope, receive, send):
+        calls.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(page)).encode()),
+                                (b"set-cookie", b"session=1")]})
+        await send({"type": "http.response.body", "body": page})
+    middleware = CompressedAssets(serve)
+    for _ in range(2):
+        (status, headers, content), = run(middleware, get(middleware, "/"))
+        assert status == 200 and headers[b"content-encoding"] == b"br" and brotli.decompress(content) == page
+        assert int(headers[b"content-length"]) == len(content) < len(page) / 10 and headers[b"set-cookie"] == b"session=1"
+    assert calls == ["/", "/"] and not middleware._kept  # built by Gradio for each visitor, never kept
+    (status, headers, content), = run(middleware, get(middleware, "/", encoding=b"gzip"))
+    assert content == page and b"content-encoding" not in headers  # a browser without brotli: as before
