@@ -16,7 +16,7 @@ import anyio.to_thread
 import gradio as gr
 
 from ui.models import InputError, ModelRegistry, public_message
-from ui.wire import received, received_in_handler, sent_all
+from ui.wire import is_skip, received, received_in_handler, sent_all
 
 log = logging.getLogger(__name__)
 
@@ -227,11 +227,6 @@ class Context:
             gr.on(triggers=trigger, fn=fn, trigger_mode="always_last", **options)
         else:
             trigger.then(fn, **options)
-
-
-def is_skip(value) -> bool:
-    """gr.skip() (as sent): leave the output as it is."""
-    return isinstance(value, dict) and value == gr.skip()
 
 
 def repeat_outputs(fn: Callable) -> Callable:

@@ -10,14 +10,7 @@ from analysis.alignment import month_attention, month_span, most_month_attentive
 from analysis.heads import head_name, head_names, parse_head_name
 from ui import components
 from ui.context import Context, figure_font, friendly
-from ui.models import (
-    MAX_BEAM,
-    InputError,
-    ModelRegistry,
-    check_beam,
-    check_index,
-    clean_text,
-)
+from ui.models import MAX_BEAM, InputError, ModelRegistry, check_beam, check_index, clean_text
 from viz import cross
 from viz.heatmap import attention_heatmap
 

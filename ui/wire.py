@@ -110,6 +110,11 @@ def received(inputs: list, values) -> list:
 SKIP = {"__type__": "update"}  # gr.skip() as Gradio sends it: the page leaves the output as it is
 
 
+def is_skip(value) -> bool:
+    """gr.skip() (as sent): leave the output as it is."""
+    return isinstance(value, dict) and value == SKIP
+
+
 class Blocks(gr.Blocks):
     """gr.Blocks whose events send an output left unchanged (gr.skip()) as it is, without rebuilding the
     component for the session (see the module docstring). Every other output goes through Gradio's own
@@ -118,7 +123,7 @@ class Blocks(gr.Blocks):
     async def postprocess_data(self, block_fn, predictions, state):
         outputs = list(block_fn.outputs)
         values = predictions
-        if isinstance(values, dict) and values == SKIP and len(outputs) > 1:
+        if is_skip(values) and len(outputs) > 1:
             values = [SKIP] * len(outputs)  # one gr.skip() for every output, as Gradio reads it
         elif isinstance(values, dict) and values and all(isinstance(key, gr.blocks.Block) for key in values):
             at = {block._id: i for i, block in enumerate(outputs)}
@@ -132,7 +137,7 @@ class Blocks(gr.Blocks):
             values = [values]
         if block_fn.batch or not isinstance(values, (list, tuple)) or len(values) != len(outputs):
             return await super().postprocess_data(block_fn, predictions, state)  # Gradio says what is wrong
-        skipped = [isinstance(v, dict) and v == SKIP and not block.stateful for block, v in zip(outputs, values)]
+        skipped = [is_skip(v) and not block.stateful for block, v in zip(outputs, values)]
         if not any(skipped):
             return await super().postprocess_data(block_fn, predictions, state)
         kept = [i for i, skip in enumerate(skipped) if not skip]
