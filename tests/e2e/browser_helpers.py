@@ -91,7 +91,20 @@ def message_toasts(page) -> list[str]:
 
 
 def close_toasts(page) -> None:
-    page.evaluate("() => document.querySelectorAll('[data-testid=toast-close]').forEach(b => b.click())")
+    """Close every toast and wait until none is left on the page. A closed toast fades out for a moment
+    while its text is still in the page, so a test reading the next toast could read the old one (CI once
+    read the first date example's "writes 2026-11-21" after picking "3 March 1999"). A toast that arrives
+    while closing is closed on the next round."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(10):
+        page.evaluate("() => document.querySelectorAll('[data-testid=toast-close]').forEach(b => b.click())")
+        try:
+            page.wait_for_function("() => !document.querySelector('[data-testid=toast-body]')", timeout=3000)
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError("toasts kept coming back after being closed")
 
 
 def press_analyze(page) -> None:
