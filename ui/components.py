@@ -11,6 +11,8 @@ import math
 import gradio as gr
 import pandas as pd
 
+from ui.wire import toast
+
 
 class Slider(gr.Slider):
     """gr.Slider whose API value must be a finite number."""
@@ -24,8 +26,8 @@ class Slider(gr.Slider):
             return None
         label = self.label or "This slider"
         if isinstance(payload, bool) or not isinstance(payload, (int, float)) or not math.isfinite(payload):
-            raise gr.Error(f"{label} must be a number between {self.minimum:g} and {self.maximum:g}, "
-                           f"not {str(payload)[:40]!r}.", print_exception=False)
+            raise gr.Error(toast(f"{label} must be a number between {self.minimum:g} and {self.maximum:g}, "
+                                 f"not {str(payload)[:40]!r}."), print_exception=False)
         return super().preprocess(payload)
 
 

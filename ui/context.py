@@ -16,7 +16,8 @@ import anyio.to_thread
 import gradio as gr
 
 from ui.models import InputError, ModelRegistry, public_message
-from ui.wire import is_skip, received, received_in_handler, sent_all
+from ui.repeats import Repeats, is_pick
+from ui.wire import is_skip, received, received_in_handler, sent_all, toast
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +51,12 @@ def friendly(fn: Callable) -> Callable:
         except gr.Error:
             raise
         except InputError as e:
-            raise gr.Error(str(e), print_exception=False) from None
+            raise gr.Error(toast(e), print_exception=False) from None
         except Exception as e:  # a bug: log it for us, say something useful to the viewer
             log.exception("handler %s failed", getattr(fn, "__name__", fn))
-            raise gr.Error(public_message(f"Something went wrong ({type(e).__name__}: {e}). Try another sentence; "
-                                          "the rest of the demo keeps working."), print_exception=False) from None
+            raise gr.Error(toast(public_message(f"Something went wrong ({type(e).__name__}: {e}). Try another "
+                                                "sentence; the rest of the demo keeps working.")),
+                           print_exception=False) from None
     return functools.wraps(fn)(on_gpu(wrapper))
 
 
@@ -93,6 +95,7 @@ class Context:
     _chains: list = field(default_factory=list, repr=False)
     _tab_followers: list = field(default_factory=list, repr=False)
     _hidden_button: gr.Button | None = field(default=None, repr=False)
+    repeats: Repeats = field(default_factory=Repeats, repr=False)  # a dropdown's second event (ui/repeats.py)
 
     def __post_init__(self):
         # an event for API-only endpoints to hang on (here, beside the controls: a gr.Tabs holds only tabs)
@@ -124,7 +127,8 @@ class Context:
         afterwards, cost about as much CPU as /analyze's forward pass. A ZeroGPU Space always uses the thread."""
         triggers = triggers or self.triggers
         shared = [t for t in triggers if t in self.head_triggers]
-        local = [t for t in triggers if t not in shared] or [self._hidden_button.click]
+        picks = [t for t in triggers if t not in shared and is_pick(t)]  # sent twice by Gradio (ui/repeats.py)
+        local = [t for t in triggers if t not in shared and t not in picks] or [self._hidden_button.click]
         # An endpoint only API callers reach reads its inputs in the handler's thread (ui/wire.py). A page
         # event keeps Gradio's preprocessing: it checks each value against the visitor's own copy of the
         # control (a slider whose maximum followed the model they chose), which only Gradio holds.
@@ -153,6 +157,13 @@ class Context:
         gr.on(triggers=local, fn=quick_endpoint if run_here else endpoint, inputs=inputs, outputs=outputs,
               api_name=api_name, postprocess=False, preprocess=not inline,
               **{"trigger_mode": "always_last", **kwargs})
+        if picks:  # a page-only handler of its own, which answers the dropdown's second event "unchanged"
+            def picked(request: gr.Request, *values):
+                return gr.skip() if self.repeats.seen(request, api_name, values) else answer(*values)
+
+            gr.on(triggers=picks, fn=picked, inputs=inputs, outputs=outputs, postprocess=False,
+                  **{"trigger_mode": "always_last", **kwargs, "api_name": f"{api_name}_picked",
+                     "api_visibility": "private"})
         self._views.append(_View(fn, list(inputs), list(outputs), self._building_tab, shared))
 
     def run_after(self, event, suffix: str, head_only: bool = False, like=None) -> None:
@@ -200,7 +211,10 @@ class Context:
         where = {id(c): i for i, c in enumerate(inputs)}
 
         @repeat_outputs
-        def dispatch(open_tab, *values):
+        def dispatch(request: gr.Request, open_tab, *values):
+            if self.repeats.seen(request, api_name, (open_tab, values)):  # a dropdown's second event (ui/repeats.py)
+                yield {output: gr.skip() for output in outputs}
+                return
             first_error, sent = None, False
             for view in views:
                 if open_tab is not None and view.tab is not None and view.tab != open_tab:
@@ -222,7 +236,10 @@ class Context:
         with_tab = self.current_tab is not None
         options = dict(inputs=([self.current_tab] if with_tab else []) + inputs, outputs=outputs, api_name=api_name,
                        api_visibility="private", show_progress="minimal", postprocess=False)  # see ui/wire.py
-        fn = dispatch if with_tab else (lambda *values: (yield from dispatch(None, *values)))
+        def without_tab(request: gr.Request, *values):
+            yield from dispatch(request, None, *values)
+
+        fn = dispatch if with_tab else without_tab
         if isinstance(trigger, list):
             gr.on(triggers=trigger, fn=fn, trigger_mode="always_last", **options)
         else:

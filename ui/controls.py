@@ -8,7 +8,7 @@ import numpy as np
 
 from analysis import head_stats as stats
 from ui import components
-from ui.context import Context, friendly
+from ui.context import Context, friendly, toast
 from ui.links import ViewSettings, make_link, parse_query
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
 from ui.steps import shown_temperature, slider_from_temperature
@@ -301,20 +301,24 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
     kind_event = ctx.kind.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_kind")
     ctx.run_after(kind_event, "kind", like=ctx.kind.input)
 
-    def on_example(index):
+    def on_example(index, request: gr.Request):
         if not isinstance(index, int) or not 0 <= index < len(EXAMPLES):
             raise gr.Error("Pick one of the lecture examples.", print_exception=False)
         text, name = EXAMPLES[index]
         layer, head = previous_token_head(registry, name)
+        # The dropdown's second event for the same pick (ui/repeats.py) sets the same controls again (its
+        # views follow it: skipping would let them read the controls before the first set them) and says
+        # nothing: the message is shown once.
+        say = not ctx.repeats.seen(request, "example", index)
         linked = friendly(linked_head)(registry, name, text)
         if linked is not None:
             layer, head, weight, source, target = linked
-            gr.Info(f"Measured on this sentence: layer {layer}, head {head} puts {weight:.2f} of the attention "
-                    f"from “{source}” on “{target}”, the most of any head in {name}.")
+            message = (f"Measured on this sentence: layer {layer}, head {head} puts {weight:.2f} of the attention "
+                       f"from “{source}” on “{target}”, the most of any head in {name}.")
         else:
-            claim = friendly(example_claim)(registry, text, name, layer, head)
-            if claim:
-                gr.Info(claim)
+            message = friendly(example_claim)(registry, text, name, layer, head) if say else None
+        if say and message:
+            gr.Info(message)
         return (text, name) + friendly(fit_controls)(registry, name, layer, head, None)
 
     example_event = examples.input(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls,
@@ -326,8 +330,8 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
     def on_load(request: gr.Request):
         params = dict(request.query_params) if request is not None else {}
         settings, notes = parse_query(params, registry, defaults, tuple(ids))
-        for note in notes:
-            gr.Warning(note)
+        for note in notes:  # they quote the link's parameters, which anyone can write
+            gr.Warning(toast(note))
         fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
             if settings.model in registry.available else (gr.skip(),) * 3
         # the page opens on the default tab by itself: selecting it again would fire the tab's own redraw

@@ -18,6 +18,7 @@ from training.toy_session import TrainingFailed, TrainingRefused, Trainings, Wai
 from training.toy_tasks import TASKS, SettingsError
 from ui import components
 from ui.context import Context, figure_font, repeat_outputs
+from ui.wire import toast
 from viz import toy as viz_toy
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def checked_settings(*values) -> toy.ToySettings:
     try:
         return make_settings(*values)
     except SettingsError as e:
-        raise gr.Error(str(e), print_exception=False) from None
+        raise gr.Error(toast(e), print_exception=False) from None
 
 
 def _describe(settings: dict) -> str:
@@ -158,10 +159,10 @@ def _errors_as_messages(events):
     try:
         yield from events
     except (SettingsError, TrainingRefused) as e:
-        raise gr.Error(str(e), print_exception=False) from None
+        raise gr.Error(toast(e), print_exception=False) from None
     except TrainingFailed as e:
         log.error("toy training failed: %s", e)
-        raise gr.Error(f"The training stopped unexpectedly ({e}). Press Train to try again.",
+        raise gr.Error(toast(f"The training stopped unexpectedly ({e}). Press Train to try again."),
                        print_exception=False) from None
 
 
@@ -193,7 +194,7 @@ def api_endpoint(trainings: Trainings):
         try:
             settings = toy.ToySettings(task=task, positions=positions, seconds=seconds)
         except SettingsError as e:
-            raise gr.Error(str(e), print_exception=False) from None
+            raise gr.Error(toast(e), print_exception=False) from None
         events = trainings.run(owner_of(request), [settings])
         with contextlib.closing(events):
             for event in _errors_as_messages(events):
@@ -269,7 +270,7 @@ def build(ctx: Context) -> None:
         try:
             return preview(*values)
         except SettingsError as e:
-            raise gr.Error(str(e), print_exception=False) from None
+            raise gr.Error(toast(e), print_exception=False) from None
 
     ctx.listen(on_preview, inputs=model_controls + [ctx.presenter, trained], outputs=[status, curve, heads_plot, text],
                api_name="toy_preview", triggers=[c.input for c in model_controls] + [ctx.presenter.input])
@@ -344,7 +345,7 @@ def build(ctx: Context) -> None:
         try:
             return predict(text_value, trained_value, presenter)
         except SettingsError as e:
-            raise gr.Error(str(e), print_exception=False) from None
+            raise gr.Error(toast(e), print_exception=False) from None
 
     gr.on([predict_button.click, text.submit], on_predict, inputs=[text, trained, ctx.presenter],
           outputs=[answer, answer_grid, answer_detail], api_name="toy_predict")

@@ -24,6 +24,7 @@ with the same checks and messages.
 from __future__ import annotations
 
 import copy
+import html
 import logging
 from typing import Any
 
@@ -103,7 +104,7 @@ def received(inputs: list, values) -> list:
         except Exception:
             log.info("%s could not read %r", type(component).__name__, value, exc_info=True)
             name = getattr(component, "label", None) or type(component).__name__
-            raise gr.Error(f"{name} cannot take the value {str(value)[:40]!r}.", print_exception=False) from None
+            raise gr.Error(toast(f"{name} cannot take the value {str(value)[:40]!r}."), print_exception=False) from None
     return out
 
 
@@ -149,3 +150,10 @@ class Blocks(gr.Blocks):
             data = await super().postprocess_data(some, kept_values if len(kept) > 1 else kept_values[0], state)
         done = dict(zip(kept, data))
         return [done[i] if i in done else dict(SKIP) for i in range(len(outputs))]
+
+
+def toast(message) -> str:
+    """A message as a toast must carry it. Gradio renders a toast's text as HTML (sanitised: no script
+    runs, but a link's `?model=<img src=...>` still put an image in the page), so anything that may hold
+    what a visitor wrote is escaped and shows literally."""
+    return html.escape(str(message), quote=False)

@@ -37,12 +37,12 @@ def endpoint(demo, api_name: str):
     return next(fn for fn in demo.fns.values() if fn.api_name == api_name)
 
 
-def run(fn, open_tab: str, **overrides) -> tuple[list[dict], Exception | None]:
-    """Drive a dispatcher as Gradio would: the open tab, then every input's current value."""
+def run(fn, open_tab: str, request: gr.Request | None = None, **overrides) -> tuple[list[dict], Exception | None]:
+    """Drive a dispatcher as Gradio would: the visitor's request, the open tab, then every input's value."""
     values = [overrides.get(getattr(c, "elem_id", None), c.value) for c in fn.inputs[1:]]
     updates, error = [], None
     try:
-        for update in fn.fn(open_tab, *values):
+        for update in fn.fn(request, open_tab, *values):
             updates.append(update)
     except gr.Error as e:
         error = e
@@ -210,3 +210,72 @@ def test_only_api_only_endpoints_read_their_inputs_themselves(demo):
     model they chose): Gradio, which holds that copy, checks it."""
     assert not endpoint(demo, "analyze").preprocess
     assert endpoint(demo, "head").preprocess
+
+
+def all_skipped(updates: list[dict]) -> bool:
+    return len(updates) == 1 and all(is_skip(value) for value in updates[0].values())
+
+
+def test_a_dropdowns_second_event_is_answered_unchanged(demo):
+    """Gradio 6.31's dropdown sends `input` twice for one pick (ui/repeats.py): the views that follow a
+    model or example pick compute once per visitor; the same values from another visitor, or other values
+    from the same one, compute."""
+    (fit,) = listeners_of(demo, "model", "input")
+    after = [fn for fn in demo.fns.values() if fn.api_name == "redraw_after_model"]
+    assert len(after) == 1
+    visitor, other = gr.Request(session_hash="visitor"), gr.Request(session_hash="other")
+    first, error = run(after[0], "attention", visitor)
+    assert error is None and not all_skipped(first) and len(first) >= 4  # the attention tab's views, one by one
+    assert all_skipped(run(after[0], "attention", visitor)[0])
+    assert not all_skipped(run(after[0], "attention", other)[0])
+    assert not all_skipped(run(after[0], "attention", visitor, sentence="Another sentence")[0])
+    assert not all_skipped(run(after[0], "attention", None)[0]), "no session: not from a page, always computed"
+
+
+def test_an_example_pick_says_its_measured_claim_once(demo, capsys):
+    (pick,) = listeners_of(demo, "examples", "input")
+    from ui.controls import EXAMPLES
+
+    index = next(i for i, (_, name) in enumerate(EXAMPLES) if name == "dates")
+    visitor = gr.Request(session_hash="says-once")
+    first = pick.fn(index, visitor)
+    said = capsys.readouterr().out  # gr.Info outside a running app prints
+    again = pick.fn(index, visitor)
+    assert "writes" in said and capsys.readouterr().out == ""
+    def settings(result):  # text, model, then the sliders and kind as updates (new components)
+        return [(getattr(c, "value", c), getattr(c, "maximum", None), getattr(c, "visible", None)) for c in result]
+
+    assert settings(first) == settings(again), "the second event sets the same controls (its views read them)"
+
+
+def test_a_tab_dropdowns_pick_runs_a_private_handler_that_answers_its_repeat_unchanged(demo):
+    (picked,) = listeners_of(demo, "encoder-head", "input")
+    assert picked.api_visibility == "private" and picked.api_name == "encoder_decoder_picked"
+    public = endpoint(demo, "encoder_decoder")
+    assert public.api_visibility != "private"
+    values = [c.value for c in picked.inputs]
+    visitor = gr.Request(session_hash="tab-pick")
+    shown = picked.fn(visitor, *values)
+    assert not is_skip(shown) and len(shown) == len(picked.outputs)
+    assert is_skip(picked.fn(visitor, *values))
+    assert not is_skip(public.fn(*values)) and not is_skip(public.fn(*values)), "API callers: every call computed"
+
+
+def test_repeats_count_only_the_same_values_from_the_same_session_within_the_window():
+    from ui.repeats import Repeats
+
+    now = [0.0]
+    repeats = Repeats(window=1.0, size=3, clock=lambda: now[0])
+    a, b = gr.Request(session_hash="a"), gr.Request(session_hash="b")
+    assert not repeats.seen(a, "redraw", ("x", 1))
+    assert repeats.seen(a, "redraw", ("x", 1))
+    assert not repeats.seen(a, "other", ("x", 1)) and not repeats.seen(b, "redraw", ("x", 1))
+    assert not repeats.seen(a, "redraw", ("y", 1)) and not repeats.seen(a, "redraw", ("x", 1)), "x, y, x: all run"
+    now[0] = 0.5
+    assert repeats.seen(a, "redraw", ("x", 1))
+    now[0] = 2.0
+    assert not repeats.seen(a, "redraw", ("x", 1)), "past the window"
+    for session in "cde":  # a full memory forgets the oldest visitor
+        repeats.seen(gr.Request(session_hash=session), "redraw", ())
+    assert not repeats.seen(a, "redraw", ("x", 1))
+    assert not repeats.seen(None, "redraw", ()) and not repeats.seen(None, "redraw", ())

@@ -79,3 +79,21 @@ def test_hostile_text_in_the_page(page, live):
     submit(page, NORMAL)
     wait_for_ticks(page, expected_labels(NORMAL))
     assert not problems, "\n".join(problems)
+
+
+def test_a_links_hostile_parameters_are_quoted_literally(page, live):
+    """A link's parameters come back in its warnings ("model '…' is not available"). Gradio renders a
+    toast's text as HTML, sanitised: before escaping, such a link put an image and bold text in the page
+    of whoever opened it."""
+    from urllib.parse import urlencode
+
+    model, layer = '<img src=x onerror="window.__pwned = 1">', "<b>2</b>"
+    page.goto(live.url + "?" + urlencode({"model": model, "layer": layer, "text": NORMAL}))
+    wait_for_ticks(page, expected_labels(NORMAL))
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=toast-text]').length >= 2")
+    said = " ".join(message_toasts(page))
+    assert model in said and layer in said, said  # written out as they are in the link
+    assert "is not available" in said and "out of range" in said
+    toasts = page.eval_on_selector_all("[data-testid=toast-text]", "els => els.map(e => e.innerHTML).join('')")
+    assert "<img" not in toasts and "<b>" not in toasts, toasts
+    assert not any(injected_markup(page).values())

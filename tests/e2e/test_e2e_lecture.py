@@ -299,6 +299,9 @@ def test_examples_show_what_they_claim(page, live, shipped):
                                                         rf"{re.escape(f'{p:.1%}')}")
         assert "Greedy continuation" in predicted and "∅" not in predicted
         assert text not in predicted.split("Greedy continuation")[1], "the continuation only, not the input again"
+        # every view is drawn: the dropdown's second event (ui/repeats.py) has come and said nothing
+        said = page.eval_on_selector_all("[data-testid=toast-text]", "els => els.map(e => e.innerText)")
+        assert said == [message], f"the pick's message once, and nothing else: {said}"
     for text, answer in controls.FILLS.items():
         click_example(page, text, "mlm")
         assert f"“{answer}”" in info_toast(page, "fills the blank")
