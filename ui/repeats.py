@@ -51,11 +51,11 @@ class Repeats:
         return last is not None and fingerprint is not None and last[0] == fingerprint and now - last[1] < self.window
 
 
-def _fingerprint(values) -> str | None:
-    """The values as text (the controls' values: strings, numbers, lists). None when they cannot be
-    written down (then nothing is a repeat)."""
+def _fingerprint(values) -> int | None:
+    """The values (the controls' values: strings, numbers, lists) as a number, so that a full memory of
+    4096 visitors' calls stays small. None when they cannot be written down (then nothing is a repeat)."""
     try:
-        return repr(values)
+        return hash(repr(values))
     except Exception:
         return None
 
