@@ -157,14 +157,26 @@ class Context:
         gr.on(triggers=local, fn=quick_endpoint if run_here else endpoint, inputs=inputs, outputs=outputs,
               api_name=api_name, postprocess=False, preprocess=not inline,
               **{"trigger_mode": "always_last", **kwargs})
-        if picks:  # a page-only handler of its own, which answers the dropdown's second event "unchanged"
-            def picked(request: gr.Request, *values):
-                return gr.skip() if self.repeats.seen(request, api_name, values) else answer(*values)
-
-            gr.on(triggers=picks, fn=picked, inputs=inputs, outputs=outputs, postprocess=False,
-                  **{"trigger_mode": "always_last", **kwargs, "api_name": f"{api_name}_picked",
-                     "api_visibility": "private"})
+        if picks:
+            self._picked(picks, answer, inputs, outputs, api_name, {"postprocess": False, **kwargs})
         self._views.append(_View(fn, list(inputs), list(outputs), self._building_tab, shared))
+
+    def on_pick(self, dropdown: gr.Dropdown, fn: Callable, inputs: list, outputs: list, api_name: str, **kwargs):
+        """fn as the endpoint /<api_name> for API callers, and as what a pick in `dropdown` runs on the page,
+        once per pick. Returns the page's event."""
+        gr.on(triggers=[self._hidden_button.click], fn=fn, inputs=inputs, outputs=outputs, api_name=api_name,
+              **kwargs)
+        return self._picked([dropdown.input], fn, inputs, outputs, api_name, kwargs)
+
+    def _picked(self, triggers: list, fn: Callable, inputs: list, outputs: list, api_name: str, kwargs: dict):
+        """A page-only handler for dropdown picks, which answers a pick's second event "unchanged"
+        (ui/repeats.py); API callers keep the endpoint that always computes."""
+        def picked(request: gr.Request, *values):
+            return gr.skip() if self.repeats.seen(request, api_name, values) else fn(*values)
+
+        return gr.on(triggers=triggers, fn=picked, inputs=inputs, outputs=outputs,
+                     **{"trigger_mode": "always_last", **kwargs, "api_name": f"{api_name}_picked",
+                        "api_visibility": "private"})
 
     def run_after(self, event, suffix: str, head_only: bool = False, like=None) -> None:
         """Re-run the views after `event` (one that sets the shared controls): all of them, those that

@@ -248,12 +248,17 @@ def test_an_example_pick_says_its_measured_claim_once(demo, capsys):
     assert settings(first) == settings(again), "the second event sets the same controls (its views read them)"
 
 
-def test_a_tab_dropdowns_pick_runs_a_private_handler_that_answers_its_repeat_unchanged(demo):
-    (picked,) = listeners_of(demo, "encoder-head", "input")
-    assert picked.api_visibility == "private" and picked.api_name == "encoder_decoder_picked"
-    public = endpoint(demo, "encoder_decoder")
+@pytest.mark.parametrize("elem_id,api_name,overrides", [
+    ("encoder-head", "encoder_decoder", {}),  # a view (ctx.listen)
+    ("explain-row", "explain_output", {"sentence": "3 March 1999", "model": "dates", "explain-row": 2}),  # ctx.on_pick
+])
+def test_a_tab_dropdowns_pick_runs_a_private_handler_that_answers_its_repeat_unchanged(demo, elem_id, api_name,
+                                                                                         overrides):
+    (picked,) = listeners_of(demo, elem_id, "input")
+    assert picked.api_visibility == "private" and picked.api_name == f"{api_name}_picked"
+    public = endpoint(demo, api_name)
     assert public.api_visibility != "private"
-    values = [c.value for c in picked.inputs]
+    values = [overrides.get(c.elem_id, c.value) for c in picked.inputs]
     visitor = gr.Request(session_hash="tab-pick")
     shown = picked.fn(visitor, *values)
     assert not is_skip(shown) and len(shown) == len(picked.outputs)
