@@ -209,11 +209,18 @@ def fit_controls(registry: ModelRegistry, name, layer, head, kind):
     kinds = registry.kinds(name)
     kind = kind if kind in kinds else kinds[0]
     layers, heads = registry.shape(name, kind)
-    layer = min(max(int(layer or 1), 1), layers)
-    head = min(max(int(head or 1), 1), heads)
+    layer, head = min(max(_whole(layer), 1), layers), min(max(_whole(head), 1), heads)
     return (gr.Slider(minimum=1, maximum=slider_max(layers), value=layer, step=1),
             gr.Slider(minimum=1, maximum=slider_max(heads), value=head, step=1),
             gr.Radio(value=kind, visible=True) if len(kinds) > 1 else gr.Radio(visible=False))
+
+
+def _whole(value) -> int:
+    """A slider's value as sent (a number; anything through the API) as a whole number, 1 if it is none."""
+    try:
+        return int(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return 1
 
 
 def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, gr.Dropdown]:
@@ -296,12 +303,19 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
     def on_model(name, layer, head, kind):
         return friendly(fit_controls)(registry, name, layer, head, kind)
 
-    model_event = ctx.model.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_controls")
+    # preprocess=False: the picker's second event (ui/repeats.py) carries the old layer, which Gradio would
+    # check against the slider's range the first event has just shrunk ("Value 6 is greater than maximum
+    # value 2" on choosing lm after minilm); fit_controls fits any value, and names a bad model itself.
+    model_event = ctx.model.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_controls",
+                                  preprocess=False)
     ctx.run_after(model_event, "model")
-    kind_event = ctx.kind.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_kind")
+    kind_event = ctx.kind.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_kind",
+                                preprocess=False)
     ctx.run_after(kind_event, "kind", like=ctx.kind.input)
 
     def on_example(index, request: gr.Request):
+        if index is None:  # the picker opened and closed without a pick (Gradio sends input on every blur)
+            return gr.skip()
         if not isinstance(index, int) or not 0 <= index < len(EXAMPLES):
             raise gr.Error("Pick one of the lecture examples.", print_exception=False)
         text, name = EXAMPLES[index]
@@ -319,10 +333,12 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
             message = friendly(example_claim)(registry, text, name, layer, head) if say else None
         if say and message:
             gr.Info(message)
-        return (text, name) + friendly(fit_controls)(registry, name, layer, head, None)
+        # the picker goes back to its label: closing it later sends None, not this example again (which put
+        # the example back over what the student had typed since), and picking this example again is a change
+        return (text, name) + friendly(fit_controls)(registry, name, layer, head, None) + (None,)
 
-    example_event = examples.input(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls,
-                                   api_name="example")
+    example_event = examples.input(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls
+                                   + [examples], api_name="example")
     ctx.run_after(example_event, "example")
 
     tab_controls = tab_settings_controls(ctx)

@@ -284,3 +284,23 @@ def test_repeats_count_only_the_same_values_from_the_same_session_within_the_win
         repeats.seen(gr.Request(session_hash=session), "redraw", ())
     assert not repeats.seen(a, "redraw", ("x", 1))
     assert not repeats.seen(None, "redraw", ()) and not repeats.seen(None, "redraw", ())
+
+
+def test_the_model_pickers_handler_fits_raw_values_and_names_a_bad_model(demo):
+    """It reads the controls unchecked (the picker's second event carries a layer beyond the new range)."""
+    (fit,) = listeners_of(demo, "model", "input")
+    assert fit.preprocess is False
+    n_layers, n_heads = demo.registry.shape("lm", "self")
+    for layer, head in [(6, 12), ("6", None), (float("nan"), "x"), (-3, 10**9), ([], {})]:
+        layer_out, head_out, _ = fit.fn("lm", layer, head, "self")
+        assert 1 <= layer_out.value <= n_layers and 1 <= head_out.value <= n_heads, (layer, head)
+    assert fit.fn("lm", 6, 12, "self")[0].value == n_layers, "a layer past the end becomes the last"
+    with pytest.raises(gr.Error, match="Unknown model"):
+        fit.fn("gpt-4", 1, 1, "self")
+
+
+def test_closing_the_examples_picker_without_a_pick_changes_nothing(demo):
+    (pick,) = listeners_of(demo, "examples", "input")
+    assert is_skip(pick.fn(None, gr.Request(session_hash="closed")))
+    *_, picker = pick.fn(0, gr.Request(session_hash="picked"))
+    assert picker is None, "the picker goes back to its label after a pick"

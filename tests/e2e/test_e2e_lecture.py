@@ -314,3 +314,57 @@ def test_examples_show_what_they_claim(page, live, shipped):
         assert iso in wait_for_text(page, "#predictions", re.escape(iso))
     assert not error_toasts(page)
     screenshot(page, "examples-claims")
+
+
+def pick_model(page, name: str) -> None:
+    """Choose a model with the mouse, as most people do (the path on which Gradio sends two events)."""
+    page.locator("#model input").first.click()
+    page.get_by_role("option", name=name, exact=True).first.click()
+
+
+def test_closing_a_picker_without_a_pick_changes_nothing(page, live, shipped):
+    """Gradio's dropdown sends `input` each time it loses the focus. The examples picker kept the last
+    example as its value, so opening and closing it put that example back over what a student had typed
+    since, and said its message again."""
+    page.goto(live.url + "?text=Hello+there")
+    wait_for_figures(page, DETAIL)
+    click_example(page, "the United <mask> of America", "mlm")
+    info_toast(page, "fills the blank")
+    page.wait_for_function("() => document.querySelector('#sentence textarea, #sentence input').value"
+                           ".includes('United')")
+    time.sleep(1.5)  # past the window in which a second event counts as the same pick (ui/repeats.py)
+    typed = "The cat sat on the <mask>."
+    close_toasts(page)
+    sentence_box(page).fill(typed)
+    press_analyze(page)
+    wait_for_ticks(page, expected_labels(typed, shipped.get("mlm")))
+    page.locator("#examples input").first.click()  # open the picker ...
+    page.wait_for_selector("[role=option]")
+    page.locator("h1, #intro").first.click()  # ... and close it by clicking elsewhere
+    time.sleep(3)
+    assert sentence_box(page).input_value() == typed
+    assert page.eval_on_selector_all("[data-testid=toast-text]", "els => els.length") == 0
+    click_example(page, "the United <mask> of America", "mlm")  # the same example again is a pick
+    page.wait_for_function("() => document.querySelector('#sentence textarea, #sentence input').value"
+                           ".includes('United')")
+
+
+def test_choosing_a_smaller_model_with_the_mouse_fits_the_sliders_without_an_error(page, live, shipped):
+    """The model picker's second event carried the old layer; Gradio checked it against the range the
+    first had just shrunk: "Error: Value 6 is greater than maximum value 2" on choosing lm after minilm."""
+    page.goto(live.url + "?text=The+cat+sat+on+the+mat")
+    wait_for_figures(page, DETAIL)
+    pick_model(page, "minilm")
+    layer = page.locator("#layer input[type=number]").first
+    page.wait_for_function("() => document.querySelector('#layer input[type=number]').max === '6'")
+    layer.fill("6")
+    layer.press("Enter")
+    wait_for_title(page, DETAIL, "Layer 6")
+    close_toasts(page)
+    pick_model(page, "lm")
+    layers = shipped.get("lm").config.n_layers
+    page.wait_for_function("(n) => document.querySelector('#layer input[type=number]').max === String(n)", arg=layers)
+    wait_for_title(page, DETAIL, f"Layer {layers}")
+    time.sleep(2)  # the second event's answer has come
+    assert error_toasts(page) == [] and message_toasts(page) == []
+    assert layer.input_value() == str(layers)
