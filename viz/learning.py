@@ -18,17 +18,21 @@ def loss_figure(steps, train_loss, val_loss, current: int | None = None, font_si
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=steps, y=np.asarray(train_loss, np.float32), mode="lines+markers", name="train loss"))
     fig.add_trace(go.Scatter(x=steps, y=np.asarray(val_loss, np.float32), mode="lines+markers", name="validation loss"))
+    # snapshots are log-spaced: on a linear axis early learning would be squeezed into one corner
+    log_x = bool(len(steps) and steps.min() > 0 and steps.max() / steps.min() > 20)
     if current is not None:
-        fig.add_vline(x=current, line=dict(color=MARK, width=2, dash="dash"),
-                      annotation_text=f"step {current}", annotation_position="top right")
+        fig.add_vline(x=current, line=dict(color=MARK, width=2, dash="dash"))
+        # an annotation's x on a log axis is the power of ten (a shape's is the step): given the step,
+        # Plotly put the label at 10^step and stretched the axis to 10^106 at snapshot 3
+        fig.add_annotation(x=float(np.log10(current)) if log_x and current > 0 else current, xref="x",
+                           y=1, yref="paper", yanchor="bottom", xanchor="left", text=f"step {current}",
+                           showarrow=False, font=dict(color=MARK))
     fig.update_layout(
         title=dict(text="Loss during training (dashed: the snapshot shown)", x=0.01, font=dict(size=font_size + 4)),
         height=340, font=dict(size=font_size), xaxis_title="training step", yaxis_title="cross-entropy loss",
         margin=dict(l=10, r=10, t=60 + 2 * font_size, b=10), paper_bgcolor="white",
     )
-    if len(steps) and steps.min() > 0 and steps.max() / steps.min() > 20:
-        # snapshots are log-spaced: early learning would be squeezed otherwise. Label powers of ten only:
-        # Plotly's minor labels ("2 3 4 ...") read as steps 2, 3, 4
+    if log_x:  # powers of ten labelled only: Plotly's minor labels ("2 3 4 ...") read as steps 2, 3, 4
         fig.update_xaxes(type="log", dtick=1, tickformat=",d")
     return fig
 

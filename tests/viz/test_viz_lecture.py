@@ -91,6 +91,12 @@ def test_cross_attention_figure_is_target_by_source():
 def test_learning_figures():
     fig = learning.loss_figure([10, 100, 1000], [5, 3, 2], [5.1, 3.2, 2.4], current=100)
     assert len(fig.data) == 2 and fig.layout.shapes[0].x0 == 100 and fig.layout.xaxis.type == "log"
+    # on a log axis an annotation's x is the power of ten (a shape's is the value): at x=100 Plotly put
+    # the label at 10^100 and stretched the axis to it
+    (label,) = fig.layout.annotations
+    assert label.text == "step 100" and label.x == pytest.approx(2.0) and label.yref == "paper"
+    linear = learning.loss_figure([10, 20, 30], [5, 3, 2], [5.1, 3.2, 2.4], current=20)
+    assert linear.layout.xaxis.type is None and linear.layout.annotations[0].x == 20
     strip = learning.snapshots_strip(np.full((3, 4, 4), 0.25, np.float32), [10, 100, 1000])
     assert strip.layout.meta["tiles"] == ["step 10", "step 100", "step 1000"]
     with pytest.raises(ValueError, match="one"):
