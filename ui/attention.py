@@ -6,7 +6,6 @@ statistics (downloadable) and what the model predicts. Handlers are plain functi
 """
 from __future__ import annotations
 
-import html
 import re
 
 import gradio as gr
@@ -19,7 +18,7 @@ from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.models import KIND_LABELS, InputError, ModelRegistry, check_beam, clean_text
 from viz import heatmap
-from viz.labels import EMPTY, markdown_label, token_labels
+from viz.labels import EMPTY, markdown_label, plain_label, token_labels
 
 TAB_ID = "attention"
 TOP_K = 5
@@ -179,8 +178,8 @@ def quiz_choices(registry: ModelRegistry, text, name, kind=None) -> tuple[list, 
     """The quiz's pickers: (query rows, key columns) as (label, index) pairs, and the row asked first
     (the last token: in a causal model it has the most keys to choose from)."""
     att = registry.attention(name, text, kind)
-    rows = [(f"{i + 1}: {label}", i) for i, label in enumerate(token_labels(att.queries))]
-    keys = [(f"{j + 1}: {label}", j) for j, label in enumerate(token_labels(att.keys))]
+    rows = [(f"{i + 1}: {plain_label(token)}", i) for i, token in enumerate(att.queries)]  # text, not HTML
+    keys = [(f"{j + 1}: {plain_label(token)}", j) for j, token in enumerate(att.keys)]
     return rows, keys, len(rows) - 1
 
 
@@ -194,17 +193,17 @@ def reveal(registry: ModelRegistry, text, name, layer, head, kind, presenter, ro
     if guess is not None and (not isinstance(guess, int) or not 0 <= guess < s):
         raise InputError("Pick the class's guess among the tokens it can look at.")
     weights = att.probs[layer0, head0, row]
-    keys = token_labels(att.keys)
+    keys = [markdown_label(token) for token in att.keys]  # escaped once (html.escape on token_labels: "&lt;s&gt;")
     best = int(np.argmax(weights))
     figure = heatmap.attention_heatmap(
         att.probs[layer0, head0], att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
         title=f"Revealed · layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}", row=row, guess=guess)
-    answer = (f"**{html.escape(token_labels(att.queries)[row])}** looks most at **{html.escape(keys[best])}** "
+    answer = (f"**{markdown_label(att.queries[row])}** looks most at **{keys[best]}** "
               f"({weights[best]:.0%} of its attention).")
     if guess is not None:
         rank = int((weights > weights[guess]).sum()) + 1
         verdict = "Right!" if guess == best else f"It ranks {rank} of {int(att.mask[row].sum())} keys."
-        answer += f" The class guessed **{html.escape(keys[guess])}**: {weights[guess]:.0%}. {verdict}"
+        answer += f" The class guessed **{keys[guess]}**: {weights[guess]:.0%}. {verdict}"
     return figure, answer
 
 
@@ -327,9 +326,10 @@ def build(ctx: Context) -> None:
     ctx.listen(run_show_head, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter, ctx.quiz],
                outputs=[detail], api_name="head", triggers=ctx.head_triggers + [ctx.quiz.input],
                quick=small)
+    # another head is another question: the class guesses again, and the last head's answer goes
     ctx.listen(run_quiz_panel, inputs=[ctx.text, ctx.model, ctx.kind, ctx.quiz],
                outputs=[quiz_panel, quiz_row, quiz_guess, quiz_answer], api_name="quiz",
-               triggers=ctx.triggers + [ctx.quiz.input, ctx.kind.input])
+               triggers=ctx.head_triggers + [ctx.quiz.input])
     quiz_reveal.click(run_reveal, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter,
                                           quiz_row, quiz_guess], outputs=[detail, quiz_answer], api_name="reveal")
     # the grid outlines the head open in detail: redrawn (alone) when the head changes

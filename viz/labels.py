@@ -22,11 +22,18 @@ def token_label(token) -> str:
 
 @functools.lru_cache(maxsize=16384)  # a vocabulary's worth: every figure of every request labels its tokens
 def _label(text: str) -> str:
+    return html.escape(plain_label(text), quote=False)
+
+
+def plain_label(token) -> str:
+    """One token as visible text, not escaped: for what shows text as text (a dropdown's choices, where
+    token_label's "&lt;s&gt;" would be read as it is written)."""
+    text = str(token)
     if not text.isprintable():  # printable text has no control or format characters: skip the slow pass
         text = "".join(c if unicodedata.category(c)[0] != "C" else f"\\x{ord(c):02x}" for c in text)
     if not text.strip():
         text = repr(text)[1:-1] if text else EMPTY
-    return html.escape(text, quote=False)
+    return text
 
 
 def token_labels(tokens) -> list[str]:

@@ -118,8 +118,10 @@ def test_bad_input_is_one_message_not_one_per_view(demo):
 def test_changing_the_head_redraws_only_views_that_follow_it(demo):
     (dispatcher,) = listeners_of(demo, "head", "input")
     updates, error = run(dispatcher, "attention")
-    # the detail, and the grid that outlines the head shown in detail
+    # the detail, the quiz's question (another head is another question), and the grid that outlines the
+    # head shown in detail
     assert error is None and [list(u) for u in updates] == sent_so_far([endpoint(demo, "head").outputs,
+                                                                        endpoint(demo, "quiz").outputs,
                                                                         endpoint(demo, "grid").outputs])
 
 

@@ -114,5 +114,13 @@ def press_analyze(page) -> None:
     page.locator("#analyze").dispatch_event("click")
 
 
+def type_number(page, box, value: str) -> None:
+    """Type into a number box as a person does: select what is there, type the digits, press Enter."""
+    box.click()
+    box.press("Control+a")
+    box.press_sequentially(value, delay=80)
+    box.press("Enter")
+
+
 def sentence_box(page):
     return page.locator("#sentence textarea, #sentence input").first

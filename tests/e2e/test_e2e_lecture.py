@@ -11,7 +11,8 @@ from urllib.parse import quote_plus
 import pytest
 
 from tests.e2e.browser_helpers import (DETAIL, close_toasts, error_toasts, expected_labels, message_toasts,
-                                       press_analyze, sentence_box, wait_for_figures, wait_for_ticks)
+                                       press_analyze, sentence_box, type_number, wait_for_figures,
+                                       wait_for_ticks)
 from tests.e2e.conftest import screenshot
 from viz.labels import markdown_label
 
@@ -43,14 +44,6 @@ def wait_for_title(page, plot: str, pattern: str, timeout: float = 60_000) -> st
     page.wait_for_function("([sel, pattern]) => new RegExp(pattern).test((document.querySelector(sel) || {})"
                            ".textContent || '')", arg=[f"{plot} .gtitle", pattern], timeout=timeout, polling=100)
     return plot_title(page, plot)
-
-
-def type_number(page, box, value: str) -> None:
-    """Type into a number box as a person does: select what is there, type the digits, press Enter."""
-    box.click()
-    box.press("Control+a")
-    box.press_sequentially(value, delay=80)
-    box.press("Enter")
 
 
 # the beam table's rows, counted by their ISO outputs (the table draws its rows as it likes)
@@ -357,8 +350,7 @@ def test_choosing_a_smaller_model_with_the_mouse_fits_the_sliders_without_an_err
     pick_model(page, "minilm")
     layer = page.locator("#layer input[type=number]").first
     page.wait_for_function("() => document.querySelector('#layer input[type=number]').max === '6'")
-    layer.fill("6")
-    layer.press("Enter")
+    type_number(page, layer, "6")
     wait_for_title(page, DETAIL, "Layer 6")
     close_toasts(page)
     pick_model(page, "lm")

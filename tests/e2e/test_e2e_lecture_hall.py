@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from tests.e2e.browser_helpers import DETAIL, WAIT_MS, error_toasts, wait_for_figures
+from tests.e2e.browser_helpers import DETAIL, WAIT_MS, error_toasts, type_number, wait_for_figures
 from tests.e2e.conftest import screenshot
 
 
@@ -81,6 +81,8 @@ def test_quiz_hides_the_weights_until_revealed(page, live):
     assert title.startswith("Quiz"), title
     assert not page.query_selector(f"{DETAIL} .colorbar"), "a hidden figure shows no colour scale"
     page.click("#quiz-guess input")
+    # the choices are text: "1: <s>", not the escaped "1: &lt;s&gt;" a figure's labels need
+    assert page.get_by_role("option", name="1: <s>", exact=True).count() == 1
     page.get_by_role("option", name="4: ▁sat").click()
     page.click("#quiz-reveal")
     page.wait_for_function("() => document.querySelector('#quiz-answer').innerText.includes('looks most at')")
@@ -92,3 +94,10 @@ def test_quiz_hides_the_weights_until_revealed(page, live):
     assert "quiz=1" in link and "presenter=1" in link
     assert not error_toasts(page)
     screenshot(page, "quiz-revealed", "[role=tabpanel]")
+    # another head is another question: hidden again, the last answer gone
+    head = page.locator("#head input[type=number]").first
+    type_number(page, head, "2")
+    page.wait_for_function(f"() => ((document.querySelector('{DETAIL} .gtitle') || {{}}).textContent || '')"
+                           ".startsWith('Quiz · layer 1, head 2')")
+    page.wait_for_function("() => !document.querySelector('#quiz-answer').innerText.includes('looks most at')")
+    assert page.input_value("#quiz-guess input") == ""
