@@ -31,6 +31,17 @@ class Slider(gr.Slider):
         return super().preprocess(payload)
 
 
+class ClampedSlider(Slider):
+    """A Slider that takes a number past its ends as the nearest end, as the browser's slider does when its
+    box loses the focus. For sliders redrawn as their box is typed in: typing "30" sends 3 first, which
+    Gradio refused below a minimum of 4, and after that refusal the page dropped the 30 that followed."""
+
+    def preprocess(self, payload):
+        if isinstance(payload, (int, float)) and not isinstance(payload, bool) and math.isfinite(payload):
+            payload = min(max(payload, self.minimum), self.maximum)
+        return super().preprocess(payload)
+
+
 def table(frame: pd.DataFrame | dict[str, list]) -> dict:
     """A DataFrame, or plain columns (name -> values), as gr.Dataframe's value, {"headers": [...],
     "data": [[...], ...]}, missing values as None. Handing Gradio the DataFrame itself costs ~15 ms of

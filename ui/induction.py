@@ -148,7 +148,8 @@ def build(ctx: Context) -> None:
         with gr.Row():
             new = gr.Button("New random sentence", variant="primary", elem_id="copying-new", scale=1)
             seed = gr.Number(value=0, precision=0, label="sentence number", elem_id="copying-seed", scale=1)
-            words = gr.Slider(4, 60, value=DEFAULT_WORDS, step=1, label="words", elem_id="copying-words", scale=2)
+            words = components.ClampedSlider(4, 60, value=DEFAULT_WORDS, step=1, label="words", elem_id="copying-words",
+                                             scale=2)
             head = gr.Dropdown(choices=[STRONGEST], value=STRONGEST, label="head shown", elem_id="copying-head",
                                scale=2)
             method = gr.Radio(list(ABLATION_METHODS), value="zero", label="knock out by", elem_id="copying-method",
@@ -171,7 +172,9 @@ def build(ctx: Context) -> None:
 
     inputs = [ctx.model, seed, words, head, method, ctx.presenter]
     outputs = [text, stripe, scores, losses, table, head, formed]
+    # words.input, not .release: .release missed a number typed in the slider's box and drew the value before
+    # arrow keys moved it; .input fires on every way of moving it, and always_last draws the last one
     ctx.listen(on_view, inputs=inputs, outputs=outputs, api_name="copying",
-               triggers=ctx.triggers + [seed.submit, words.release, head.input, method.input])
+               triggers=ctx.triggers + [seed.submit, words.input, head.input, method.input])
     new.click(lambda s: int(s or 0) + 1, inputs=seed, outputs=seed, api_visibility="private",
               queue=False).then(on_view, inputs=inputs, outputs=outputs, api_visibility="private")

@@ -7,6 +7,7 @@ import asyncio
 import gradio as gr
 import numpy as np
 import pandas as pd
+import pytest
 from gradio.state_holder import SessionState
 
 from analysis.head_stats import head_columns, head_stats
@@ -157,3 +158,15 @@ def test_blocks_fills_a_dict_of_some_outputs_with_skips():
         results.append(asyncio.run(demo.process_api(next(iter(demo.fns.values())), [], SessionState(demo)))["data"])
     assert results[0] == results[1]
     assert results[1][0] == "only these two" and results[1][2] == gr.skip() == results[1][3]
+
+
+def test_a_clamped_slider_takes_a_number_past_its_ends_as_the_end_and_refuses_the_rest():
+    from ui import components
+
+    with gr.Blocks():
+        words = components.ClampedSlider(4, 60, value=15, step=1, label="words")
+    assert [words.preprocess(v) for v in (3, 4, 30, 61, -1e9)] == [4, 4, 30, 60, 4]
+    for bad in ("30", float("nan"), True, [3]):
+        with pytest.raises(gr.Error, match="words must be a number between 4 and 60"):
+            words.preprocess(bad)
+    assert words.get_block_name() == "slider"

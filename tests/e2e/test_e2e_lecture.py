@@ -360,3 +360,19 @@ def test_choosing_a_smaller_model_with_the_mouse_fits_the_sliders_without_an_err
     time.sleep(2)  # the second event's answer has come
     assert error_toasts(page) == [] and message_toasts(page) == []
     assert layer.input_value() == str(layers)
+
+
+def test_the_copying_tabs_word_count_follows_its_box_and_arrow_keys(page, live):
+    """The slider redrew on the mouse's release only: a number typed in its box drew nothing, and arrow
+    keys drew the value before the last press."""
+    page.goto(live.url + "?tab=induction")
+    page.wait_for_function("() => /\\(\\d+ random words/.test(document.body.innerText)", timeout=120_000)
+    words = lambda: int(re.search(r"\((\d+) random words", page.inner_text("body")).group(1))  # noqa: E731
+    type_number(page, page.locator("#copying-words input[type=number]").first, "30")
+    page.wait_for_function("() => document.body.innerText.includes('(30 random words')", timeout=120_000)
+    page.locator("#copying-words input[type=range]").first.focus()
+    for _ in range(3):
+        page.keyboard.press("ArrowLeft")
+    page.wait_for_function("() => document.body.innerText.includes('(27 random words')", timeout=120_000)
+    time.sleep(2)  # nothing later draws an earlier value over it
+    assert words() == 27 == int(page.input_value("#copying-words input[type=number]"))
