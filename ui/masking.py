@@ -54,6 +54,13 @@ def best_head(frame, pattern: str) -> tuple[int, int, float]:
     return int(row["layer"]) - 1, int(row["head_in_layer"]) - 1, float(row[pattern])
 
 
+def fit_to(value, count: int):
+    """A number past `count` as `count`; anything else as it is (for the usual checks and messages)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > count:
+        return count
+    return value
+
+
 def view(registry: ModelRegistry, text, layer, head, presenter, pattern="previous"):
     """Masks; the lm's head with and without its mask; both models' heads by measured type; the two heads
     (one per model) that put the most weight on `pattern`."""
@@ -65,7 +72,13 @@ def view(registry: ModelRegistry, text, layer, head, presenter, pattern="previou
         text = MASK_MARKERS.sub(MASK_STAND_IN, text)
         gr.Info(f"Comparing with each &lt;mask&gt; written as the word “{MASK_STAND_IN}”: only mlm knows "
                 "the mask token.")
+    # The tab always compares lm and mlm, whichever model is chosen above: a layer or head past lm's own
+    # (the sliders follow minilm's 6 x 12) shows lm's last one, and says so, instead of a refusal about
+    # "this model" that read as if it were about minilm
+    asked = (layer, head)
+    layer, head = (fit_to(value, count) for value, count in zip(asked, registry.shape("lm", "self")))
     lm, layer0, head0 = registry.layer_head("lm", text, layer, head, "self")
+    fitted = f" (lm has {lm.n_layers} layers of {lm.n_heads} heads)" if (layer, head) != asked else ""
     mlm = registry.attention("mlm", text, "self")
     if lm.queries != mlm.queries:
         raise InputError("The two models read this text as different tokens (a <mask> marker?). "
@@ -78,7 +91,7 @@ def view(registry: ModelRegistry, text, layer, head, presenter, pattern="previou
     without = attention_steps(off.q[layer0, head0], off.k[layer0, head0], off.v[layer0, head0], off.mask)
     effect = compare.mask_effect_figure(
         without.scaled, without.probs, with_mask.scaled, with_mask.mask, with_mask.probs, tokens, font_size=font,
-        title=f"The same lm, layer {layer0 + 1}, head {head0 + 1}, run without and with its causal mask")
+        title=f"The same lm, layer {layer0 + 1}, head {head0 + 1}{fitted}, run without and with its causal mask")
 
     frames = {name: stats.head_stats(att.probs, att.mask, aligned=True) for name, att in (("lm", lm), ("mlm", mlm))}
     types = compare.head_types_table(frames)

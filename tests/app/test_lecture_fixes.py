@@ -13,7 +13,7 @@ from analysis import head_stats as stats
 from analysis.sizes import head_sizes
 from ui import attention, encoder_decoder, masking, multihead, positions, steps
 from ui.links import ViewSettings, make_link, parse_query
-from ui.models import ModelRegistry
+from ui.models import InputError, ModelRegistry
 from viz import multihead as viz_multihead
 from viz.labels import token_label
 
@@ -62,6 +62,17 @@ def test_multi_head_text_and_table_give_one_ratio(registry, name):
 
 
 # ---- masking: the same weights with and without the mask; models compared by measured head type -----
+def test_masking_with_minilms_head_numbers_shows_lms_last_and_says_so(registry):
+    """The sliders follow the chosen model (minilm: 6 layers of 12 heads); the tab always compares lm and
+    mlm. Head 10 used to be refused with "This model has 4 heads", which read as if it were about minilm."""
+    layers, heads = registry.shape("lm", "self")
+    effect = masking.view(registry, SENTENCE, 1, 10, False)[1]
+    assert f"layer 1, head {heads} (lm has {layers} layers of {heads} heads)" in effect.layout.title.text
+    assert "lm has" not in masking.view(registry, SENTENCE, 1, heads, False)[1].layout.title.text
+    with pytest.raises(InputError, match="head"):  # not a number: the usual message
+        masking.view(registry, SENTENCE, 1, "ten", False)
+
+
 def test_masking_shows_the_mask_on_the_same_weights(registry):
     _, effect, _, _ = masking.view(registry, SENTENCE, 1, 2, False)
     scores_off, probs_off, scores_on, probs_on = (np.asarray(trace.z, np.float64) for trace in effect.data)
