@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import gradio as gr
-
-from ui import components
 import numpy as np
 
+from ui import components
 from ui.context import Context, figure_font, friendly
-from ui.models import InputError, LRUCache, ModelRegistry, clean_text
+from ui.models import LRUCache, ModelRegistry, clean_text
 from viz import learning as viz_learning
 from viz.heatmap import attention_heatmap
+from viz.panels import note_figure
 
 EXPLANATION = """
 **Attention is learned.** At the start of training the query and key projections are random, so every
@@ -48,12 +48,18 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
     text = clean_text(text)
     final, layer0, head0 = registry.layer_head(model, text, layer, head, kind)
     steps = snapshots.steps(model)
-    if not steps and registry.get(model).pretrained:
-        raise InputError(f"Learning does not apply to {model}: it is a pretrained model, and its publishers kept "
-                         "no snapshots from its training. Choose lm, mlm or dates to watch a head learn.")
     if not steps:
-        raise InputError(f"The {model} model ships without training snapshots, to keep the app small. Choose lm, "
-                         f"mlm or dates to watch a head learn (or retrain it: python -m training.train {model}).")
+        # said in the tab itself, in place of the figures: as a refusal the last model's figures stayed
+        # under it, and read as this model's
+        if registry.get(model).pretrained:
+            why = (f"Learning does not apply to {model}: it is a pretrained model, and its publishers kept no "
+                   "snapshots from its training.")
+        else:
+            why = (f"The {model} model ships without training snapshots, to keep the app small (retrain it to "
+                   f"keep them: python -m training.train {model}).")
+        note = note_figure(f"No training snapshots for {model}: choose lm, mlm or dates.", font_size=font)
+        return (f"**{why}** Choose lm, mlm or dates to watch a head learn.", note, note, note,
+                gr.update(minimum=1, maximum=2, value=1))
     index = min(max(int(snapshot or len(steps)), 1), len(steps)) - 1  # the count differs between models
     step = steps[index]
     output = None

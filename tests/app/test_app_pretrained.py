@@ -3,6 +3,7 @@ or says plainly why it does not apply. Extra models come from the server's $ATTE
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import numpy as np
@@ -103,8 +104,13 @@ def test_steps_multihead_and_positions_work_on_minilm(registry):
 
 
 def test_tabs_that_do_not_apply_say_why(registry):
-    with pytest.raises(InputError, match="does not apply to minilm.*pretrained"):
-        learning.view(registry, learning.SnapshotTraces(registry), ANIMAL, "minilm", 1, 1, None, 1, False)
+    # in the tab itself, in place of every figure: a refusal left the last model's figures under it
+    summary, *figures, slider = learning.view(registry, learning.SnapshotTraces(registry), ANIMAL, "minilm", 1, 1,
+                                              None, 1, False)
+    assert re.search("does not apply to minilm.*pretrained", summary) and "lm, mlm or dates" in summary
+    for figure in figures:
+        assert not figure.data and "No training snapshots for minilm" in figure.layout.annotations[0].text
+    assert slider["value"] == 1
     explanation = " ".join(masking.EXPLANATION.split())
     assert "minilm" in explanation and "lm and mlm, whichever model is chosen" in explanation
 
