@@ -158,24 +158,31 @@ class Context:
               api_name=api_name, postprocess=False, preprocess=not inline,
               **{"trigger_mode": "always_last", **kwargs})
         if picks:
-            self._picked(picks, answer, inputs, outputs, api_name, {"postprocess": False, **kwargs})
+            self._on_page(picks, answer, inputs, outputs, api_name, {"postprocess": False, **kwargs})
         self._views.append(_View(fn, list(inputs), list(outputs), self._building_tab, shared))
 
-    def on_pick(self, dropdown: gr.Dropdown, fn: Callable, inputs: list, outputs: list, api_name: str, **kwargs):
-        """fn as the endpoint /<api_name> for API callers, and as what a pick in `dropdown` runs on the page,
-        once per pick. Returns the page's event."""
+    def page_event(self, triggers: list, fn: Callable, inputs: list, outputs: list, api_name: str, **kwargs):
+        """fn as the endpoint /<api_name> for API callers (bad input: an error, as everywhere in the API),
+        and as what `triggers` run on the page (_on_page). Returns the page's event."""
         gr.on(triggers=[self._hidden_button.click], fn=fn, inputs=inputs, outputs=outputs, api_name=api_name,
               **kwargs)
-        return self._picked([dropdown.input], fn, inputs, outputs, api_name, kwargs)
+        return self._on_page(triggers, fn, inputs, outputs, api_name, kwargs)
 
-    def _picked(self, triggers: list, fn: Callable, inputs: list, outputs: list, api_name: str, kwargs: dict):
-        """A page-only handler for dropdown picks, which answers a pick's second event "unchanged"
-        (ui/repeats.py); API callers keep the endpoint that always computes."""
-        def picked(request: gr.Request, *values):
-            return gr.skip() if self.repeats.seen(request, api_name, values) else fn(*values)
+    def _on_page(self, triggers: list, fn: Callable, inputs: list, outputs: list, api_name: str, kwargs: dict):
+        """A page-only handler: a dropdown pick's second event is answered "unchanged" (ui/repeats.py), and
+        bad input is one warning with the figures left as they were, as the dispatchers do (an error puts
+        an "Error" badge over every output and blanks the figures)."""
+        def on_page(request: gr.Request, *values):
+            if self.repeats.seen(request, api_name, values):
+                return gr.skip()
+            try:
+                return fn(*values)
+            except gr.Error as e:
+                gr.Warning(str(e.message))
+                return gr.skip()
 
-        return gr.on(triggers=triggers, fn=picked, inputs=inputs, outputs=outputs,
-                     **{"trigger_mode": "always_last", **kwargs, "api_name": f"{api_name}_picked",
+        return gr.on(triggers=triggers, fn=on_page, inputs=inputs, outputs=outputs,
+                     **{"trigger_mode": "always_last", **kwargs, "api_name": f"{api_name}_page",
                         "api_visibility": "private"})
 
     def run_after(self, event, suffix: str, head_only: bool = False, like=None) -> None:

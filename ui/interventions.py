@@ -306,8 +306,8 @@ def build(ctx: Context) -> None:
                triggers=ctx.triggers + [knock.click, method.input])
     ctx.listen(on_explain, inputs=[ctx.text, ctx.model, ctx.presenter], outputs=[row, about, explained],
                api_name="explanations")
-    ctx.on_pick(row, on_row, inputs=[ctx.text, ctx.model, row, ctx.presenter], outputs=[about, explained],
-                api_name="explain_output")
+    ctx.page_event([row.input], on_row, inputs=[ctx.text, ctx.model, row, ctx.presenter], outputs=[about, explained],
+                   api_name="explain_output")
     picked.change(on_pick, inputs=[ctx.text, ctx.model, picked, ctx.presenter], outputs=[one_head],
                   api_name="importance_head")
     month.click(lambda: [month_head(registry)], outputs=[heads], api_name="month_head").then(

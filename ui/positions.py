@@ -92,7 +92,8 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
 def build(ctx: Context) -> None:
     with ctx.tab("Positions", id="positions"):
         gr.Markdown(EXPLANATION)
-        dims = gr.Textbox(DEFAULT_DIMS, label="sinusoid dimensions to plot (comma-separated)", max_lines=1)
+        dims = gr.Textbox(DEFAULT_DIMS, label="sinusoid dimensions to plot (comma-separated)", max_lines=1,
+                          elem_id="position-dims")
         tables = gr.Plot(show_label=False, label="position tables")
         waves = gr.Plot(show_label=False, label="sinusoids")
         similar = gr.Plot(show_label=False, label="similarity of positions")
@@ -121,8 +122,9 @@ def build(ctx: Context) -> None:
 
     ctx.listen(on_view, inputs=[ctx.text, ctx.model, dims, ctx.presenter], outputs=[tables, waves, similar, added],
                api_name="positions")
-    dims.submit(on_view, inputs=[ctx.text, ctx.model, dims, ctx.presenter], outputs=[tables, waves, similar, added],
-                api_name="positions_dims")
+    # a bad entry ("abc", 9999, nothing) is one warning on the page; the four figures stay
+    ctx.page_event([dims.submit], on_view, inputs=[ctx.text, ctx.model, dims, ctx.presenter],
+                   outputs=[tables, waves, similar, added], api_name="positions_dims")
     shuffle_inputs = [ctx.text, ctx.model, ctx.head, seed, ctx.presenter]
     shuffle_outputs = [summary, plain, positioned, seed]
     ctx.listen(on_shuffle, inputs=shuffle_inputs, outputs=shuffle_outputs, api_name="shuffle",

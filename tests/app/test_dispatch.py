@@ -252,12 +252,12 @@ def test_an_example_pick_says_its_measured_claim_once(demo, capsys):
 
 @pytest.mark.parametrize("elem_id,api_name,overrides", [
     ("encoder-head", "encoder_decoder", {}),  # a view (ctx.listen)
-    ("explain-row", "explain_output", {"sentence": "3 March 1999", "model": "dates", "explain-row": 2}),  # ctx.on_pick
+    ("explain-row", "explain_output", {"sentence": "3 March 1999", "model": "dates", "explain-row": 2}),  # page_event
 ])
 def test_a_tab_dropdowns_pick_runs_a_private_handler_that_answers_its_repeat_unchanged(demo, elem_id, api_name,
                                                                                          overrides):
     (picked,) = listeners_of(demo, elem_id, "input")
-    assert picked.api_visibility == "private" and picked.api_name == f"{api_name}_picked"
+    assert picked.api_visibility == "private" and picked.api_name == f"{api_name}_page"
     public = endpoint(demo, api_name)
     assert public.api_visibility != "private"
     values = [overrides.get(c.elem_id, c.value) for c in picked.inputs]
@@ -306,3 +306,17 @@ def test_closing_the_examples_picker_without_a_pick_changes_nothing(demo):
     assert is_skip(pick.fn(None, gr.Request(session_hash="closed")))
     *_, picker = pick.fn(0, gr.Request(session_hash="picked"))
     assert picker is None, "the picker goes back to its label after a pick"
+
+
+def test_bad_input_on_a_page_event_is_one_warning_and_the_figures_stay(demo):
+    """On the page a bad entry is a warning and "unchanged", as in the dispatchers; the API endpoint still
+    answers it with an error."""
+    (typed,) = listeners_of(demo, "position-dims", "submit")
+    assert typed.api_visibility == "private"
+    values = [c.value for c in typed.inputs]
+    dims = [i for i, c in enumerate(typed.inputs) if c.elem_id == "position-dims"][0]
+    values[dims] = "abc"
+    with pytest.warns(UserWarning, match="whole numbers"):  # gr.Warning outside a request is a Python warning
+        assert is_skip(typed.fn(gr.Request(session_hash="typist"), *values))
+    with pytest.raises(gr.Error, match="whole numbers"):
+        endpoint(demo, "positions_dims").fn(*values)
