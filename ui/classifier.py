@@ -209,8 +209,15 @@ def build(ctx: Context) -> None:
         name = strongest_head(registry, text, how)
         return (gr.Dropdown(value=[name]), *ablate_view(registry, text, [name], how, presenter))
 
+    def on_new_text(text, chosen, how, presenter):
+        """A new definition: the knock-out shown follows it (the chosen heads knocked out again), or goes if
+        none is chosen; it used to stay, describing the last definition under the new one's categories."""
+        return on_ablate(text, chosen, how, presenter) if chosen else ("", None)
+
     ctx.listen(on_view, inputs=[ctx.text, ctx.presenter], outputs=[summary, categories, explain, contributions, pooled],
                api_name="classifier")
+    ctx.listen(on_new_text, inputs=[ctx.text, heads, method, ctx.presenter], outputs=[ablation, guesses],
+               api_name="classifier_ablation_follows", api_visibility="private")
     knock.click(on_ablate, inputs=[ctx.text, heads, method, ctx.presenter], outputs=[ablation, guesses],
                 api_name="classifier_ablate")
     find.click(on_find, inputs=[ctx.text, method, ctx.presenter], outputs=[heads, ablation, guesses],

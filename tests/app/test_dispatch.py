@@ -320,3 +320,16 @@ def test_bad_input_on_a_page_event_is_one_warning_and_the_figures_stay(demo):
         assert is_skip(typed.fn(gr.Request(session_hash="typist"), *values))
     with pytest.raises(gr.Error, match="whole numbers"):
         endpoint(demo, "positions_dims").fn(*values)
+
+
+def test_the_classifiers_knock_out_follows_a_new_definition(demo):
+    """The knock-out shown stayed, describing the last definition, under a new one's categories."""
+    (dispatcher,) = listeners_of(demo, "analyze", "click")
+    text = "a large grey animal with a long trunk"
+    updates, error = run(dispatcher, "classifier", sentence=text, **{"classifier-heads": ["L1 H1"]})
+    assert error is None
+    ablation = next(c for c in dispatcher.outputs if c.elem_id == "classifier-ablation")
+    said = updates[-1][ablation]
+    assert "L1 H1" in str(said) and not is_skip(said)
+    updates, _ = run(dispatcher, "classifier", sentence=text, **{"classifier-heads": []})
+    assert updates[-1][ablation] in ("", {"__type__": "update", "value": ""}), "no head chosen: the last one goes"
