@@ -120,14 +120,29 @@ def build(ctx: Context) -> None:
     live_outputs = [caption, simple, scores, output]
     gr.on([temperature.input, scale.change], on_live, inputs=inputs, outputs=live_outputs, api_name="steps_live",
           trigger_mode="always_last")
-    temperature.input(shown_temperature, inputs=[temperature], outputs=[shown_t], api_name="steps_t_shown",
+    # the T the box last showed (from the slider or typed): its blur redraws only a T typed since. A click
+    # on the slider takes the focus from the box, and redrawing the box's T then pulled the knob back.
+    last_t = gr.State(1.0)
+
+    def on_slider_t(log_temperature):
+        shown = shown_temperature(log_temperature)
+        return shown, shown
+
+    temperature.input(on_slider_t, inputs=[temperature], outputs=[shown_t, last_t], api_name="steps_t_shown",
                       api_visibility="undocumented", queue=False, show_progress="hidden")
 
     @friendly
-    def on_typed_t(text, model, layer, head, kind, presenter, typed, scaled):
+    def on_typed_t(text, model, layer, head, kind, presenter, typed, scaled, last):
+        if typed is None or typed == last:  # the box is empty while a T is typed, or shows the T drawn
+            return gr.skip()
         position = slider_from_temperature(typed)
-        return (position,) + live_view(ctx.registry, text, model, layer, head, kind, presenter, position, scaled)
+        shown = shown_temperature(position)
+        if float(f"{typed:.3g}") != shown:  # 0, -3, 1000: the box shows the T drawn, and says why
+            gr.Warning(f"T must be between {MIN_TEMPERATURE:g} and {MAX_TEMPERATURE:g} (T = 0 would divide by "
+                       f"zero): showing T = {shown:g}.")
+        return (position, shown, shown) + live_view(ctx.registry, text, model, layer, head, kind, presenter,
+                                                    position, scaled)
 
-    gr.on([shown_t.submit, shown_t.blur], on_typed_t, inputs=inputs[:-2] + [shown_t, scale],
-          outputs=[temperature] + live_outputs, api_name="steps_typed_t", api_visibility="undocumented",
-          trigger_mode="always_last")
+    gr.on([shown_t.submit, shown_t.blur], on_typed_t, inputs=inputs[:-2] + [shown_t, scale, last_t],
+          outputs=[temperature, shown_t, last_t] + live_outputs, api_name="steps_typed_t",
+          api_visibility="undocumented", trigger_mode="always_last")

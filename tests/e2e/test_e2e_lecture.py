@@ -78,6 +78,22 @@ def test_temperature_follows_arrow_keys_and_a_typed_t(page, live):
     assert not error_toasts(page)
     screenshot(page, "steps-temperature-keyboard", "[role=tabpanel]")
 
+    # past the range: the box shows the T drawn, and a warning says why (it kept 1000 beside a T of 100)
+    type_number(page, shown, "1000")
+    wait_for_text(page, "#steps-caption", r"Temperature 100,")
+    page.wait_for_function("() => document.querySelector('#temperature-value input').value === '100'")
+    assert any("between 0.01 and 100" in m for m in message_toasts(page))
+    close_toasts(page)
+    # a click on the slider right after typing: the box's blur must not pull the knob back to the typed T
+    type_number(page, shown, "5")
+    wait_for_text(page, "#steps-caption", r"Temperature 5,")
+    box = slider.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.25, box["y"] + box["height"] / 2)
+    caption = wait_for_text(page, "#steps-caption", r"Temperature 0\.\d+,")
+    time.sleep(2)  # every answer in
+    t = re.search(r"Temperature ([0-9.]+),", text_of(page, "#steps-caption")).group(1)
+    assert shown.input_value() == t and float(slider.input_value()) < 0, (t, shown.input_value(), caption)
+
 
 def test_decoding_step_and_beam_width_follow_the_keyboard(page, live):
     open_tab(page, live, "encoder_decoder", "&text=" + quote_plus(DATE))
