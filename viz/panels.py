@@ -85,8 +85,15 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
     # and the axis title; long token labels would otherwise run into them, worst in presenter mode
     longest = max((min(len(str(c)), LABEL_CHARS) for p in panels if p.cols is not None and p.col_labels for c in p.cols),
                   default=0)
-    label_room = max(1.5 * font_size, 0.5 * font_size * longest)
-    title_shift = int(label_room + (1.6 * font_size + 8 if any(p.col_title for p in panels) else 8))
+    # (a character is ~0.6 em wide; a label rotated -60° rises sin 60° of its length; ticks take ~12 px)
+    label_room = max(1.5 * font_size, 0.62 * font_size * longest) + 14
+    title_shift = int(label_room + (2 * font_size + 10 if any(p.col_title for p in panels) else 4))
+    # the left panel's row labels and title need room: set here (Plotly's automargin would find it, at the
+    # cost of extra layout passes in the browser); with a margin of 10 px every row label was cut off
+    first = panels[0]
+    row_chars = (max((min(len(str(r)), LABEL_CHARS) for r in first.rows), default=1) if first.rows is not None
+                 else len(str(np.asarray(first.z).shape[0] - 1)))
+    left = int(font_size * (0.62 * row_chars + (2.2 if first.row_title else 0.5)) + 10)
     traces, layout, annotations = [], {}, []
     for i, p in enumerate(panels):
         z = np.asarray(p.z, dtype=np.float32)
@@ -139,7 +146,7 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         annotations=annotations,
         title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=10),
                    font=dict(size=font_size + 4)),
-        height=height, font=dict(size=font_size), margin=dict(l=10, r=10, t=title_shift + 50 + 3 * font_size, b=60 if colorbars else 10),
+        height=height, font=dict(size=font_size), margin=dict(l=left, r=10, t=title_shift + 50 + 3 * font_size, b=60 if colorbars else 10),
         plot_bgcolor=MASKED_COLOR, paper_bgcolor="white", hoverlabel=dict(font=dict(size=font_size + 2)),
     )
     return figure(traces, layout)

@@ -206,6 +206,23 @@ def overlapping_labels(page, plot: str) -> list[str]:
         return bad; }""", plot)
 
 
+def hidden_labels(page, plot: str) -> list[str]:
+    """Row labels cut off at the figure's left edge, and panel titles drawn over the column labels or
+    axis titles (side-by-side panels: viz.panels leaves them room; with a 10-px margin every row label
+    of Step by step and Masking was cut off)."""
+    return page.eval_on_selector(plot, """e => {
+        const svg = e.querySelector('svg.main-svg'), f = svg.getBoundingClientRect(), out = [];
+        const boxes = sel => [...e.querySelectorAll(sel)].filter(t => t.getBoundingClientRect().width > 0);
+        for (const t of boxes('.yaxislayer-above text'))
+            if (t.getBoundingClientRect().left < f.left - 1) out.push('cut: ' + t.textContent);
+        const over = (a, b) => !(a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top);
+        for (const a of boxes('.annotation-text'))
+            for (const b of boxes('.xaxislayer-above text, .infolayer [class*=xtitle]'))
+                if (over(a.getBoundingClientRect(), b.getBoundingClientRect()))
+                    out.push(a.textContent + ' over ' + b.textContent);
+        return out; }""")
+
+
 def test_presenter_mode_enlarges_chips_tables_boxes_and_keeps_labels_apart(browser, live):
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
@@ -223,6 +240,7 @@ def test_presenter_mode_enlarges_chips_tables_boxes_and_keeps_labels_apart(brows
         wait_for_figures(page, "#steps-scores")
         assert px("#scaling .label-text, #scaling label span") >= 20, "check box labels"
         assert not overlapping_labels(page, "#steps-scores"), "column labels run into each other"
+        assert not hidden_labels(page, "#steps-scores"), hidden_labels(page, "#steps-scores")
         page.get_by_role("tab", name="Encoder-decoder", exact=True).click()
         wait_for_figures(page, "#cross-heat")
         title = page.eval_on_selector("#cross-heat .ytitle", "e => { const r = e.getBoundingClientRect(), "
