@@ -347,8 +347,9 @@ def build(ctx: Context) -> None:
         except SettingsError as e:
             raise gr.Error(toast(e), print_exception=False) from None
 
-    gr.on([predict_button.click, text.submit], on_predict, inputs=[text, trained, ctx.presenter],
-          outputs=[answer, answer_grid, answer_detail], api_name="toy_predict")
+    # on the page an input the model cannot read (a wrong length) is one warning and the last answer stays
+    ctx.page_event([predict_button.click, text.submit], on_predict, inputs=[text, trained, ctx.presenter],
+                   outputs=[answer, answer_grid, answer_detail], api_name="toy_predict")
 
     ctx.demo.toy_trainings = trainings  # for tests and notebooks: who is training now
 

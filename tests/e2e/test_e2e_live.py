@@ -73,3 +73,10 @@ def test_train_streams_the_figures_then_stop_and_predict(page, live):
     assert "in detail" in figure_title(page, "#toy-answer-detail")
     assert not error_toasts(page)
     screenshot(page, "live-trained", "[role=tabpanel]")
+    # an input of the wrong length: one warning, and the last answer stays (it was an Error badge over it)
+    box.fill("abcde")
+    page.locator("#toy-predict").click()
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=toast-text]')]"
+                           ".some(e => /warning/.test(e.className))")
+    assert not error_toasts(page) and "klmnopqrst" in page.inner_text("#toy-answer")
+    assert figure_title(page, "#toy-answer-detail")
