@@ -97,6 +97,10 @@ def build(ctx: Context) -> None:
             shown_t = gr.Number(1.0, label="T", info="type a T and press Enter", elem_id="temperature-value",
                                 scale=1, min_width=120)
             scale = gr.Checkbox(value=True, label="divide scores by √d (scaling)", elem_id="scaling", scale=1)
+        # the T the box last showed (from the slider or typed): its blur redraws only a T typed since. A click
+        # on the slider takes the focus from the box, and redrawing the box's T then pulled the knob back.
+        # (Inside the tab: a gr.Tabs may hold only tabs; a State beside them shifted the tabs' names.)
+        last_t = gr.State(1.0)
         caption = gr.Markdown(elem_id="steps-caption")
         simple = gr.Plot(show_label=False, label="parameter-free attention")
         qkv = gr.Plot(show_label=False, label="queries, keys, values")
@@ -120,10 +124,6 @@ def build(ctx: Context) -> None:
     live_outputs = [caption, simple, scores, output]
     gr.on([temperature.input, scale.change], on_live, inputs=inputs, outputs=live_outputs, api_name="steps_live",
           trigger_mode="always_last")
-    # the T the box last showed (from the slider or typed): its blur redraws only a T typed since. A click
-    # on the slider takes the focus from the box, and redrawing the box's T then pulled the knob back.
-    last_t = gr.State(1.0)
-
     def on_slider_t(log_temperature):
         shown = shown_temperature(log_temperature)
         return shown, shown

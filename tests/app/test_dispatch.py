@@ -333,3 +333,11 @@ def test_the_classifiers_knock_out_follows_a_new_definition(demo):
     assert "L1 H1" in str(said) and not is_skip(said)
     updates, _ = run(dispatcher, "classifier", sentence=text, **{"classifier-heads": []})
     assert updates[-1][ablation] in ("", {"__type__": "update", "value": ""}), "no head chosen: the last one goes"
+
+
+def test_the_tabs_hold_only_tabs(demo):
+    """Anything else beside the tabs (a gr.State built after a tab's `with` block) shifts the tabs' names in
+    the browser: after opening Masking, the Positions tab read "Masking" and could not be opened."""
+    (tabs,) = [block for block in demo.blocks.values() if isinstance(block, gr.Tabs)]
+    assert tabs.children and all(isinstance(child, gr.Tab) for child in tabs.children), \
+        [type(child).__name__ for child in tabs.children]
