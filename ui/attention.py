@@ -24,8 +24,15 @@ TAB_ID = "attention"
 TOP_K = 5
 GENERATE_TOKENS = 12
 
-SCROLL_TO_DETAIL_JS = ("(choice) => { const el = document.getElementById('head-detail'); "
-                      "if (el) el.scrollIntoView({behavior: 'smooth', block: 'start'}); return choice; }")
+# Scrolls only to a head the detail does not show yet: Gradio's dropdown also sends its event when it is
+# opened and closed without a pick, and the page jumped up to the detail each time.
+SCROLL_TO_DETAIL_JS = """(choice) => {
+    const el = document.getElementById('head-detail'), m = /^L([0-9]+) H([0-9]+)$/.exec(choice || '');
+    const title = ((el && el.querySelector('.gtitle')) || {}).textContent || '';
+    const key = m ? `layer ${m[1]}, head ${m[2]}` : null, at = key ? title.toLowerCase().indexOf(key) : -1;
+    const shown = at >= 0 && !/[0-9]/.test(title.charAt(at + key.length));
+    if (el && !shown) el.scrollIntoView({behavior: 'smooth', block: 'start'});
+    return choice; }"""
 NO_MASK_HELP = ("No `<mask>` in the text. Replace a word with `<mask>` to ask the model to fill it in, "
                 "e.g. *The cat sat on the &lt;mask&gt;*.")
 

@@ -178,6 +178,17 @@ def test_picking_a_tile_shows_and_marks_the_head(page, live):
     assert page.locator("#tile-picker input").first.input_value() == "L3 H1", "the picker shows the pick"
     assert page.eval_on_selector_all("#all-heads .shapelayer path", "els => els.length") >= 1, "the tile is outlined"
     assert not error_toasts(page)
+    # opened and closed without a pick (Gradio sends the event anyway): the page stays where it is
+    page.evaluate("() => window.scrollTo(0, document.querySelector('#all-heads').getBoundingClientRect().top"
+                  " + window.scrollY - 80)")  # the grid at the top, the detail above the screen
+    time.sleep(1)  # the smooth scroll ends
+    before = page.evaluate("() => window.scrollY")
+    assert page.evaluate("() => document.querySelector('#head-detail').getBoundingClientRect().bottom < 0")
+    page.locator("#tile-picker input").first.click()
+    page.wait_for_selector("[role=option]")
+    page.locator("#all-heads").click(position={"x": 5, "y": 5})
+    time.sleep(1.5)
+    assert page.evaluate("() => window.scrollY") == before
 
 
 def test_a_link_reopens_the_tabs_own_settings(page, live):
