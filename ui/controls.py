@@ -219,7 +219,7 @@ def _whole(value) -> int:
     """A slider's value as sent (a number; anything through the API) as a whole number, 1 if it is none."""
     try:
         return int(float(value))
-    except (TypeError, ValueError, OverflowError):
+    except (TypeError, ValueError, OverflowError):  # None, "x", NaN, inf
         return 1
 
 
@@ -303,9 +303,8 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
     def on_model(name, layer, head, kind):
         return friendly(fit_controls)(registry, name, layer, head, kind)
 
-    # preprocess=False: the picker's second event (ui/repeats.py) carries the old layer, which Gradio would
-    # check against the slider's range the first event has just shrunk ("Value 6 is greater than maximum
-    # value 2" on choosing lm after minilm); fit_controls fits any value, and names a bad model itself.
+    # unchecked: the picker's second event (ui/repeats.py) carries the old layer, past the range the first has
+    # just shrunk ("Value 6 is greater than maximum value 2"); fit_controls fits any value, refuses a bad model
     model_event = ctx.model.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_controls",
                                   preprocess=False)
     ctx.run_after(model_event, "model")
