@@ -58,8 +58,8 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
             why = (f"The {model} model ships without training snapshots, to keep the app small (retrain it to "
                    f"keep them: python -m training.train {model}).")
         note = note_figure(f"No training snapshots for {model}: choose lm, mlm or dates.", font_size=font)
-        return (f"**{why}** Choose lm, mlm or dates to watch a head learn.", note, note, note,
-                gr.update(minimum=1, maximum=2, value=1))
+        # the slider stays where it was: back on lm, the view opens at the snapshot it showed, not at the first
+        return f"**{why}** Choose lm, mlm or dates to watch a head learn.", note, note, note, gr.skip()
     index = min(max(int(snapshot or len(steps)), 1), len(steps)) - 1  # the count differs between models
     step = steps[index]
     output = None
