@@ -55,6 +55,14 @@ def _every(step: int) -> str:
 LABEL_CHARS = 16  # longer token labels may be clipped at the figure's edge
 
 
+def row_label_margin(labels, font_size: int, titled: bool = True) -> int:
+    """Left margin (px) for a column of row labels (a character is ~0.62 em wide) and, if titled, the axis
+    title beside them: set by the figures themselves, not found by Plotly's automargin, whose extra layout
+    passes doubled the time to draw a figure in the browser."""
+    chars = min(max((len(str(label)) for label in labels), default=1), LABEL_CHARS)
+    return int(font_size * (0.62 * chars + (2.5 if titled else 0.5)) + 10)
+
+
 def _layout(title: str, height: int, font_size: int, **extra) -> dict:
     """Shared layout as one dict: building the figure in one go is much faster than many update_* calls."""
     return dict(
@@ -94,9 +102,7 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     gap = 1 if cell >= 6 else 0  # white lines between cells, unless they would hide the cells
     longest = max((len(k) for k in keys), default=1)
     tick_room = font_size * (1.5 if longest <= 2 else 0.6 * min(longest, LABEL_CHARS) + 1)
-    # room for the query labels and the axis title: set here, not found by Plotly's automargin,
-    # whose extra layout passes doubled the time to draw this figure in the browser
-    left = int(font_size * (0.62 * min(max((len(q) for q in queries), default=1), LABEL_CHARS) + 2.5) + 10)
+    left = row_label_margin(queries, font_size)  # the query labels and the axis title
     height = height or int(min(1100, max(320, t * cell + tick_room + 5 * font_size + 60)))
     heatmap = dict(
         type="heatmap", z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,

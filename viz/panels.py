@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figure import colorscale, figure
-from viz.heatmap import COLORSCALE, LABEL_CHARS, MASKED_COLOR
+from viz.heatmap import COLORSCALE, LABEL_CHARS, MASKED_COLOR, row_label_margin
 from viz.labels import MAX_TICK_LABELS, axis_ticks, token_labels
 
 DIVERGING = colorscale("RdBu_r")  # negative blue, positive red, 0 white
@@ -88,12 +88,10 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
     # (a character is ~0.6 em wide; a label rotated -60° rises sin 60° of its length; ticks take ~12 px)
     label_room = max(1.5 * font_size, 0.62 * font_size * longest) + 14
     title_shift = int(label_room + (2 * font_size + 10 if any(p.col_title for p in panels) else 4))
-    # the left panel's row labels and title need room: set here (Plotly's automargin would find it, at the
-    # cost of extra layout passes in the browser); with a margin of 10 px every row label was cut off
+    # the left panel's row labels and title need room (with a margin of 10 px every row label was cut off)
     first = panels[0]
-    row_chars = (max((min(len(str(r)), LABEL_CHARS) for r in first.rows), default=1) if first.rows is not None
-                 else len(str(np.asarray(first.z).shape[0] - 1)))
-    left = int(font_size * (0.62 * row_chars + (2.2 if first.row_title else 0.5)) + 10)
+    rows = first.rows if first.rows is not None else [np.asarray(first.z).shape[0] - 1]  # numbered: the widest
+    left = row_label_margin(rows, font_size, titled=bool(first.row_title))
     traces, layout, annotations = [], {}, []
     for i, p in enumerate(panels):
         z = np.asarray(p.z, dtype=np.float32)
