@@ -8,10 +8,11 @@ import numpy as np
 
 from analysis import head_stats as stats
 from ui import components
-from ui.context import Context, friendly, toast
+from ui.context import Context, friendly
 from ui.links import ViewSettings, make_link, parse_query
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
 from ui.steps import shown_temperature, slider_from_temperature
+from ui.wire import toast
 
 # Each example shows what its model really does, measured when clicked (example_claim) and checked against the
 # shipped weights by tests/app/test_examples.py: lm's previous-token head, fill-ins mlm gets right (FILLS),
@@ -319,9 +320,8 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
             raise gr.Error("Pick one of the lecture examples.", print_exception=False)
         text, name = EXAMPLES[index]
         layer, head = previous_token_head(registry, name)
-        # The dropdown's second event for the same pick (ui/repeats.py) sets the same controls again (its
-        # views follow it: skipping would let them read the controls before the first set them) and says
-        # nothing: the message is shown once.
+        # the pick's second event (ui/repeats.py) sets the same controls again (skipping would let its views read
+        # the controls before the first set them), and says nothing: the message is shown once
         say = not ctx.repeats.seen(request, "example", index)
         linked = friendly(linked_head)(registry, name, text)
         if linked is not None:
