@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import numpy as np
 import torch
 from tokenizers import Tokenizer
 
@@ -27,56 +26,14 @@ from model import checkpoint, decoding, pretrained, trace as trace_mod
 from model import tokenizer as tok
 from model.config import TransformerConfig
 from model.device import default_device
+from model.results import Classification, Encoded, Translation
 from model.switches import PLAIN, Switches
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHIPPED = ("lm", "mlm", "dates", "classifier")  # the models trained by this project and kept in assets/<name>/
 PRETRAINED = (pretrained.MINILM,)  # shipped pretrained models, not trained here (model/pretrained.py)
 MASK_MARKERS = re.compile(r"<mask>|\[MASK\]")
-
-
-@dataclass
-class Encoded:
-    ids: list[int]
-    tokens: list[str]  # readable labels, one per id
-    truncated: bool  # the input was longer than the model's context and was cut
-
-
 ENCODED_KEPT = 16  # texts whose encoding a model remembers
-
-
-@dataclass
-class Translation:
-    text: str
-    score: float  # log-probability of the whole output
-    finished: bool
-
-
-@dataclass
-class Classification:
-    """What the classifier made of one text, as numpy arrays for analysis/ and viz/.
-
-    tokens    what it read, <s> first (the [CLS] token a "cls" model pools on)
-    labels    every category, in the model's order;  probs (c,) their probabilities
-    features  (t, k) the last layer's vectors, before pooling;  pooled (k,) the one vector they became
-    weights   (c, k) and bias (c,): the linear layer, score_c = weights[c] · pooled + bias[c]
-    pooling   "mean", "max" or "cls"
-    """
-
-    tokens: list[str]
-    labels: list[str]
-    probs: np.ndarray
-    features: np.ndarray
-    pooled: np.ndarray
-    weights: np.ndarray
-    bias: np.ndarray
-    pooling: str
-    truncated: bool = False
-
-    def top(self, k: int | None = 5) -> list[tuple[str, float]]:
-        """The k likeliest categories with their probabilities, likeliest first (k=None: all)."""
-        order = np.argsort(-self.probs, kind="stable")[:k]
-        return [(self.labels[i], float(self.probs[i])) for i in order]
 
 
 @dataclass
@@ -220,7 +177,7 @@ class LoadedModel:
         vocabulary is ~40% of lm's forward pass, and a view of the attention does not need it."""
         enc = self.encode(text)
         if self.arch != "encoder-decoder":
-            return self.trace_ids(enc.ids, switches, truncated=enc.truncated, predictions=predictions)
+            return self.trace_ids(enc.ids, switches, truncated=enc.truncated, predictions=predictions, tokens=enc.tokens)
         if not enc.ids:
             raise ValueError("nothing to translate: the text is empty")
         written = self.translate(text, switches=switches) if output is None else output
@@ -229,11 +186,12 @@ class LoadedModel:
 
     @torch.inference_mode()
     def trace_ids(self, ids: list[int], switches: Switches = PLAIN, target: list[int] | None = None,
-                  truncated: bool = False, predictions: bool = True) -> trace_mod.Trace:
+                  truncated: bool = False, predictions: bool = True, tokens: list[str] | None = None) -> trace_mod.Trace:
         """The trace of token ids as given (a shuffled sentence, a repeated sequence). For the
-        encoder-decoder, `target` is the decoder's input (default: just the start token)."""
+        encoder-decoder, `target` is the decoder's input (default: just the start token).
+        tokens: the ids' labels when the caller has them (encode() made them)."""
         ids_t = torch.tensor([list(ids)], device=self.device)
-        tokens = [self.label(int(i)) for i in ids]
+        tokens = [self.label(int(i)) for i in ids] if tokens is None else list(tokens)
         if self.arch in ("decoder", "encoder") and not predictions:
             (_, rec), logits = self.model.features(ids_t, record=True, switches=switches, attention_only=True), None
             extra = {}

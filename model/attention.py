@@ -60,6 +60,7 @@ def scaled_dot_product_attention(
     logits = scores / divisor if divisor != 1.0 else scores
     if mask is not None:
         logits = torch.where(mask, logits, float("-inf"))  # a blocked key gets exp(-inf) = 0 weight
-    probs = torch.softmax(logits.float(), dim=-1).to(v.dtype)
+    probs = torch.softmax(logits, dim=-1, dtype=torch.float32)  # in float32 even for a half-precision model
+    probs = probs if probs.dtype == v.dtype else probs.to(v.dtype)
     dropped = F.dropout(probs, dropout, training) if dropout > 0 else probs
     return Attention(output=dropped @ v, scores=scores, mask=mask, probs=probs)

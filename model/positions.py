@@ -50,9 +50,10 @@ class NoPositions(nn.Module):
     def __init__(self, max_len: int, k: int):
         super().__init__()
         self.k = k
+        self.register_buffer("zero", torch.zeros(1, k), persistent=False)  # on the model's device
 
     def forward(self, t: int) -> torch.Tensor:
-        return torch.zeros(t, self.k)
+        return self.zero.expand(t, self.k)  # (t, k)
 
 
 POSITIONS = {"sinusoidal": SinusoidalPositions, "learned": LearnedPositions, "none": NoPositions}

@@ -78,20 +78,25 @@ class Trace:
 
 
 def _np(x) -> np.ndarray:
+    if x.dtype == torch.float32 and x.device.type == "cpu":  # most traces: no conversion call to pay for
+        return x.detach().numpy()
     return x.detach().float().cpu().numpy()
 
 
 def attention_trace(kind: str, records, queries: list[str], keys: list[str]) -> AttentionTrace:
     """Stack one HeadsRecord per layer (batch of one) into (L, H, ...) arrays."""
     first = records[0]
+    if first.scores.shape[0] != 1:
+        raise ValueError(f"a trace holds one input, got a batch of {first.scores.shape[0]}")
     t, s = first.scores.shape[-2:]
     mask = np.ones((t, s), dtype=bool)
     if first.mask is not None:
         mask = np.broadcast_to(first.mask.detach().cpu().numpy(), first.scores.shape[:-2] + (t, s))
         mask = np.array(mask.reshape(-1, t, s)[0])
 
-    def layers(step: str) -> np.ndarray:  # stacked by torch: one copy to numpy per step, not one per layer
-        return _np(torch.stack([getattr(r, step)[0] for r in records]))
+    def layers(step: str) -> np.ndarray:
+        # the batch of one is the layer axis: one torch op and one copy per step, not one per layer
+        return _np(torch.cat([getattr(r, step) for r in records]))
 
     return AttentionTrace(
         kind=kind,

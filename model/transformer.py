@@ -56,11 +56,13 @@ class Embedder(nn.Module):
         t = ids.size(1)
         if t > self.max_len:
             raise ValueError(f"sequence of {t} tokens is longer than the model's context of {self.max_len}")
-        tokens = self.token_embedding(ids) * self.scale  # (b, t, k)
+        tokens = self.token_embedding(ids)  # (b, t, k)
+        if self.scale != 1.0:
+            tokens = tokens * self.scale
         if hasattr(self, "token_types"):  # the same type-0 vector on every token: part of what a token adds
             tokens = tokens + self.token_types.weight[0]
-        positions = (self.positions(t + self.offset)[self.offset:].to(tokens.device) if positions
-                     else tokens.new_zeros(t, tokens.size(-1)))  # (t, k)
+        positions = (self.positions(t + self.offset)[self.offset:] if positions
+                     else tokens.new_zeros(t, tokens.size(-1)))  # (t, k), on the model's device as its weights are
         if recording is not None:
             recording.embeddings[side] = tokens
             recording.positions[side] = positions

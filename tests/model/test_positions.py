@@ -55,6 +55,12 @@ def test_no_positions_adds_zeros():
     assert torch.equal(NoPositions(10, 8)(4), torch.zeros(4, 8))
 
 
+def test_no_positions_follows_the_model_and_saves_nothing():
+    module = NoPositions(10, 8).to(torch.float64)  # as .to(device) moves it: its zeros go with the model
+    assert module(4).dtype == torch.float64
+    assert module.state_dict() == {}  # checkpoints saved before it held a buffer still load
+
+
 def masked_lm(positions: str) -> MaskedLM:
     torch.manual_seed(0)
     config = TransformerConfig(arch="encoder", vocab_size=40, max_len=16, d_model=16, n_heads=2, n_layers=2,

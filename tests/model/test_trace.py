@@ -122,3 +122,12 @@ def test_lm_trace_rows_sum_to_one_and_first_query_sees_itself():
     np.testing.assert_allclose(att.probs.sum(-1), 1.0, atol=1e-6)
     assert (att.probs[..., np.triu_indices(6, 1)[0], np.triu_indices(6, 1)[1]] == 0).all()
     np.testing.assert_array_equal(att.probs[:, :, 0, 0], np.ones((L, H), dtype=np.float32))
+
+
+def test_a_trace_holds_one_input_not_a_batch():
+    model = tiny("decoder")
+    with torch.no_grad():
+        _, rec = model(torch.randint(0, 25, (2, 5)), record=True)
+    with pytest.raises(ValueError, match="batch of 2"):
+        trace_mod.from_recording(rec, model="tiny", arch="decoder", d_head=model.config.d_head,
+                                 tokens=[f"w{i}" for i in range(5)], ids=list(range(5)))
