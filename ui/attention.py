@@ -16,7 +16,7 @@ from analysis.heads import head_name, parse_head_name
 from analysis.heads import head_names as head_names_of
 from ui import components
 from ui.context import Context, figure_font, friendly
-from ui.models import KIND_LABELS, InputError, ModelRegistry, check_beam, clean_text
+from ui.models import KIND_LABELS, InputError, ModelRegistry, attention_of, check_beam, clean_text
 from viz import heatmap
 from viz.labels import EMPTY, markdown_label, plain_label, token_labels
 
@@ -113,11 +113,15 @@ def predictions(registry: ModelRegistry, name: str, text: str) -> str:
 def stats_table(registry: ModelRegistry, name: str, text: str, kind: str | None) -> dict[str, list]:
     """Each head's statistics as plain columns (analysis.head_stats.head_columns; pd.DataFrame(...) for a
     frame): the table is rebuilt on every request, and a DataFrame would cost more than the statistics."""
-    att = registry.attention(name, text, kind)
+    trace = registry.trace(name, text)
+    return trace_stats(registry, name, trace, attention_of(trace, kind))
+
+
+def trace_stats(registry: ModelRegistry, name: str, trace, att) -> dict[str, list]:
+    """stats_table of a trace at hand and one of its attention kinds."""
     if att.kind != "self":
         return stats.head_columns(att.probs, att.mask, aligned=att.kind != "cross")
-    trace = registry.trace(name, text)  # the special tokens the model added ([CLS], [SEP], <s>) by position
-    added = registry.get(name).added_ids
+    added = registry.get(name).added_ids  # the special tokens the model added ([CLS], [SEP], <s>) by position
     special = [i for i, token_id in enumerate(trace.ids) if int(token_id) in added]
     special_name = "/".join(dict.fromkeys(trace.tokens[i] for i in special)) or "special"
     return stats.head_columns(att.probs, att.mask, aligned=True, special_keys=special if special else None,
@@ -131,14 +135,14 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, lay
     Returns (notice, tokens, all-heads figure, layer-average figure, stats columns, the name of the
     head open in detail for the picker, or None). What the model predicts is `predictions` (its own endpoint,
     /predict: generating text costs more than drawing every head)."""
-    trace = registry.trace(name, text)
-    att = registry.attention(name, text, kind)
+    trace = registry.trace(name, text)  # read once: every part below is of this one trace
+    att = attention_of(trace, kind)
     font = figure_font(presenter)
-    grid = heads_grid(att, font, selected_head(att, layer, head))
+    selected = selected_head(att, layer, head)
+    grid = heads_grid(att, font, selected)
     average = heatmap.layer_average_grid(att.probs, mask=att.mask, font_size=font,
                                          title=f"Average over the {att.n_heads} heads of each layer")
-    columns = stats_table(registry, name, text, att.kind)
-    selected = selected_head(att, layer, head)
+    columns = trace_stats(registry, name, trace, att)
     return (notice(registry, name, trace), token_view(trace), grid, average, columns,
             head_name(*selected) if selected else None)
 

@@ -141,6 +141,11 @@ class LRUCache:
             return self._items.get(key)
 
 
+def attention_of(trace: Trace, kind: str | None = None) -> AttentionTrace:
+    """One kind of a trace's attention; kind defaults to the model's first (an unknown kind too)."""
+    return trace.attention[kind if kind in trace.attention else next(iter(trace.attention))]
+
+
 @dataclass
 class ModelRegistry:
     """Every shipped model, loaded once at start and only read afterwards (safe to share between users).
@@ -265,9 +270,7 @@ class ModelRegistry:
 
     def attention(self, name, text, kind: str | None = None) -> AttentionTrace:
         """One kind of attention from the cached trace; kind defaults to the model's first."""
-        trace = self.trace(name, text)
-        kind = kind if kind in trace.attention else next(iter(trace.attention))
-        return trace.attention[kind]
+        return attention_of(self.trace(name, text), kind)
 
     def layer_head(self, name, text, layer, head, kind: str | None = None) -> tuple[AttentionTrace, int, int]:
         """The attention plus 0-based (layer, head) from 1-based UI numbers, checked against the model."""
