@@ -76,8 +76,9 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
 
 def launch_options() -> dict:
     """Theme, CSS and page script (Gradio 6 takes them in launch()); the page's script files compressed once
-    for every visitor (ui/assets.py); host and port come from GRADIO_SERVER_*."""
-    return dict(theme=THEME, css=CSS, js=DRAW_ONCE_JS, footer_links=["api"],
+    for every visitor (ui/assets.py); no /monitoring pages (Gradio's summary of every visitor's requests, open
+    to anyone by default); host and port come from GRADIO_SERVER_*."""
+    return dict(theme=THEME, css=CSS, js=DRAW_ONCE_JS, footer_links=["api"], enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets)]})
 
 

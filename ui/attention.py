@@ -16,7 +16,7 @@ from analysis.heads import head_name, parse_head_name
 from analysis.heads import head_names as head_names_of
 from ui import components
 from ui.context import Context, figure_font, friendly
-from ui.models import KIND_LABELS, InputError, ModelRegistry, attention_of, check_beam, clean_text
+from ui.models import KIND_LABELS, InputError, ModelRegistry, attention_of, check_beam, check_index, clean_text
 from viz import heatmap
 from viz.labels import EMPTY, markdown_label, plain_label, token_labels
 
@@ -148,12 +148,11 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, lay
 
 
 def selected_head(att, layer, head) -> tuple[int, int] | None:
-    """0-based (layer, head) of the head open in detail, if it is one of this attention's heads."""
-    try:
-        layer0, head0 = int(layer) - 1, int(head) - 1
-    except (TypeError, ValueError):
+    """0-based (layer, head) of the head open in detail (None when none is given), checked against this
+    attention's heads: an API call may name any model, and its sliders' range is checked here."""
+    if layer is None or head is None:
         return None
-    return (layer0, head0) if 0 <= layer0 < att.n_layers and 0 <= head0 < att.n_heads else None
+    return check_index(layer, att.n_layers, "layer"), check_index(head, att.n_heads, "head")
 
 
 def heads_grid(att, font: int, selected: tuple[int, int] | None):
@@ -211,8 +210,11 @@ def reveal(registry: ModelRegistry, text, name, layer, head, kind, presenter, ro
         title=f"Revealed · layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}", row=row, guess=guess)
     answer = (f"**{markdown_label(att.queries[row])}** looks most at **{keys[best]}** "
               f"({weights[best]:.0%} of its attention).")
-    if guess is not None:
-        rank = int((weights > weights[guess]).sum()) + 1
+    if guess is not None and not att.mask[row, guess]:  # a later token, in a causal model
+        answer += (f" The class guessed **{keys[guess]}**, which this token cannot see: the mask hides the tokens "
+                   "after it, so it gets no attention at all.")
+    elif guess is not None:
+        rank = int((weights[att.mask[row]] > weights[guess]).sum()) + 1
         verdict = "Right!" if guess == best else f"It ranks {rank} of {int(att.mask[row].sum())} keys."
         answer += f" The class guessed **{keys[guess]}**: {weights[guess]:.0%}. {verdict}"
     return figure, answer
@@ -265,8 +267,10 @@ def build(ctx: Context) -> None:
                 with gr.Group(visible=False, elem_id="quiz-panel") as quiz_panel:
                     gr.Markdown("**Quiz.** Pick a token (a row). Where will it look? Let the class guess a "
                                 "column, then reveal the weights.")
-                    quiz_row = gr.Dropdown(label="The token that looks (row)", choices=[], elem_id="quiz-row")
-                    quiz_guess = gr.Dropdown(label="The class's guess (column)", choices=[], elem_id="quiz-guess")
+                    quiz_row = components.ModelChoices(label="The token that looks (row)", choices=[],
+                                                       elem_id="quiz-row")
+                    quiz_guess = components.ModelChoices(label="The class's guess (column)", choices=[],
+                                                         elem_id="quiz-guess")
                     quiz_reveal = gr.Button("Reveal", variant="primary", elem_id="quiz-reveal")
                     quiz_answer = gr.Markdown(elem_id="quiz-answer")
                 # the tokens sit beside the figure, not above it: on a projector the figure starts higher
@@ -278,8 +282,8 @@ def build(ctx: Context) -> None:
                 grid = gr.Plot(show_label=False, label="Every head at once", elem_id="all-heads")
             with gr.Column(scale=1, min_width=160):
                 # its choices follow the model (and kind) alone, below: /analyze sends only the value
-                tile = gr.Dropdown(label="Open a head in detail", choices=head_names(registry, ctx.model.value),
-                                   value=None, interactive=True, elem_id="tile-picker")
+                tile = components.ModelChoices(label="Open a head in detail", value=None, interactive=True,
+                                               choices=head_names(registry, ctx.model.value), elem_id="tile-picker")
                 gr.Markdown("Pick a head to open it in detail above (the page scrolls up to it); its tile is outlined "
                             "in orange. Hover a tile to read its query and key tokens. Every tile uses the same "
                             "0 – 1 colour scale.")

@@ -19,7 +19,7 @@ from model import interventions
 from model.switches import ABLATION_METHODS, Switches
 from ui.context import Context, figure_font, friendly
 from ui.interventions import head_picker
-from ui.models import InputError, ModelRegistry, clean_text
+from ui.models import InputError, ModelRegistry, clean_text, shown
 from viz import classifier as viz
 from viz.interventions import explanations_figure, guesses_figure
 from viz.labels import markdown_label
@@ -131,7 +131,8 @@ def _switches(registry: ModelRegistry, heads, method) -> Switches:
     valid = set(head_choices(registry))
     wrong = [n for n in names if n not in valid]
     if wrong:
-        raise InputError(f"This model has no head {wrong[0]!r}: choose from L1 H1 to {max(valid, default='L1 H1')}.")
+        raise InputError(f"This model has no head {shown(wrong[0])}: "
+                         f"choose from L1 H1 to {max(valid, default='L1 H1')}.")
     return Switches(ablate={("self", *parse_head_name(n)) for n in names}, method=method)
 
 

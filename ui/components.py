@@ -11,7 +11,25 @@ import math
 import gradio as gr
 import pandas as pd
 
-from ui.wire import toast
+from ui.wire import shortened, toast
+
+
+MAX_PICKED = 200  # values one dropdown may be sent at once (a model's every head is at most 144)
+
+
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def refusal(message: str) -> gr.Error:
+    """A message about a value the visitor sent (escaped: it may hold what they typed)."""
+    return gr.Error(toast(message), print_exception=False)
+
+
+def number_range(low, high) -> str:
+    if low is not None and high is not None:
+        return f" between {low:g} and {high:g}"
+    return f" of at least {low:g}" if low is not None else (f" of at most {high:g}" if high is not None else "")
 
 
 class Slider(gr.Slider):
@@ -24,11 +42,109 @@ class Slider(gr.Slider):
     def preprocess(self, payload):
         if payload is None:  # the browser sends no value for a slider on a tab it has not drawn yet
             return None
-        label = self.label or "This slider"
-        if isinstance(payload, bool) or not isinstance(payload, (int, float)) or not math.isfinite(payload):
-            raise gr.Error(toast(f"{label} must be a number between {self.minimum:g} and {self.maximum:g}, "
-                                 f"not {str(payload)[:40]!r}."), print_exception=False)
+        if not is_number(payload):
+            raise refusal(f"{self.label or 'This slider'} must be a number{number_range(self.minimum, self.maximum)}, "
+                          f"not {shortened(payload, 40)!r}.")
         return super().preprocess(payload)
+
+
+class ModelSlider(Slider):
+    """A layer or head slider. Its range follows the chosen model (the page redraws it), and an API call may
+    name any model: the handler checks the number against the model named in the same call
+    (ui.models.check_index), not against the range of the model the slider was first drawn for."""
+
+    def preprocess(self, payload):
+        if payload is None:
+            return None
+        if not is_number(payload):
+            raise refusal(f"{self.label or 'This slider'} must be a whole number from 1, "
+                          f"not {shortened(payload, 40)!r}.")
+        return gr.Number.round_to_precision(payload, self.precision)
+
+
+class Number(gr.Number):
+    """gr.Number whose API value must be a finite number (a text, a list or NaN: a message, not a crash)."""
+
+    @classmethod
+    def get_block_name(cls) -> str:
+        return "number"
+
+    def preprocess(self, payload):
+        if payload is None:
+            return None
+        if not is_number(payload):
+            raise refusal(f"{self.label or 'This number'} must be a number{number_range(self.minimum, self.maximum)}, "
+                          f"not {shortened(payload, 40)!r}.")
+        return super().preprocess(payload)
+
+
+class Textbox(gr.Textbox):
+    """gr.Textbox whose API value must be text: Gradio's own reads a number or a list as its str()."""
+
+    @classmethod
+    def get_block_name(cls) -> str:
+        return "textbox"
+
+    def preprocess(self, payload):
+        if payload is not None and not isinstance(payload, str):
+            raise refusal(f"{self.label or 'The text'} must be a string, not {type(payload).__name__}.")
+        return super().preprocess(payload)
+
+
+def _json_type(values) -> str:
+    """The JSON type of a dropdown's choices: Gradio lists every choice as a string, and a script that sent
+    the "0" it read there was refused, for the 0 the dropdown holds."""
+    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "integer"
+    return "number" if values and all(is_number(v) for v in values) else "string"
+
+
+class Dropdown(gr.Dropdown):
+    """gr.Dropdown whose API schema gives its choices' own type (integer for numbered choices)."""
+
+    @classmethod
+    def get_block_name(cls) -> str:
+        return "dropdown"
+
+    def api_info(self) -> dict:
+        info = super().api_info()
+        items = info["items"] if self.multiselect else info
+        items["type"] = _json_type(items.get("enum", []))
+        return info
+
+
+class Radio(gr.Radio):
+    """gr.Radio whose API schema gives its choices' own type, as Dropdown."""
+
+    @classmethod
+    def get_block_name(cls) -> str:
+        return "radio"
+
+    def api_info(self) -> dict:
+        info = super().api_info()
+        info["type"] = _json_type(info.get("enum", []))
+        return info
+
+
+class ModelChoices(Dropdown):
+    """A dropdown whose choices follow the model or the text (heads to knock out, a quiz's tokens): the page
+    redraws them, and an API call may name any model's, so the handler checks each value against the model
+    and text of the same call. Here only their form is checked: text or whole numbers, at most MAX_PICKED."""
+
+    def api_info(self) -> dict:
+        one = {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+        return {"type": "array", "items": one} if self.multiselect else one
+
+    def preprocess(self, payload):
+        if payload is None:
+            return None
+        values = payload if isinstance(payload, list) and self.multiselect else [payload]
+        ok = (lambda v: isinstance(v, str) and len(v) <= 100 or isinstance(v, int) and not isinstance(v, bool))
+        if len(values) > MAX_PICKED or not all(ok(v) for v in values):
+            what = f"a list of at most {MAX_PICKED} choices" if self.multiselect else "one choice"
+            raise refusal(f"{self.label or 'This dropdown'} takes {what} (text or a number), "
+                          f"not {shortened(payload, 40)!r}.")
+        return payload
 
 
 class ClampedSlider(Slider):

@@ -235,18 +235,18 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
     # figure starts on the first screen: the examples are a picker, not a table that grows with every model.
     with gr.Row(equal_height=True, elem_id="input-row"):
         # no max_length: the browser would cut a long paste without a word; the server says what its limit is
-        text = gr.Textbox(show_label=False, value=start.text, lines=1, max_lines=1, scale=5, min_width=320,
-                          placeholder="Type a sentence and press Enter", elem_id="sentence", container=False)
+        text = components.Textbox(show_label=False, value=start.text, lines=1, max_lines=1, scale=5, min_width=320,
+                                  placeholder="Type a sentence and press Enter", elem_id="sentence", container=False)
         model = gr.Dropdown(show_label=False, choices=list(registry.names), value=start.model, elem_id="model",
                             scale=1, min_width=140, container=False)
         analyze = gr.Button("Show attention", variant="primary", elem_id="analyze", scale=1, min_width=150)
     with gr.Row(equal_height=True, elem_id="settings-row"):
-        examples = gr.Dropdown(choices=[(f"{name} · {example}", i) for i, (example, name) in enumerate(EXAMPLES)],
-                               value=None, label="Lecture examples", elem_id="examples", scale=3, min_width=260)
-        layer = components.Slider(1, slider_max(layers), value=start.layer, step=1, label="Layer", elem_id="layer",
-                                  scale=2, min_width=160)
-        head = components.Slider(1, slider_max(heads), value=start.head, step=1, label="Head", elem_id="head",
-                                 scale=2, min_width=160)
+        examples = components.Dropdown(choices=[(f"{name} · {example}", i) for i, (example, name) in enumerate(EXAMPLES)],
+                                       value=None, label="Lecture examples", elem_id="examples", scale=3, min_width=260)
+        layer = components.ModelSlider(1, slider_max(layers), value=start.layer, step=1, label="Layer", elem_id="layer",
+                                       scale=2, min_width=160)
+        head = components.ModelSlider(1, slider_max(heads), value=start.head, step=1, label="Head", elem_id="head",
+                                      scale=2, min_width=160)
         # a single-kind model ignores the (hidden) value; it is never None so API callers may omit it
         kind = gr.Radio(choices=kind_choices(), value=start.kind if len(kinds) > 1 else kind_choices()[0][1],
                         label="Attention", visible=len(kinds) > 1, elem_id="kind", scale=2)

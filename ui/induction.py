@@ -12,7 +12,7 @@ from model import copying
 from model.switches import ABLATION_METHODS, Switches
 from ui import components
 from ui.context import Context, figure_font, friendly
-from ui.models import InputError, ModelRegistry
+from ui.models import InputError, ModelRegistry, shown
 from viz import induction as viz
 
 TAB_ID = "induction"
@@ -66,7 +66,7 @@ def measure(registry: ModelRegistry, name: str, seed, words, method: str = "zero
     except (TypeError, ValueError) as e:
         raise InputError(str(e)) from None
     if method not in ABLATION_METHODS:
-        raise InputError(f"How to knock a head out: one of {', '.join(ABLATION_METHODS)}, not {method!r}.")
+        raise InputError(f"How to knock a head out: one of {', '.join(ABLATION_METHODS)}, not {shown(method)}.")
     losses, probs = _losses(loaded, ids)
     scores = induction.induction_scores(probs, ids)
     previous = induction.previous_token_scores(probs)
@@ -147,7 +147,8 @@ def build(ctx: Context) -> None:
         gr.Markdown(EXPLANATION)
         with gr.Row():
             new = gr.Button("New random sentence", variant="primary", elem_id="copying-new", scale=1)
-            seed = gr.Number(value=0, precision=0, label="sentence number", elem_id="copying-seed", scale=1)
+            seed = components.Number(value=0, precision=0, minimum=0,
+                                     label="sentence number", elem_id="copying-seed", scale=1)
             words = components.ClampedSlider(4, 60, value=DEFAULT_WORDS, step=1, label="words", elem_id="copying-words",
                                              scale=2)
             head = gr.Dropdown(choices=[STRONGEST], value=STRONGEST, label="head shown", elem_id="copying-head",

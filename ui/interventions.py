@@ -16,6 +16,7 @@ from analysis.heads import head_name, head_names, parse_head_name
 from model import interventions
 from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, Switches
+from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text
 from viz import interventions as viz
@@ -244,8 +245,8 @@ def head_picker(choices: list[str], prefix: str) -> tuple[gr.Dropdown, gr.Radio]
     """The heads to knock out and how (elem_ids "<prefix>-heads", "<prefix>-method"); shared with the
     Classifier tab."""
     with gr.Row(equal_height=False):
-        heads = gr.Dropdown(choices=choices, value=[], multiselect=True, label="Heads to knock out",
-                            elem_id=f"{prefix}-heads", scale=3)
+        heads = components.ModelChoices(choices=choices, value=[], multiselect=True, label="Heads to knock out",
+                                        elem_id=f"{prefix}-heads", scale=3)
         method = gr.Radio(list(ABLATION_METHODS), value="zero", label="How", elem_id=f"{prefix}-method", scale=1)
     return heads, method
 
@@ -267,10 +268,11 @@ def build(ctx: Context) -> None:
             with gr.Column(scale=3):
                 importance = gr.Plot(show_label=False, label="head importance", elem_id="importance")
             with gr.Column(scale=2):
-                picked = gr.Dropdown(choices=[], label="Open a head", elem_id="importance-pick")
+                picked = components.ModelChoices(choices=[], label="Open a head", elem_id="importance-pick")
                 one_head = gr.Plot(show_label=False, label="the picked head's attention", elem_id="importance-head")
         gr.Markdown(ATTRIBUTION_EXPLANATION)
-        row = gr.Dropdown(choices=[], label="Output character to explain", visible=False, elem_id="explain-row")
+        row = components.ModelChoices(choices=[], label="Output character to explain", visible=False,
+                                      elem_id="explain-row")
         about = gr.Markdown(elem_id="explain-about")
         explained = gr.Plot(show_label=False, label="attention, rollout, gradient × input", elem_id="explain")
 

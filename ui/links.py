@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE
-from ui.models import MAX_BEAM, MAX_CHARS, ModelRegistry
+from ui.models import MAX_BEAM, MAX_CHARS, ModelRegistry, shown
 
 TRUE = {"1", "true", "yes", "on"}
 
@@ -56,12 +56,12 @@ def _tab_setting(params: dict, name: str, notes: list[str]):
     except (TypeError, ValueError):
         value = float("nan")
     if value != value or value in (float("inf"), float("-inf")):
-        notes.append(f"{name} {params[name]!r} is not a number; showing {default}")
+        notes.append(f"{name} {shown(params[name])} is not a number; showing {default}")
         return default
     value = value if isinstance(default, float) else int(value)
     clamped = min(max(value, low), high)
     if clamped != value:
-        notes.append(f"{name} {params[name]!r} is out of range; showing {clamped:g}")
+        notes.append(f"{name} {shown(params[name])} is out of range; showing {clamped:g}")
     return clamped
 
 
@@ -74,7 +74,7 @@ def parse_query(params: dict, registry: ModelRegistry, defaults: ViewSettings,
     model = params.get("model", defaults.model)
     if model not in registry.available:
         if "model" in params:
-            notes.append(f"model {model!r} is not available; showing {defaults.model}")
+            notes.append(f"model {shown(model)} is not available; showing {defaults.model}")
         model = defaults.model
     text = str(params.get("text", defaults.text))[:MAX_CHARS] or defaults.text
     kinds = registry.kinds(model) if model in registry.available else ("self",)
@@ -85,9 +85,9 @@ def parse_query(params: dict, registry: ModelRegistry, defaults: ViewSettings,
     layer = min(max(_int(params.get("layer"), defaults.layer), 1), layers)
     head = min(max(_int(params.get("head"), defaults.head), 1), heads)
     if "layer" in params and str(layer) != str(params["layer"]):
-        notes.append(f"layer {params['layer']!r} is out of range; showing layer {layer}")
+        notes.append(f"layer {shown(params['layer'])} is out of range; showing layer {layer}")
     if "head" in params and str(head) != str(params["head"]):
-        notes.append(f"head {params['head']!r} is out of range; showing head {head}")
+        notes.append(f"head {shown(params['head'])} is out of range; showing head {head}")
     presenter = str(params.get("presenter", "1" if defaults.presenter else "0")).lower() in TRUE
     tab = params.get("tab", defaults.tab)
     if tabs and tab not in tabs:

@@ -224,8 +224,8 @@ def build(ctx: Context) -> None:
         with gr.Row():
             layers = components.Slider(1, toy.MAX_LAYERS, value=DEFAULTS.layers, step=1, label="Layers",
                                        elem_id="toy-layers")
-            heads = gr.Radio(list(toy.HEAD_CHOICES), value=DEFAULTS.heads, label="Heads per layer", elem_id="toy-heads")
-            width = gr.Radio(list(toy.WIDTH_CHOICES), value=DEFAULTS.width, label="Width k", elem_id="toy-width")
+            heads = components.Radio(list(toy.HEAD_CHOICES), value=DEFAULTS.heads, label="Heads per layer", elem_id="toy-heads")
+            width = components.Radio(list(toy.WIDTH_CHOICES), value=DEFAULTS.width, label="Width k", elem_id="toy-width")
             seconds = components.Slider(toy.MIN_SECONDS, toy.MAX_SECONDS, value=DEFAULTS.seconds, step=1,
                                         label="Seconds at most", elem_id="toy-seconds")
         with gr.Row():
@@ -239,7 +239,7 @@ def build(ctx: Context) -> None:
         gr.Markdown(HOW_TO_READ)
         gr.Markdown("### Try the trained model")
         with gr.Row(equal_height=True):
-            text = gr.Textbox(label="Input", max_length=40, scale=3, elem_id="toy-input")
+            text = components.Textbox(label="Input", max_length=40, scale=3, elem_id="toy-input")
             predict_button = gr.Button("Predict", elem_id="toy-predict", scale=1)
         answer = gr.Markdown(elem_id="toy-answer")
         with gr.Row():

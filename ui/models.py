@@ -92,22 +92,32 @@ def public_message(message: str) -> str:
     return _ABSOLUTE_PATH.sub(lambda m: m.group().rsplit("/", 1)[-1], str(message))
 
 
+def shown(value) -> str:
+    """A value a visitor sent, as a message quotes it: never a whole 100 KB echoed back."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def check_index(value, count: int, what: str) -> int:
     """A 1-based layer/head number from the UI or the API as a 0-based index, or InputError."""
     if isinstance(value, bool) or value is None:
         raise InputError(f"Choose a {what} between 1 and {count}.")
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"The {what} must be a number between 1 and {count}, not {value!r}.") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"The {what} must be a number between 1 and {count}, not {shown(value)}.") from None
     if not math.isfinite(number) or number != int(number) or not 1 <= number <= count:
-        raise InputError(f"This model has {count} {what}s: choose a {what} between 1 and {count} (got {value!r}).")
+        raise InputError(f"This model has {count} {what}s: choose a {what} between 1 and {count} (got {shown(value)}).")
     return int(number) - 1
 
 
 def check_beam(value) -> int:
     """A beam width from the UI or the API (a whole number 1..MAX_BEAM), or InputError."""
-    return check_index(value, MAX_BEAM, "beam width") + 1
+    try:
+        return check_index(value, MAX_BEAM, "beam width") + 1
+    except InputError:
+        raise InputError(f"The beam width must be a whole number between 1 and {MAX_BEAM} "
+                         f"(got {shown(value)}).") from None
 
 
 class LRUCache:
@@ -212,7 +222,7 @@ class ModelRegistry:
         if name in self.errors:
             raise InputError(self.errors[name])
         choices = ", ".join(self.names) or "none are installed"
-        raise InputError(f"Unknown model {name!r}: choose one of {choices}.")
+        raise InputError(f"Unknown model {shown(name)}: choose one of {choices}.")
 
     def history(self, name) -> TrainingHistory:
         """The model's training history (empty for a model shipped without one), read once."""

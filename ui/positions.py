@@ -5,6 +5,7 @@ import gradio as gr
 
 from analysis.order import order_demo
 from analysis.positions import cosine_similarity, position_table, sinusoidal_table
+from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.models import InputError, ModelRegistry, check_index, clean_text
 from viz import positions as viz_positions
@@ -92,8 +93,8 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
 def build(ctx: Context) -> None:
     with ctx.tab("Positions", id="positions"):
         gr.Markdown(EXPLANATION)
-        dims = gr.Textbox(DEFAULT_DIMS, label="sinusoid dimensions to plot (comma-separated)", max_lines=1,
-                          elem_id="position-dims")
+        dims = components.Textbox(DEFAULT_DIMS, label="sinusoid dimensions to plot (comma-separated)", max_lines=1,
+                                  elem_id="position-dims")
         tables = gr.Plot(show_label=False, label="position tables")
         waves = gr.Plot(show_label=False, label="sinusoids")
         similar = gr.Plot(show_label=False, label="similarity of positions")
@@ -102,7 +103,8 @@ def build(ctx: Context) -> None:
                     "alone and from token embeddings plus positions (mask off, so only the vectors matter). "
                     "Columns list the same tokens as the rows, in the same order.")
         with gr.Row():
-            seed = gr.Number(0, label="shuffle seed", precision=0, elem_id="shuffle-seed")
+            seed = components.Number(0, label="shuffle seed", precision=0, minimum=0, maximum=2**32 - 1,
+                                     elem_id="shuffle-seed")
             shuffle = gr.Button("Shuffle again")
         summary = gr.Markdown(elem_id="shuffle-summary")
         plain = gr.Plot(show_label=False, label="without positions")

@@ -29,8 +29,9 @@ uniform; the middle (T = 1) is the model as trained.
 
 
 def temperature_from_slider(log10_temperature: float) -> float:
-    """The step-by-step view's slider is log-scaled: -2 -> 0.01, 0 -> 1, 2 -> 100 (clamped to that range)."""
-    value = 10.0 ** float(log10_temperature)
+    """The step-by-step view's slider is log-scaled: -2 -> 0.01, 0 -> 1, 2 -> 100 (clamped to that range).
+    No value (a slider the page has not drawn yet, an API call sending none) is T = 1."""
+    value = 10.0 ** float(0.0 if log10_temperature is None else log10_temperature)
     return float(min(MAX_TEMPERATURE, max(MIN_TEMPERATURE, value)))
 
 
@@ -94,7 +95,7 @@ def build(ctx: Context) -> None:
             temperature = components.Slider(-2, 2, value=0, step=0.05, label="temperature T (log scale)",
                                             info="left: T = 0.01 (hard, argmax-like) · middle: T = 1 (as trained) · "
                                                  "right: T = 100 (uniform)", elem_id="temperature", scale=3)
-            shown_t = gr.Number(1.0, label="T", info="type a T and press Enter", elem_id="temperature-value",
+            shown_t = components.Number(1.0, label="T", info="type a T and press Enter", elem_id="temperature-value",
                                 scale=1, min_width=120)
             scale = gr.Checkbox(value=True, label="divide scores by √d (scaling)", elem_id="scaling", scale=1)
         # the T the box last showed (from the slider or typed): its blur redraws only a T typed since. A click

@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import html
 import logging
+import re
 from typing import Any
 
 import gradio as gr
@@ -99,8 +100,8 @@ def received(inputs: list, values) -> list:
             continue
         try:
             out.append(component.preprocess(value))
-        except gr.Error:
-            raise
+        except gr.Error as e:
+            raise refused(e) from None
         except Exception:
             log.info("%s could not read %r", type(component).__name__, value, exc_info=True)
             name = getattr(component, "label", None) or type(component).__name__
@@ -120,6 +121,22 @@ class Blocks(gr.Blocks):
     """gr.Blocks whose events send an output left unchanged (gr.skip()) as it is, without rebuilding the
     component for the session (see the module docstring). Every other output goes through Gradio's own
     postprocessing, unchanged; tests/app/test_wire.py compares the two on the same predictions."""
+
+    async def preprocess_data(self, block_fn, inputs, state, explicit_call: bool = False):
+        """Gradio's reading of the inputs, with its refusals as `refused` says, and a call with too few
+        values (a plain HTTP caller leaving out one with a default) or one a component cannot read told
+        so, where Gradio answered with no message at all."""
+        try:
+            return await super().preprocess_data(block_fn, inputs, state, explicit_call)
+        except gr.Error as e:
+            raise refused(e) from None
+        except ValueError as e:  # validate_inputs' count, or a ComponentProcessingError
+            log.info("inputs of %s refused", block_fn.name, exc_info=True)
+            count = _TOO_FEW.search(str(e))
+            message = (f"This endpoint takes {count[1]} values and got {count[2]}: send every parameter, those "
+                       "with a default too (the API page lists them)." if count else
+                       "One of the values sent cannot be read: the API page gives each parameter's type.")
+            raise gr.Error(message, print_exception=False) from None
 
     async def postprocess_data(self, block_fn, predictions, state):
         outputs = list(block_fn.outputs)
@@ -150,6 +167,33 @@ class Blocks(gr.Blocks):
             data = await super().postprocess_data(some, kept_values if len(kept) > 1 else kept_values[0], state)
         done = dict(zip(kept, data))
         return [done[i] if i in done else dict(SKIP) for i in range(len(outputs))]
+
+
+# Gradio's own refusal of a dropdown's or radio's value
+_NOT_A_CHOICE = re.compile(r"Value: (?P<value>.*?)(?: \(type: <class '\w+'>\))? is not in the list of choices: "
+                           r"(?P<choices>.*)", re.S)
+_TOO_FEW = re.compile(r"needed: (\d+), got: (\d+)")
+
+
+def shortened(text, limit: int = 60) -> str:
+    """`text` cut to `limit` characters: a message never echoes a whole 100 KB value back."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def refused(error: gr.Error) -> gr.Error:
+    """A gr.Error raised while reading an input, as a visitor should read it. The app's own messages
+    (print_exception=False, already escaped) pass unchanged; Gradio's own (a value not among a dropdown's
+    choices, a slider out of range) echo the value whole and unescaped, name Python types, and print a
+    traceback to the server log for every bad value: they come back short, escaped and logged in one line."""
+    if not error.print_exception:
+        return error
+    message = str(error.message)
+    choice = _NOT_A_CHOICE.fullmatch(message)
+    if choice:
+        message = f"{shortened(choice['value'])} is not one of the choices ({shortened(choice['choices'], 200)})."
+    log.info("input refused: %s", shortened(message, 200))
+    return gr.Error(toast(shortened(message, 300)), print_exception=False)
 
 
 def toast(message) -> str:

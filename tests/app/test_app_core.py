@@ -83,7 +83,9 @@ def test_analyze_lm_gives_every_core_output(registry):
     assert isinstance(average, go.Figure) and len(average.layout.annotations) == att.n_layers
     assert list(frame) == stats.COLUMNS and len(frame["head"]) == att.n_layers * att.n_heads
     assert "Next token" in predicted and "Greedy continuation" in predicted
-    assert shown == "L2 H3" and attention.analyze(registry, "The cat sat on the mat", "lm", layer=9, head=1)[-1] is None
+    assert shown == "L2 H3" and attention.analyze(registry, "The cat sat on the mat", "lm")[-1] is None
+    with pytest.raises(InputError, match="4 layers"):  # checked against the model named, whatever the sliders' range
+        attention.analyze(registry, "The cat sat on the mat", "lm", layer=9, head=1)
     names = attention.head_names(registry, "lm")
     assert names[0] == "L1 H1" and names[-1] == f"L{att.n_layers} H{att.n_heads}" and names == frame["head"]
 

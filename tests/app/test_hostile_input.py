@@ -245,6 +245,80 @@ def test_non_finite_layer_is_refused(app, client, api, value):
     assert_still_works(client, api)
 
 
+# ---- the API contract a script relies on (found by driving every endpoint with bad values) ----------------
+MINILM = "The animal didn't cross the street because it was too tired."
+
+
+def test_a_fresh_api_session_reaches_every_head_of_the_model_it_names(app):
+    """The layer and head sliders are drawn for lm (4 x 4); an API call naming minilm (6 x 12) is checked
+    against minilm, whatever the session's sliders held."""
+    client = app.client()
+    api = Endpoints(client)
+    analyzed = client.predict(*api.args("/analyze", text=MINILM, name="minilm", layer=6, head=12, kind=None),
+                              api_name="/analyze")
+    assert analyzed[-1] == "L6 H12"
+    head = client.predict(*api.args("/head", text=MINILM, name="minilm", layer=5, head=9, kind=None), api_name="/head")
+    assert "layer 5, head 9" in plot_layout(head)["title"]["text"].lower()
+    summary = client.predict(*api.args("/interventions", text=MINILM, name="minilm", chosen=["L6 H12"]),
+                             api_name="/interventions")[0]
+    assert "L6 H12" in summary
+    with pytest.raises(AppError, match="6 layers"):
+        client.predict(*api.args("/head", text=MINILM, name="minilm", layer=7, head=1, kind=None), api_name="/head")
+
+
+@pytest.mark.parametrize("api_name,field,value", [
+    ("shuffle", "seed_value", "abc"), ("shuffle", "seed_value", [1]), ("shuffle_again", "seed_value", -1),
+    ("copying", "seed_value", math.nan), ("copying", "seed_value", -1), ("analyze", "text", ["a", "b"]),
+    ("predict", "text", 12345), ("steps", "log_temperature", "warm")])
+def test_bad_numbers_and_texts_get_a_message_not_a_silent_failure(app, client, api, api_name, field, value):
+    event, payload = raw_call(app.url, api_name, api.args(f"/{api_name}", **{field: value}))
+    assert event == "error", f"/{api_name} {field}={value!r} was accepted: {str(payload)[:200]}"
+    assert_clear_message(error_message(payload), f"/{api_name} {field}={value!r}")
+    assert_still_works(client, api)
+
+
+def test_no_temperature_is_t_equal_one(client, api):
+    caption = client.predict(*api.args("/steps", text=NORMAL, model="lm", layer=1, head=1, kind=None,
+                                       log_temperature=None), api_name="/steps")[0]
+    assert caption.startswith("**Temperature 1,"), caption[:300]
+
+
+def test_messages_echo_no_huge_value_and_no_html(app, client, api):
+    for api_name, values in (("translate", dict(beam="x" * 100_000)), ("analyze", dict(name="<img src=x>" * 10_000)),
+                            ("ablate", dict(model="y" * 100_000))):
+        args = api.args(f"/{api_name}", **{"text": "3 March 1999" if api_name == "translate" else NORMAL, **values})
+        event, payload = raw_call(app.url, api_name, args)
+        message = error_message(payload)
+        assert event == "error" and len(message) < 500 and "<img" not in message, message[:200]
+        assert_clear_message(message, f"/{api_name}")
+
+
+def test_a_plain_http_call_leaving_out_a_default_is_told_so(app, client, api):
+    event, payload = raw_call(app.url, "translate", ["3 March 1999"])
+    assert event == "error" and "takes 2 values and got 1" in error_message(payload)
+    assert_still_works(client, api)
+
+
+def test_a_quiz_guess_the_mask_hides_is_said_so(client, api):
+    answer = client.predict(*api.args("/reveal", text=NORMAL, name="lm", layer=1, head=1, kind=None, row=1, guess=4),
+                            api_name="/reveal")[1]
+    assert "cannot see" in answer and "ranks" not in answer
+
+
+def test_numbered_choices_are_integers_in_the_schema(client, api):
+    """A script reading the schema sends what the app accepts (Gradio listed 0, 1, ... as strings)."""
+    example = api.info["/example"]["parameters"][0]
+    assert example["type"]["type"] == "integer"
+    client.predict(0, api_name="/example")
+
+
+def test_the_monitoring_pages_are_closed(app):
+    """Gradio's /monitoring summary lists every visitor's requests and timings, to anyone, unless turned off."""
+    with httpx.Client(base_url=app.url, timeout=30) as http:
+        assert http.get("monitoring/summary").status_code in (403, 404)
+        assert http.get("gradio_api/monitoring/summary").status_code in (403, 404)
+
+
 def test_server_log_has_no_handler_crash(app, client, api):
     """Runs last in this module: the app's own handlers never crashed on any input above."""
     assert_still_works(client, api)

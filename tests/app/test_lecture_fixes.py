@@ -174,7 +174,8 @@ def test_the_grid_outlines_the_head_in_detail_and_names_tokens_on_hover(registry
     tokens = registry.attention("lm", SENTENCE).queries
     hover = hover_strings(grid)
     assert all(any(token_label(token) in h for h in hover) for token in tokens), "the hover names every token"
-    assert attention.grid_view(registry, SENTENCE, "lm", 9, 9)[1] is None  # not a head of this model: no outline
+    with pytest.raises(InputError, match="4 layers"):  # not a head of this model: said, not drawn unmarked
+        attention.grid_view(registry, SENTENCE, "lm", 9, 9)
 
 
 def hover_strings(figure) -> list[str]:

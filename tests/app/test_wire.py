@@ -71,9 +71,9 @@ def test_head_statistics_as_plain_columns_are_the_frame_gradio_would_send():
 
 
 def handed(raw: list):
-    """What a handler is given for the raw API values `raw`: by Gradio's preprocessing, and by ui.wire.received
-    (the error message where either refuses)."""
-    with gr.Blocks() as demo:
+    """What a handler is given for the raw API values `raw`: by Gradio's preprocessing (in the app's
+    wire.Blocks), and by ui.wire.received (the error message where either refuses)."""
+    with wire.Blocks() as demo:
         inputs = [gr.Textbox(), gr.Dropdown(choices=["lm", "mlm"], value="lm"), gr.Radio(choices=["self", "cross"]),
                   gr.Checkbox(), components.Slider(1, 4, step=1, label="Layer"), gr.State("kept")]
         out = gr.Textbox()
@@ -99,6 +99,24 @@ def test_inputs_gradio_refuses_are_refused_with_its_message():
                 ["x", "lm", "self", False, 9, None], ["x", "lm", "self", False, "two", None]):
         plain, inline = handed(raw)
         assert inline.startswith("error: ") and inline == plain, raw
+    assert handed(["x", "gpt-4", "self", False, 1, None])[0] == "error: gpt-4 is not one of the choices (['lm', 'mlm'])."
+    assert handed(["x", "lm", "self", False, 9, None])[0] == "error: Value 9 is greater than maximum value 4."
+
+
+def test_gradio_refusals_come_back_short_and_escaped_both_ways():
+    """Gradio's own refusal echoes the value whole and as HTML (a toast renders it) and logs a traceback."""
+    for name in ("<img src=x onerror=alert(1)>" + "y" * 100_000, ["<b>", 3]):
+        plain, inline = handed(["x", name, "self", False, 1, None])
+        assert plain == inline and len(plain) < 400, plain[:100]
+        assert "<img" not in plain and "<b>" not in plain and "&lt;" in plain and "type:" not in plain
+
+
+def test_too_few_values_over_plain_http_get_a_message():
+    with wire.Blocks() as demo:
+        inputs = [gr.Textbox(), gr.Number()]
+        gr.Button().click(lambda *values: "ok", inputs, gr.Textbox())
+    with pytest.raises(gr.Error, match="takes 2 values and got 1"):
+        asyncio.run(demo.process_api(next(iter(demo.fns.values())), ["x"], SessionState(demo)))
 
 
 def test_a_value_a_component_cannot_read_gets_a_plain_message():
