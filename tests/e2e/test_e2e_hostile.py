@@ -92,7 +92,10 @@ def test_a_links_hostile_parameters_are_quoted_literally(page, live):
     wait_for_ticks(page, expected_labels(NORMAL))
     page.wait_for_function("() => document.querySelectorAll('[data-testid=toast-text]').length >= 2")
     said = " ".join(message_toasts(page))
-    assert model in said and layer in said, said  # written out as they are in the link
+    from ui.models import shown
+
+    assert shown(model) in said and layer in said, said  # written out as in the link (a long one cut short)
+    assert shown(model).endswith("…") and len(shown(model)) == 40
     assert "is not available" in said and "out of range" in said
     toasts = page.eval_on_selector_all("[data-testid=toast-text]", "els => els.map(e => e.innerHTML).join('')")
     assert "<img" not in toasts and "<b>" not in toasts, toasts
