@@ -49,9 +49,9 @@ class Slider(gr.Slider):
 
 
 class ModelSlider(Slider):
-    """A layer or head slider. Its range follows the chosen model (the page redraws it), and an API call may
-    name any model: the handler checks the number against the model named in the same call
-    (ui.models.check_index), not against the range of the model the slider was first drawn for."""
+    """A layer, head or decoding-step slider. Its range follows the chosen model or text (the page redraws it),
+    and an API call or a link may name any: the handler checks the number against the model and text of the
+    same call (ui.models.check_index), not against the range the slider was first drawn with."""
 
     def preprocess(self, payload):
         if payload is None:

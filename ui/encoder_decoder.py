@@ -179,8 +179,9 @@ def build(ctx: Context) -> None:
         with gr.Row():
             head = gr.Dropdown(choices, value=opening_head(ctx.registry), label="cross-attention head",
                                info="opens on the head that lines up output and input best")
-            step = components.Slider(1, 11, value=6, step=1, label="decoding step",
-                                     info="which output character is being written", elem_id="decoding-step")
+            # its range follows the translation's length (the view redraws it); a link may ask for any step
+            step = components.ModelSlider(1, 11, value=6, step=1, label="decoding step",
+                                          info="which output character is being written", elem_id="decoding-step")
         heat = gr.Plot(show_label=False, label="cross-attention", elem_id="cross-heat")
         bars = gr.Plot(show_label=False, label="one decoding step", elem_id="step-bars")
         gr.Markdown("**Self-attention inside the encoder and the decoder.** These are other heads, with their "

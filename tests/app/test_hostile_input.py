@@ -277,6 +277,12 @@ def test_bad_numbers_and_texts_get_a_message_not_a_silent_failure(app, client, a
     assert_still_works(client, api)
 
 
+def test_a_decoding_step_past_the_output_is_its_last_step(client, api):
+    """The step slider is drawn 1..11; a link or a call may ask for any step, and the view takes the last one."""
+    out = client.predict(*api.args("/encoder_decoder", text="3 March 1999", step_value=999), api_name="/encoder_decoder")
+    assert "1999-03-03" in out[0] and out[-1]["value"] == out[-1]["maximum"] == len("1999-03-03") + 1  # + end token
+
+
 def test_no_temperature_is_t_equal_one(client, api):
     caption = client.predict(*api.args("/steps", text=NORMAL, model="lm", layer=1, head=1, kind=None,
                                        log_temperature=None), api_name="/steps")[0]
