@@ -277,28 +277,33 @@ def build(ctx: Context) -> None:
                 tokens = gr.HighlightedText(label="Tokens as the model reads them (label = token id)",
                                             show_legend=False, combine_adjacent=False, elem_id="tokens")
                 predicted = gr.Markdown(label="Predictions", elem_id="predictions")
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=5):
-                grid = gr.Plot(show_label=False, label="Every head at once", elem_id="all-heads")
-            with gr.Column(scale=1, min_width=160):
-                # its choices follow the model (and kind) alone, below: /analyze sends only the value
-                tile = components.ModelChoices(label="Open a head in detail", value=None, interactive=True,
-                                               choices=head_names(registry, ctx.model.value), elem_id="tile-picker")
-                gr.Markdown("Pick a head to open it in detail above (the page scrolls up to it); its tile is outlined "
-                            "in orange. Hover a tile to read its query and key tokens. Every tile uses the same "
-                            "0 – 1 colour scale.")
-        average = gr.Plot(show_label=False, label="Average over heads, per layer", elem_id="layer-average")
-        with gr.Accordion("Head statistics", open=True):
-            gr.Markdown("Averages over query tokens (the first token is left out: in a causal model it can only "
-                        "look at itself). *previous*, *next*, *first* and *self* are the share of attention on the "
-                        "token just before, just after, on the first token and on the token itself; *special* is the "
-                        "share on the tokens the model adds itself ([CLS] and [SEP] in BERT, `<s>` in ours); *spread* "
-                        "is 0 for a head that looks at one token and 1 for one that looks at all equally. A *label* "
-                        "is given only when it is measured: one pattern takes at least half the attention, or the "
-                        "spread is at least 0.8 (*broad*); else *mixed*.")
-            table = gr.Dataframe(label="Per head", interactive=False, elem_id="head-stats", max_height=420)
-            # made in the browser from the table shown: nothing is written on the server
-            download = gr.Button("Download CSV", size="sm", elem_id="stats-csv")
+        # quiz mode hides what would give the answer away: the quizzed head's tile, its layer's average, its row
+        quiz_hidden = gr.Markdown("*Quiz mode: every head, the layer averages and the head statistics are hidden "
+                                  "until you untick it, as they would give the answer away.*", visible=False,
+                                  elem_id="quiz-hidden")
+        with gr.Column(elem_id="overview") as overview:
+            with gr.Row(equal_height=False):
+                with gr.Column(scale=5):
+                    grid = gr.Plot(show_label=False, label="Every head at once", elem_id="all-heads")
+                with gr.Column(scale=1, min_width=160):
+                    # its choices follow the model (and kind) alone, below: /analyze sends only the value
+                    tile = components.ModelChoices(label="Open a head in detail", value=None, interactive=True,
+                                                   choices=head_names(registry, ctx.model.value), elem_id="tile-picker")
+                    gr.Markdown("Pick a head to open it in detail above (the page scrolls up to it); its tile is outlined "
+                                "in orange. Hover a tile to read its query and key tokens. Every tile uses the same "
+                                "0 – 1 colour scale.")
+            average = gr.Plot(show_label=False, label="Average over heads, per layer", elem_id="layer-average")
+            with gr.Accordion("Head statistics", open=True):
+                gr.Markdown("Averages over query tokens (the first token is left out: in a causal model it can only "
+                            "look at itself). *previous*, *next*, *first* and *self* are the share of attention on the "
+                            "token just before, just after, on the first token and on the token itself; *special* is the "
+                            "share on the tokens the model adds itself ([CLS] and [SEP] in BERT, `<s>` in ours); *spread* "
+                            "is 0 for a head that looks at one token and 1 for one that looks at all equally. A *label* "
+                            "is given only when it is measured: one pattern takes at least half the attention, or the "
+                            "spread is at least 0.8 (*broad*); else *mixed*.")
+                table = gr.Dataframe(label="Per head", interactive=False, elem_id="head-stats", max_height=420)
+                # made in the browser from the table shown: nothing is written on the server
+                download = gr.Button("Download CSV", size="sm", elem_id="stats-csv")
 
     def run_analyze(text, name, kind, presenter, layer, head):
         note, token_pairs, grid_fig, average_fig, columns, shown = friendly(analyze)(
@@ -359,6 +364,8 @@ def build(ctx: Context) -> None:
         registry, name, kind)), inputs=[ctx.model, ctx.kind], outputs=[tile], api_visibility="private", queue=False)
     download.click(None, inputs=[table, ctx.model], js=CSV_JS)
     # the detail view sits above the grid: bring it into view as it redraws
+    ctx.quiz.change(lambda on: (gr.Column(visible=not on), gr.Markdown(visible=bool(on))), inputs=[ctx.quiz],
+                    outputs=[overview, quiz_hidden], api_visibility="private", queue=False)
     picked = tile.input(run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head",
                         js=SCROLL_TO_DETAIL_JS)
     ctx.run_after(picked, "picked", head_only=True)

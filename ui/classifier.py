@@ -174,7 +174,7 @@ def build(ctx: Context) -> None:
     registry = ctx.registry
     choices = head_choices(registry)
     with ctx.tab("Classifier", id="classifier"):
-        gr.Markdown(EXPLANATION)
+        gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         summary = gr.Markdown(elem_id="classifier-summary")
         with gr.Row(equal_height=False):
             with gr.Column(scale=2):

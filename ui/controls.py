@@ -15,9 +15,8 @@ from ui.steps import shown_temperature, slider_from_temperature
 from ui.wire import toast
 
 # Each example shows what its model really does, measured when clicked (example_claim) and checked against the
-# shipped weights by tests/app/test_examples.py: lm's previous-token head, fill-ins mlm gets right (FILLS),
-# dates it reads (DATES); the coreference story ("it" -> "animal") is minilm's, the model that has the head;
-# the classifier's categories by tests/app/test_classifier_app.py (training.evaluate.CLASSIFIER_EXAMPLES).
+# shipped weights by tests/app/test_examples.py (lm's previous-token head, fill-ins mlm gets right, dates it reads,
+# minilm's "it" -> "animal") and tests/app/test_classifier_app.py (training.evaluate.CLASSIFIER_EXAMPLES).
 EXAMPLES = [
     ("He opened the door and walked into the room", "lm"),
     ("a person who plays the piano", "lm"),
@@ -50,7 +49,7 @@ body.presenter { --text-xxs: 14px; --text-xs: 16px; --text-sm: 18px; --text-md: 
                  --block-title-text-size: 20px; --section-header-text-size: 22px; }
 body.presenter .prose, body.presenter textarea, body.presenter input { font-size: 22px !important; }
 /* On a projector the class has the lecturer: the page's intro paragraph gives its room to the figures. */
-body.presenter #intro p { display: none; }
+body.presenter #intro p, body.presenter .tab-intro { display: none; }  /* each tab's intro too (ui tab modules) */
 /* Eleven tabs share one row: narrow padding (on the measuring copy Gradio keeps too, or it folds tabs
    into its "..." menu), and in presenter mode a size at which every name still fits a 1280-px screen. */
 .tab-wrapper .tab-container button { padding-left: 7px !important; padding-right: 7px !important; }
@@ -386,9 +385,8 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
     for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event)):
         event.then(view_link, inputs=link_inputs, outputs=[link], preprocess=False,
                    api_name=f"link_{suffix}", api_visibility="undocumented", show_progress="hidden")
-    # preprocess=False: a slider's range can change on the server a moment before the browser sends its old
-    # value (a link to minilm opened on a page showing lm's 10th snapshot); Gradio would refuse that value,
-    # view_link clamps it
+    # preprocess=False: a slider's range can change on the server a moment before the browser sends its old value
+    # (a link to minilm opened on lm's 10th snapshot); Gradio would refuse it, view_link clamps it
     ctx.after_tab_opened(view_link, inputs=link_inputs, outputs=[link], api_name="link_tab", preprocess=False,
                          api_visibility="undocumented", show_progress="hidden", queue=False)
     gr.on(triggers=[ctx.text.change, ctx.layer.change, ctx.head.change, ctx.kind.change,
@@ -397,4 +395,6 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
           api_name="link", api_visibility="undocumented", show_progress="hidden", trigger_mode="always_last",
           queue=False, preprocess=False)
     ctx.presenter.change(None, inputs=[ctx.presenter], outputs=None, js=PRESENTER_JS, api_name="presenter_css")
+    # the address bar follows the view: a refresh or a copied address keeps it (replaced, so Back still leaves)
+    link.change(None, inputs=[link], js="(l) => { try { history.replaceState(null, '', new URL(l).search); } catch (e) {} }")
     ctx.finish()

@@ -174,7 +174,7 @@ def beams_view(registry: ModelRegistry, text, width):
 def build(ctx: Context) -> None:
     choices = head_choices(ctx.registry)
     with ctx.tab("Encoder-decoder", id="encoder_decoder"):
-        gr.Markdown(EXPLANATION)
+        gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         summary = gr.Markdown(elem_id="dates-summary")
         with gr.Row():
             head = gr.Dropdown(choices, value=opening_head(ctx.registry), label="cross-attention head",

@@ -144,7 +144,7 @@ def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
 
 def build(ctx: Context) -> None:
     with ctx.tab("Copying from context", id=TAB_ID):
-        gr.Markdown(EXPLANATION)
+        gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         with gr.Row():
             new = gr.Button("New random sentence", variant="primary", elem_id="copying-new", scale=1)
             seed = components.Number(value=0, precision=0, minimum=0,

@@ -256,7 +256,7 @@ def build(ctx: Context) -> None:
     default = registry.default
     choices = head_choices(registry, default) if default else []
     with ctx.tab("Interventions", id="interventions"):
-        gr.Markdown(EXPLANATION)
+        gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         heads, method = head_picker(choices, "ablate")
         with gr.Row():
             knock = gr.Button("Knock out", variant="primary", elem_id="ablate-run")

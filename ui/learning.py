@@ -92,7 +92,7 @@ def build(ctx: Context) -> None:
     default = ctx.registry.default
     count = max(1, len(snapshots.steps(default))) if default else 1
     with ctx.tab("Learning", id="learning"):
-        gr.Markdown(EXPLANATION)
+        gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         snapshot = components.Slider(1, max(count, 2), value=count, step=1, label="training snapshot",
                                      info="1 = earliest saved weights; the last one is the trained model",
                                      elem_id="snapshot")

@@ -214,7 +214,7 @@ def build(ctx: Context) -> None:
     trainings = Trainings(limit=limit_from_env())
     task_choices = [(f"{t.name}: {t.summary}", t.name) for t in TASKS.values()]
     with ctx.tab("Train live", id="live"):
-        gr.Markdown(INTRO)
+        gr.Markdown(INTRO, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         with gr.Row():
             task = gr.Dropdown(task_choices, value=DEFAULTS.task, label="Task", elem_id="toy-task", scale=2)
             positions = gr.Checkbox(value=DEFAULTS.positions, label="Positional encoding (learned)",

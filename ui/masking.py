@@ -109,7 +109,7 @@ def view(registry: ModelRegistry, text, layer, head, presenter, pattern="previou
 
 def build(ctx: Context) -> None:
     with ctx.tab("Masking", id="masking"):
-        gr.Markdown(EXPLANATION)
+        gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         masks = gr.Plot(show_label=False, label="masks")
         effect = gr.Plot(show_label=False, label="the lm without and with its mask", elem_id="mask-effect")
         gr.Markdown("Grey cells are −∞: the query is not allowed to see that key, and after the softmax its "

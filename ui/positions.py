@@ -92,7 +92,7 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
 
 def build(ctx: Context) -> None:
     with ctx.tab("Positions", id="positions"):
-        gr.Markdown(EXPLANATION)
+        gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         dims = components.Textbox(DEFAULT_DIMS, label="sinusoid dimensions to plot (comma-separated)", max_lines=1,
                                   elem_id="position-dims")
         tables = gr.Plot(show_label=False, label="position tables")

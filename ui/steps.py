@@ -88,7 +88,7 @@ def view(registry: ModelRegistry, text, model, layer, head, kind, presenter, log
 
 def build(ctx: Context) -> None:
     with ctx.tab("Step by step", id="steps"):
-        gr.Markdown(EXPLANATION)
+        gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         with gr.Row(equal_height=True):
             # The slider moves T on a log scale (its own number box, log10 T, is hidden by ui.controls.CSS);
             # the box beside it shows T itself and takes a typed T.

@@ -30,6 +30,45 @@ def test_first_figure_is_above_the_fold_on_a_projector_in_presenter_mode(project
     screenshot(projector, "projector-presenter-1280x720")
 
 
+@pytest.mark.parametrize("tab,model", [("masking", "lm"), ("positions", "lm"), ("multihead", "lm"),
+                                       ("classifier", "classifier"), ("learning", "lm")])
+def test_a_tabs_intro_gives_way_to_its_figure_on_a_projector(projector, live, tab, model):
+    """Each tab opens with a paragraph for students reading alone; on a projector the lecturer says it, and
+    the tab's first figure starts on the first screen."""
+    projector.goto(live.url + f"?model={model}&text=The+cat+sat+on+the+mat&presenter=1&tab={tab}")
+    plot = "[role=tabpanel]:not([hidden]) .js-plotly-plot"
+    projector.wait_for_selector(plot)
+    projector.wait_for_function("() => document.body.classList.contains('presenter')")
+    intros = projector.eval_on_selector_all(".tab-intro", "els => els.map(e => e.offsetParent !== null)")
+    assert intros and not any(intros), "a tab's intro is shown in presenter mode"
+    top = projector.eval_on_selector_all(plot, "els => Math.min(...els.filter(e => e.offsetParent)"
+                                               ".map(e => e.getBoundingClientRect().top))")
+    assert top < 720 - 150, f"{tab}: the first figure starts at {top}px"
+
+
+def test_quiz_hides_what_would_give_the_answer_away(page, live):
+    """Every head (with the quizzed tile outlined), the layer averages and the statistics all show the answer."""
+    page.goto(live.url + "?model=lm&text=The+cat+sat+on+the+mat&quiz=1")
+    wait_for_figures(page, DETAIL)
+    page.wait_for_selector("#quiz-hidden", state="visible")
+    assert not page.is_visible("#all-heads") and not page.is_visible("#head-stats")
+    page.click("#quiz input")  # quiz mode off: all of it back
+    page.wait_for_selector("#all-heads .js-plotly-plot", state="visible")
+    assert page.is_visible("#head-stats") and not page.is_visible("#quiz-hidden")
+
+
+def test_the_address_bar_follows_the_view(page, live):
+    """A refresh mid-lecture, or the address copied from the bar, keeps the view."""
+    page.goto(live.url + "?model=lm&text=The+cat+sat+on+the+mat")
+    wait_for_figures(page, DETAIL)
+    type_number(page, page.locator("#head input[type=number]").first, "3")
+    page.wait_for_function("() => location.search.includes('head=3')")
+    page.reload()
+    wait_for_figures(page, DETAIL)
+    page.wait_for_function(f"() => (document.querySelector('{DETAIL} .gtitle') || {{}}).textContent"
+                           ".startsWith('Layer 1, head 3')")
+
+
 def _hover_modebar(page):
     page.hover(f"{DETAIL} .js-plotly-plot .nsewdrag")
     page.wait_for_selector(f"{DETAIL} .modebar-btn[data-title='Download as SVG (for slides)']")
