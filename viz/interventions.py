@@ -30,7 +30,7 @@ def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "
                             row_title="layer", zmax=reach))  # one scale: the kinds compare by colour
     n_rows = max(np.shape(m)[0] for m in maps.values())
     height = int(220 + 48 * n_rows * (1 + font_size / 40))
-    return heatmap_row(panels, title=title or f"Head importance: {what} when one head is knocked out",
+    return heatmap_row(panels, title=title or f"One head knocked out: {what}",  # short: fits a presenter-mode panel
                        font_size=font_size, height=height)
 
 
