@@ -36,8 +36,8 @@ def test_a_tabs_intro_gives_way_to_its_figure_on_a_projector(projector, live, ta
     """Each tab opens with a paragraph for students reading alone; on a projector the lecturer says it, and
     the tab's first figure starts on the first screen."""
     projector.goto(live.url + f"?model={model}&text=The+cat+sat+on+the+mat&presenter=1&tab={tab}")
-    plot = "[role=tabpanel]:not([hidden]) .js-plotly-plot"
-    projector.wait_for_selector(plot)
+    plot = "[role=tabpanel]:not([hidden]) .js-plotly-plot"  # a tab may keep a hidden plot: wait for a shown one
+    projector.wait_for_function(f"() => [...document.querySelectorAll('{plot}')].some(e => e.offsetParent)")
     projector.wait_for_function("() => document.body.classList.contains('presenter')")
     intros = projector.eval_on_selector_all(".tab-intro", "els => els.map(e => e.offsetParent !== null)")
     assert intros and not any(intros), "a tab's intro is shown in presenter mode"
