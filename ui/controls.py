@@ -79,9 +79,10 @@ DRAW_ONCE_JS = """() => {
   const once = (plotly) => {
     if (!plotly || plotly.__drawOnce) return plotly;
     const react = plotly.react, resize = plotly.Plots.resize;
-    // For slides: the camera button saves a PNG at twice the drawn size (in presenter mode the figure is
-    // drawn large), and a second button saves an SVG, named after the view.
-    const fileName = (div) => "attention-" + (((div && div.closest("[id]")) || {}).id || "figure");
+    // Slides: the camera saves a PNG at twice the drawn size, the disk an SVG; named after the view (id, else title).
+    const slug = (div) => ((((div || {}).layout || {}).title || {}).text || "").replace(/<[^>]*>/g, "").toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);
+    const fileName = (div) => "attention-" + (((div && div.closest("[id]")) || {}).id || slug(div) || "figure");
     const slideConfig = (div, config) => Object.assign({}, config || {}, {
       displaylogo: false,
       toImageButtonOptions: {format: "png", scale: 2, filename: fileName(div)},
@@ -260,8 +261,7 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
     return ctx, examples
 
 
-# The tabs' own controls a link keeps (ui.links.TAB_SETTINGS), by elem_id; the temperature is the
-# log-scaled slider, and the box showing T is set beside it.
+# The tabs' own controls a link keeps (ui.links.TAB_SETTINGS), by elem_id (T: the log-scaled slider, its box beside).
 TAB_SETTING_IDS = {"temperature": "temperature", "shown_temperature": "temperature-value", "step": "decoding-step",
                    "beam": "beam-width", "snapshot": "snapshot", "seed": "shuffle-seed"}
 

@@ -2,6 +2,7 @@
 figures saved for slides as SVG and PNG, and quiz mode."""
 from __future__ import annotations
 
+import re
 import struct
 
 import pytest
@@ -91,6 +92,20 @@ def test_figures_download_as_svg_and_png_for_slides(page, live):
     width, height = struct.unpack(">II", png[16:24])
     drawn = page.eval_on_selector(f"{DETAIL} .js-plotly-plot", "e => e.getBoundingClientRect().width")
     assert width >= 1.9 * drawn, f"PNG {width}x{height} for a figure drawn {drawn}px wide: not at slide size"
+
+
+def test_a_figure_without_an_id_is_saved_under_its_title(page, live):
+    """Slides of several figures: each file named after what it shows, not all "attention-figure.svg"."""
+    page.goto(live.url + "?model=lm&text=The+cat+sat+on+the+mat&tab=multihead")
+    plot = "[role=tabpanel]:not([hidden]) .js-plotly-plot"
+    page.wait_for_function(f"() => [...document.querySelectorAll('{plot}')].some(e => e.offsetParent && e.layout)")
+    title = page.eval_on_selector(plot, "e => e.layout.title.text")
+    page.hover(f"{plot} .nsewdrag")
+    with page.expect_download() as svg_download:
+        page.click(f"{plot} .modebar-btn[data-title='Download as SVG (for slides)']")
+    name = svg_download.value.suggested_filename
+    words = [w for w in re.split(r"[^a-z0-9]+", re.sub(r"<[^>]*>", "", title).lower()) if w][:3]
+    assert name.startswith("attention-" + "-".join(words)) and name.endswith(".svg"), (name, title)
 
 
 def test_the_head_statistics_download_as_the_csv_of_the_table_shown(page, live):
