@@ -363,9 +363,9 @@ def build(ctx: Context) -> None:
     gr.on([ctx.model.change, ctx.kind.change], lambda name, kind: gr.Dropdown(choices=friendly(head_names)(
         registry, name, kind)), inputs=[ctx.model, ctx.kind], outputs=[tile], api_visibility="private", queue=False)
     download.click(None, inputs=[table, ctx.model], js=CSV_JS)
-    # the detail view sits above the grid: bring it into view as it redraws
     ctx.quiz.change(lambda on: (gr.Column(visible=not on), gr.Markdown(visible=bool(on))), inputs=[ctx.quiz],
                     outputs=[overview, quiz_hidden], api_visibility="private", queue=False)
+    # the detail view sits above the grid: bring it into view as it redraws
     picked = tile.input(run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head",
                         js=SCROLL_TO_DETAIL_JS)
     ctx.run_after(picked, "picked", head_only=True)

@@ -153,7 +153,7 @@ class ClampedSlider(Slider):
     Gradio refused below a minimum of 4, and after that refusal the page dropped the 30 that followed."""
 
     def preprocess(self, payload):
-        if isinstance(payload, (int, float)) and not isinstance(payload, bool) and math.isfinite(payload):
+        if is_number(payload):
             payload = min(max(payload, self.minimum), self.maximum)
         return super().preprocess(payload)
 
