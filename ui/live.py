@@ -51,7 +51,7 @@ WIDE_VS_NARROW = """
 REASONS = {
     "time": "the time is up",
     "steps": f"it reached the cap of {toy.MAX_STEPS:,} steps",
-    "stopped": "you stopped it",
+    "stopped": "you stopped it; what it learned so far is kept (try it below)",
     "learned": f"every held-out answer had been right for {toy.LEARNED_FOR_S:g} seconds",
 }
 DEFAULTS = toy.ToySettings()
@@ -276,7 +276,7 @@ def build(ctx: Context) -> None:
                api_name="toy_preview", triggers=[c.input for c in model_controls] + [ctx.presenter.input])
 
     @repeat_outputs  # the lock and the last curve stay set while later updates stream in
-    def on_train(*values, request: gr.Request = None):
+    def on_train(request: gr.Request, *values):  # Gradio passes a gr.Request only to a positional parameter
         *settings_values, presenter = values
         settings = checked_settings(*settings_values)
         yield {**lock(True), status: "**Starting** a trainer…"}
@@ -299,7 +299,7 @@ def build(ctx: Context) -> None:
         yield {trained: result, text: task_of.example, answer: summary, answer_grid: grid, answer_detail: detail}
 
     @repeat_outputs  # the lock and the last curve stay set while later updates stream in
-    def on_compare(*values, request: gr.Request = None):
+    def on_compare(request: gr.Request, *values):
         *settings_values, presenter = values
         narrow = checked_settings(*settings_values)
         pair = [toy.ToySettings(**{**narrow.to_dict(), "wide": False}), toy.ToySettings(**{**narrow.to_dict(), "wide": True})]

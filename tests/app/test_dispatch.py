@@ -341,3 +341,17 @@ def test_the_tabs_hold_only_tabs(demo):
     (tabs,) = [block for block in demo.blocks.values() if isinstance(block, gr.Tabs)]
     assert tabs.children and all(isinstance(child, gr.Tab) for child in tabs.children), \
         [type(child).__name__ for child in tabs.children]
+
+
+def test_every_handler_that_asks_for_the_visitor_gets_one(demo):
+    """Gradio hands a gr.Request only to a positional parameter: a keyword-only one after *values stays at its
+    default, so the handler cannot tell visitors apart (Train live's Stop found no training of the visitor's)."""
+    handlers = [block_fn for block_fn in demo.fns.values() if block_fn.fn is not None]
+    asking = 0
+    for block_fn in handlers:
+        for param in inspect.signature(block_fn.fn).parameters.values():
+            if "Request" in str(param.annotation):
+                asking += 1
+                assert param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD), \
+                    f"{block_fn.name}: its {param.name} is {param.kind.description}, so Gradio never fills it"
+    assert asking >= 3, "Train, Compare and Stop (at least) ask for the visitor"

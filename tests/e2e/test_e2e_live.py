@@ -1,7 +1,7 @@
 """The "Train live" tab in a real browser: press Train, watch the figures update, Stop, try an input."""
 from __future__ import annotations
 
-from tests.e2e.browser_helpers import error_toasts, wait_for_figures
+from tests.e2e.browser_helpers import TOAST_TEXT, error_toasts, wait_for_figures
 from tests.e2e.conftest import screenshot
 
 PROGRESS, HEADS, STATUS = "#toy-progress", "#toy-heads-plot", "#toy-status"
@@ -80,3 +80,26 @@ def test_train_streams_the_figures_then_stop_and_predict(page, live):
                            ".some(e => /warning/.test(e.className))")
     assert not error_toasts(page) and "klmnopqrst" in page.inner_text("#toy-answer")
     assert figure_title(page, "#toy-answer-detail")
+
+
+def test_stop_ends_a_training_that_cannot_finish_and_keeps_what_it_learned(page, live):
+    """Without positions reverse is never learned, so only Stop (or the time limit) can end it."""
+    page.goto(live.url + "?tab=live")
+    wait_for_figures(page, HEADS)
+    page.locator("#toy-positions input").uncheck()
+    page.wait_for_function("(s) => /positions off/.test((document.querySelector(s) || {}).innerText || '')",
+                           arg=STATUS)
+    page.locator("#toy-train").click()
+    page.wait_for_function("(s) => /step [1-9]/.test((document.querySelector(s) || {}).textContent || '')",
+                           arg=f"{PROGRESS} .gtitle")
+    page.locator("#toy-stop").click()
+    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText.includes('Done')", arg=STATUS)
+    status = page.inner_text(STATUS)
+    assert "you stopped it" in status and "kept" in status, status
+    assert "time is up" not in status
+    assert not [t for t in page.locator(TOAST_TEXT).all_inner_texts() if "Nothing to stop" in t]
+    # what it learned is the model below: it answers the task's example
+    page.wait_for_function("() => (document.querySelector('#toy-answer') || {}).innerText.includes('abcdefghij')")
+    assert "positions off" in page.inner_text("#toy-answer")
+    page.wait_for_function("() => !document.querySelector('#toy-train').disabled")
+    screenshot(page, "live-stopped", "[role=tabpanel]")
