@@ -7,7 +7,7 @@
     api.load("mlm").fill("The cat <mask> on the mat")
     api.load("dates").translate("Saturday, 21st of November 2026")   # '2026-11-21'
     api.load("minilm").trace("The animal didn't cross the street")    # a real pretrained BERT
-    api.load_pretrained("/models/gpt2")        # any BERT-, RoBERTa-, DistilBERT- or GPT-2-family folder
+    api.load_pretrained("/models/gpt2")        # a BERT, RoBERTa, DistilBERT, GPT-2, Llama, Mistral or Qwen2 folder
 
 Nothing is loaded on import.
 """
@@ -33,7 +33,8 @@ ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHIPPED = ("lm", "mlm", "dates", "classifier")  # the models trained by this project and kept in assets/<name>/
 PRETRAINED = (pretrained.MINILM,)  # shipped pretrained models, not trained here (model/pretrained.py)
 MASK_MARKERS = re.compile(r"<mask>|\[MASK\]")
-ENCODED_KEPT = 16  # texts whose encoding a model remembers
+ENCODED_KEPT = 16
+END_TOKENS = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<|im_end|>")  # GPT-2 and Qwen2, Llama-2, Llama-3  # texts whose encoding a model remembers
 
 
 @dataclass
@@ -237,7 +238,8 @@ class LoadedModel:
         room = self.config.max_len - len(ids)
         step = lambda prefix: torch.log_softmax(
             self._no_specials(self.model(prefix, switches=switches)[0][:, -1], keep=(tok.EOS,)), -1)
-        end = self.special(tok.EOS) if self.config.tokenizer == "project" else self.special("<|endoftext|>")
+        end = self.special(tok.EOS) if self.config.tokenizer == "project" else next(
+            (i for i in map(self.special, END_TOKENS) if i is not None), None)
         out = decoding.greedy(step, ids, end, max(0, min(n, room)), self.device, no_repeat_ngram)
         return self.tokenizer.decode(out.ids)
 

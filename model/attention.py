@@ -29,10 +29,12 @@ class Attention:
     probs: torch.Tensor
 
 
-def causal_mask(t: int, s: int | None = None, device=None) -> torch.Tensor:
-    """(t, s) bool, True on and below the diagonal: position i sees keys 0..i only."""
+def causal_mask(t: int, s: int | None = None, device=None, window: int = 0) -> torch.Tensor:
+    """(t, s) bool, True on and below the diagonal: position i sees keys 0..i only; with a sliding
+    window (Mistral) only the last `window` of them, itself included."""
     s = t if s is None else s
-    return torch.ones(t, s, dtype=torch.bool, device=device).tril(diagonal=s - t)
+    mask = torch.ones(t, s, dtype=torch.bool, device=device).tril(diagonal=s - t)
+    return mask.triu(diagonal=s - t - window + 1) if 0 < window < s else mask
 
 
 def scaled_dot_product_attention(

@@ -25,6 +25,42 @@ class FeedForward(nn.Module):
         return self.net(x)
 
 
+class RMSNorm(nn.Module):
+    """x / sqrt(mean(x²) + eps) · weight: layer normalisation without subtracting the mean and without a
+    bias (Llama, Mistral, Qwen2). Called as nn.LayerNorm is: norm(x), over the last dimension."""
+
+    def __init__(self, k: int, eps: float = 1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(k))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        x = x.float()  # the mean of squares in float32, as the checkpoints were trained
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x.to(dtype)
+
+
+def make_norm(config: TransformerConfig) -> nn.Module:
+    if config.normalization == "rmsnorm":
+        return RMSNorm(config.d_model, eps=config.layer_norm_eps)
+    return nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+
+
+class SwiGLU(nn.Module):
+    """The gated feed-forward of Llama-family models: down(silu(gate(x)) · up(x)). The gate decides, per
+    hidden unit, how much of up(x) passes."""
+
+    def __init__(self, k: int, hidden: int, bias: bool = False):
+        super().__init__()
+        self.gate = nn.Linear(k, hidden, bias=bias)
+        self.up = nn.Linear(k, hidden, bias=bias)
+        self.down = nn.Linear(hidden, k, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(torch.nn.functional.silu(self.gate(x)) * self.up(x))
+
+
 class TransformerBlock(nn.Module):
     """Self-attention (+ cross-attention when cross=True) + feed-forward."""
 
@@ -32,13 +68,15 @@ class TransformerBlock(nn.Module):
         super().__init__()
         k, h = config.d_model, config.n_heads
         self.pre_norm = config.norm == "pre"
-        eps = config.layer_norm_eps
-        self.self_attention = MultiHeadAttention(k, h, config.wide, config.dropout, config.qkv_bias)
-        self.norm1 = nn.LayerNorm(k, eps=eps)
-        self.cross_attention = MultiHeadAttention(k, h, config.wide, config.dropout, config.qkv_bias) if cross else None
-        self.norm_cross = nn.LayerNorm(k, eps=eps) if cross else None
-        self.feed_forward = FeedForward(k, config.d_ff, config.dropout, config.activation)
-        self.norm2 = nn.LayerNorm(k, eps=eps)
+        heads = dict(kv_heads=config.kv_heads, d=config.d_head, out_bias=config.out_bias)
+        self.self_attention = MultiHeadAttention(k, h, config.wide, config.dropout, config.qkv_bias, **heads)
+        self.norm1 = make_norm(config)
+        self.cross_attention = (MultiHeadAttention(k, h, config.wide, config.dropout, config.qkv_bias, **heads)
+                                if cross else None)
+        self.norm_cross = make_norm(config) if cross else None
+        self.feed_forward = (SwiGLU(k, config.d_ff, config.mlp_bias) if config.feed_forward == "swiglu"
+                             else FeedForward(k, config.d_ff, config.dropout, config.activation))
+        self.norm2 = make_norm(config)
         self.dropout = nn.Dropout(config.dropout)
 
     def _residual(self, x, norm, sublayer):
@@ -58,15 +96,18 @@ class TransformerBlock(nn.Module):
         heads_off: dict[str, tuple[int, ...]] | None = None,
         method: str = "zero",
         attention_only: bool = False,
+        rotation: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, dict[str, HeadsRecord]]:
         """x (b, t, k) -> (b, t, k), plus the attention records when record=True.
         heads_off: "self" / "cross" -> heads to knock out in that attention (model/switches.py).
         attention_only: stop after the attention (the x returned has not been through the feed-forward):
-        for a caller that wants only the weights of the last block, whose feed-forward nothing reads."""
+        for a caller that wants only the weights of the last block, whose feed-forward nothing reads.
+        rotation: a rotary model's (cos, sin) for the self-attention's queries and keys."""
         records: dict[str, HeadsRecord] = {}
         off = heads_off or {}
         x, rec = self._residual(x, self.norm1, lambda y: self.self_attention(
-            y, mask=mask, record=record, heads_off=off.get("self", ()), method=method))
+            y, mask=mask, record=record, heads_off=off.get("self", ()), method=method,
+            rotation=rotation))
         if rec is not None:
             records["self"] = rec
         if self.cross_attention is not None:

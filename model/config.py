@@ -7,6 +7,8 @@ from pathlib import Path
 
 ARCHITECTURES = ("decoder", "encoder", "encoder-decoder", "classifier")
 POOLINGS = ("mean", "max", "cls")
+POSITIONS = ("learned", "sinusoidal", "none", "rotary")
+ROPE_SCALINGS = ("default", "linear", "dynamic", "llama3")
 
 
 @dataclass(frozen=True)
@@ -45,16 +47,42 @@ class TransformerConfig:
     embedding_norm: bool = False  # BERT normalises token + position (+ type) before the first block
     lm_head: str = "linear"  # "linear", "transform" (BERT's dense, activation, norm, then biased linear), "none"
     tokenizer: str = "project"  # "project": <s> first, <mask> marks; "template": the tokenizer's own [CLS] … [SEP]
+    # Llama-family checkpoints (Llama, Mistral, Qwen2): rotary positions, grouped-query attention, RMSNorm, SwiGLU.
+    n_kv_heads: int = 0  # key/value heads, each shared by n_heads / n_kv_heads query heads (0: one per query head)
+    head_dim: int = 0  # per-head size where a checkpoint sets it apart from d_model / n_heads (0: derived)
+    normalization: str = "layernorm"  # "layernorm" or "rmsnorm" (x / rms(x) · weight: no mean, no bias)
+    feed_forward: str = "mlp"  # "mlp" (linear, activation, linear) or "swiglu" (down(silu(gate(x)) · up(x)))
+    mlp_bias: bool = True  # Llama's feed-forward has no biases
+    out_bias: bool = True  # the heads' output projection; Qwen2 has biases on q, k, v only
+    rope_theta: float = 10000.0  # rotary positions: pair i turns by position · rope_theta^(-2i/d)
+    rope_scaling: str = "default"  # "default", "linear", "dynamic" or "llama3" (config.json's rope_scaling)
+    rope_factor: float = 1.0
+    rope_low_freq_factor: float = 1.0  # llama3 only
+    rope_high_freq_factor: float = 4.0  # llama3 only
+    rope_original_max_len: int = 0  # the context the model was pretrained at (dynamic, llama3)
+    sliding_window: int = 0  # Mistral: a query sees at most this many keys, itself included (0: all before it)
 
     def __post_init__(self):
         if self.arch not in ARCHITECTURES:
             raise ValueError(f"arch must be one of {ARCHITECTURES}, got {self.arch!r}")
         if self.norm not in ("post", "pre"):
             raise ValueError(f"norm must be 'post' or 'pre', got {self.norm!r}")
-        if self.positions not in ("learned", "sinusoidal", "none"):
-            raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'none', got {self.positions!r}")
-        if self.activation not in ("gelu", "gelu_tanh"):
-            raise ValueError(f"activation must be 'gelu' or 'gelu_tanh', got {self.activation!r}")
+        if self.positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
+        if self.activation not in ("gelu", "gelu_tanh", "silu"):
+            raise ValueError(f"activation must be 'gelu', 'gelu_tanh' or 'silu', got {self.activation!r}")
+        if self.normalization not in ("layernorm", "rmsnorm"):
+            raise ValueError(f"normalization must be 'layernorm' or 'rmsnorm', got {self.normalization!r}")
+        if self.feed_forward not in ("mlp", "swiglu"):
+            raise ValueError(f"feed_forward must be 'mlp' or 'swiglu', got {self.feed_forward!r}")
+        if self.rope_scaling not in ROPE_SCALINGS:
+            raise ValueError(f"rope_scaling must be one of {ROPE_SCALINGS}, got {self.rope_scaling!r}")
+        if self.n_kv_heads and self.n_heads % self.n_kv_heads:
+            raise ValueError(f"n_heads={self.n_heads} must be a multiple of n_kv_heads={self.n_kv_heads}: "
+                             "each key/value head serves the same number of query heads")
+        if self.positions == "rotary" and (self.d_head % 2 or self.arch not in ("decoder", "encoder")):
+            raise ValueError("rotary positions turn pairs of dimensions: they need an even head size and a "
+                             "decoder or encoder")
         if self.lm_head not in ("linear", "transform", "none"):
             raise ValueError(f"lm_head must be 'linear', 'transform' or 'none', got {self.lm_head!r}")
         if self.tokenizer not in ("project", "template"):
@@ -69,7 +97,14 @@ class TransformerConfig:
 
     @property
     def d_head(self) -> int:
+        if self.head_dim:
+            return self.head_dim
         return self.d_model if self.wide else self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """Key/value heads: n_heads, or fewer with grouped-query attention."""
+        return self.n_kv_heads or self.n_heads
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -6,6 +6,9 @@ narrow: the embedding is split across heads (d = k / h), so h heads cost the
         same as one head of size k.
 Cross-attention is the same module with queries from one sequence and keys and
 values from another.
+grouped-query (Llama-family checkpoints): fewer key/value heads than query heads; each
+        key/value head serves n_heads / n_kv_heads consecutive query heads. The record
+        repeats them, so every query head has its own (shared) keys and values to show.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from model.attention import scaled_dot_product_attention
+from model.positions import rotate
 
 
 @dataclass
@@ -37,21 +41,33 @@ class HeadsRecord:
 
 
 class MultiHeadAttention(nn.Module):
-    def __init__(self, k: int, heads: int, wide: bool = False, dropout: float = 0.0, bias: bool = False):
+    def __init__(self, k: int, heads: int, wide: bool = False, dropout: float = 0.0, bias: bool = False,
+                 kv_heads: int = 0, d: int = 0, out_bias: bool = True):
         super().__init__()
-        if not wide and k % heads != 0:
+        if not d and not wide and k % heads != 0:
             raise ValueError(f"narrow attention splits the embedding: k={k} must be divisible by heads={heads}")
         self.k, self.heads, self.wide, self.dropout = k, heads, wide, dropout
-        self.d = k if wide else k // heads  # per-head size
+        self.kv_heads = kv_heads or heads
+        if heads % self.kv_heads:
+            raise ValueError(f"{heads} query heads cannot share {self.kv_heads} key/value heads evenly")
+        self.d = d or (k if wide else k // heads)  # per-head size
         inner = self.d * heads
-        self.toqueries = nn.Linear(k, inner, bias=bias)  # bias: pretrained BERT and GPT-2 have one
-        self.tokeys = nn.Linear(k, inner, bias=bias)
-        self.tovalues = nn.Linear(k, inner, bias=bias)
-        self.unifyheads = nn.Linear(inner, k)
+        self.toqueries = nn.Linear(k, inner, bias=bias)  # bias: pretrained BERT, GPT-2 and Qwen2 have one
+        self.tokeys = nn.Linear(k, self.d * self.kv_heads, bias=bias)
+        self.tovalues = nn.Linear(k, self.d * self.kv_heads, bias=bias)
+        self.unifyheads = nn.Linear(inner, k, bias=out_bias)
 
-    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+    def split_heads(self, x: torch.Tensor, heads: int | None = None) -> torch.Tensor:
         b, t, _ = x.shape
-        return x.view(b, t, self.heads, self.d).transpose(1, 2)  # (b, h, t, d)
+        return x.view(b, t, heads or self.heads, self.d).transpose(1, 2)  # (b, h, t, d)
+
+    def share(self, x: torch.Tensor) -> torch.Tensor:
+        """(b, h_kv, s, d) -> (b, h, s, d): key/value head j serves query heads j·g … j·g + g − 1 (g = h / h_kv)."""
+        groups = self.heads // self.kv_heads
+        if groups == 1:
+            return x
+        b, _, s, d = x.shape
+        return x[:, :, None].expand(b, self.kv_heads, groups, s, d).reshape(b, self.heads, s, d)
 
     def forward(
         self,
@@ -61,18 +77,24 @@ class MultiHeadAttention(nn.Module):
         record: bool = False,
         heads_off: tuple[int, ...] = (),
         method: str = "zero",
+        rotation: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, HeadsRecord | None]:
         """x (b, t, k) gives the queries; context (b, s, k) the keys and values
         (x itself for self-attention). mask: bool, True = may attend, broadcastable
         to (b, h, t, s). With record=True the explicit path runs and every step is
         returned; otherwise the fused kernel is used, which keeps no weights.
         heads_off: heads knocked out (model/switches.py), silenced by `method`:
-        "zero" drops their output, "uniform" spreads their weights evenly over the allowed keys."""
+        "zero" drops their output, "uniform" spreads their weights evenly over the allowed keys.
+        rotation: (cos, sin), each (t, d), turning queries and keys by their positions (rotary models,
+        model/positions.py); the record keeps the turned q and k, whose dot products are the scores."""
         context = x if context is None else context
         b, t, _ = x.shape
         q = self.split_heads(self.toqueries(x))  # (b, h, t, d)
-        k = self.split_heads(self.tokeys(context))  # (b, h, s, d)
-        v = self.split_heads(self.tovalues(context))  # (b, h, s, d)
+        k = self.split_heads(self.tokeys(context), self.kv_heads)  # (b, h_kv, s, d)
+        v = self.split_heads(self.tovalues(context), self.kv_heads)  # (b, h_kv, s, d)
+        if rotation is not None:
+            q, k = rotate(q, *rotation), rotate(k, *rotation)
+        k, v = self.share(k), self.share(v)  # (b, h, s, d)
         drop = self.dropout if self.training else 0.0
         rec = None
         if record or heads_off:

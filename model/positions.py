@@ -1,7 +1,8 @@
-"""Positional information: the fixed sinusoids of "Attention Is All You Need", or learned vectors.
+"""Positional information: the fixed sinusoids of "Attention Is All You Need", learned vectors, or
+rotary positions (RoPE).
 
 Self-attention treats its input as a set; adding a position vector to each token
-embedding is what lets word order matter.
+embedding, or turning each query and key by its position, is what lets word order matter.
 """
 from __future__ import annotations
 
@@ -56,4 +57,75 @@ class NoPositions(nn.Module):
         return self.zero.expand(t, self.k)  # (t, k)
 
 
-POSITIONS = {"sinusoidal": SinusoidalPositions, "learned": LearnedPositions, "none": NoPositions}
+# rotary models add nothing to the embedding: their positions turn the queries and keys (below)
+POSITIONS = {"sinusoidal": SinusoidalPositions, "learned": LearnedPositions, "none": NoPositions,
+             "rotary": NoPositions}
+
+
+# ---- rotary positions (RoPE; Su et al., 2021), as Llama, Mistral and Qwen2 use them ------------------
+# Nothing is added to the embedding. Instead each head's query and key are turned by an angle that grows
+# with their position: the d dimensions form d/2 pairs (i, i + d/2), and pair i turns by position · ω_i.
+# A rotation keeps lengths, and turning q by mθ and k by nθ changes q·k only through (m − n)θ: the score
+# depends on how far apart the two tokens are, not on where they stand.
+def rotary_frequencies(d: int, theta: float = 10000.0, scaling: str = "default", factor: float = 1.0,
+                       low_freq_factor: float = 1.0, high_freq_factor: float = 4.0, original_max_len: int = 0,
+                       t: int = 0) -> torch.Tensor:
+    """(d/2,) float32 angular speeds ω_i = theta^(-2i/d), changed as the checkpoint's rope_scaling says:
+    "linear" divides every speed by factor (positions stretched factor times); "dynamic" raises theta only
+    for a text longer than original_max_len (so within the pretrained context it is the default); "llama3"
+    slows the low frequencies by factor, keeps the high ones and blends those between."""
+    exponents = torch.arange(0, d, 2, dtype=torch.int64).float() / d  # (d/2,)
+    if scaling == "dynamic" and original_max_len:
+        longest = max(t, original_max_len)
+        theta = theta * ((factor * longest / original_max_len) - (factor - 1)) ** (d / (d - 2))
+    speeds = 1.0 / (theta ** exponents)
+    if scaling == "linear":
+        speeds = speeds / factor
+    elif scaling == "llama3":
+        wavelength = 2 * math.pi / speeds
+        low_wavelength, high_wavelength = original_max_len / low_freq_factor, original_max_len / high_freq_factor
+        slowed = torch.where(wavelength > low_wavelength, speeds / factor, speeds)
+        smooth = (original_max_len / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
+        blended = (1 - smooth) * slowed / factor + smooth * slowed
+        between = ~(wavelength < high_wavelength) & ~(wavelength > low_wavelength)
+        speeds = torch.where(between, blended, slowed)
+    return speeds
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """(..., d): (x1, x2) -> (−x2, x1), the halves swapped: pair i is dimensions i and i + d/2."""
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x (..., t, d) turned pair by pair: [x_i, x_{i+d/2}] -> [x_i cos − x_{i+d/2} sin, x_{i+d/2} cos + x_i sin]."""
+    return x * cos + rotate_half(x) * sin
+
+
+class RotaryPositions(nn.Module):
+    """The angles for a decoder's positions; the attention turns its queries and keys by them."""
+
+    def __init__(self, d: int, theta: float = 10000.0, scaling: str = "default", factor: float = 1.0,
+                 low_freq_factor: float = 1.0, high_freq_factor: float = 4.0, original_max_len: int = 0):
+        super().__init__()
+        self.settings = dict(d=d, theta=theta, scaling=scaling, factor=factor, low_freq_factor=low_freq_factor,
+                             high_freq_factor=high_freq_factor, original_max_len=original_max_len)
+        self.register_buffer("speeds", rotary_frequencies(**self.settings), persistent=False)
+
+    def speeds_for(self, t: int) -> torch.Tensor:
+        """(d/2,): dynamic scaling depends on the text's length, the others do not."""
+        if self.settings["scaling"] == "dynamic" and t > self.settings["original_max_len"]:
+            return rotary_frequencies(**self.settings, t=t).to(self.speeds.device)
+        return self.speeds
+
+    def angles(self, t: int) -> torch.Tensor:
+        """(t, d/2) float32: position m's angle for pair i, m · ω_i."""
+        positions = torch.arange(t, device=self.speeds.device, dtype=torch.float32)
+        return positions[:, None] * self.speeds_for(t)[None, :]
+
+    def forward(self, t: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(cos, sin), each (t, d): every pair's angle written twice, for dimensions i and i + d/2."""
+        angles = self.angles(t)
+        both = torch.cat((angles, angles), dim=-1)  # (t, d)
+        return both.cos(), both.sin()

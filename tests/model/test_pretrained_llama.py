@@ -1,0 +1,230 @@
+"""Llama-family checkpoints (Llama, Mistral, Qwen2) run by this project's modules, checked against
+`transformers` (the test-only oracle, eager attention) on tiny random models saved in Hugging Face format:
+rotary positions with and without rope scaling, grouped-query attention, RMSNorm, SwiGLU, tied and untied
+embeddings, Qwen2's q/k/v biases, Mistral's sliding window."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+from model import api
+from model.checkpoint import CheckpointError
+from model.positions import rotary_frequencies
+from model.switches import Switches
+
+transformers = pytest.importorskip("transformers", reason="transformers is the test oracle (requirements-dev.txt)")
+
+SENTENCES = [
+    "The animal didn't cross the street because it was too tired.",
+    "Walking and talking, she kept smiling!",
+    "ÜBER café 🍕 x",
+    "the cat sat on the mat " * 4,
+]
+ATOL = 1e-5
+LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 16}
+# name: (family, config fields); every one has fewer key/value heads than query heads but "mha"
+CASES = {
+    "llama-gqa-untied": ("llama", dict(num_key_value_heads=2, tie_word_embeddings=False)),
+    "llama-mha-tied": ("llama", dict(num_key_value_heads=4, tie_word_embeddings=True)),
+    "llama-mqa-llama3": ("llama", dict(num_key_value_heads=1, rope_theta=500000.0, rope_scaling=LLAMA3)),
+    "llama-linear-biases": ("llama", dict(num_key_value_heads=2, attention_bias=True, mlp_bias=True,
+                                          rope_scaling={"rope_type": "linear", "factor": 4.0})),
+    "llama-dynamic-head-dim": ("llama", dict(num_key_value_heads=2, head_dim=12,
+                                             rope_scaling={"rope_type": "dynamic", "factor": 2.0})),
+    "qwen2-gqa-tied": ("qwen2", dict(num_key_value_heads=2, tie_word_embeddings=True, rope_theta=1000000.0)),
+    "mistral-window": ("mistral", dict(num_key_value_heads=2, sliding_window=6)),
+}
+CLASSES = {"llama": ("LlamaConfig", "LlamaForCausalLM"), "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
+           "mistral": ("MistralConfig", "MistralForCausalLM")}
+
+
+def byte_bpe(specials: list[str]) -> Tokenizer:
+    """A byte-level BPE tokenizer.json as SmolLM2's and Qwen2's are, trained here on a few sentences."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=specials, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tokenizer.train_from_iterator(SENTENCES * 20, trainer=trainer)
+    return tokenizer
+
+
+def save_tiny(family: str, folder, layers: int = 2, bos: bool = False, **fields):
+    """A random `family` model of hidden size 32 with 4 query heads, in Hugging Face format, with a tokenizer.json
+    (bos=True: one that starts every text with <s>, as Llama-2's and TinyLlama's do)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = byte_bpe(["<s>", "</s>"] if bos else ["<|endoftext|>"])
+    if bos:
+        tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
+    tokenizer.save(str(folder / "tokenizer.json"))
+    config_class, model_class = (getattr(transformers, name) for name in CLASSES[family])
+    config = config_class(vocab_size=tokenizer.get_vocab_size(), hidden_size=32, num_hidden_layers=layers,
+                          num_attention_heads=4, intermediate_size=48, max_position_embeddings=64,
+                          bos_token_id=0, eos_token_id=1 if bos else 0, **fields)
+    torch.manual_seed(0)
+    model = model_class(config)
+    with torch.no_grad():  # far from the tiny init, so every attention map is sharp and every weight matters
+        for p in model.parameters():
+            p.normal_(0.0, 0.4)
+    model.save_pretrained(str(folder), safe_serialization=True)
+    return folder
+
+
+def oracle(folder, family: str):
+    model_class = getattr(transformers, CLASSES[family][1])
+    return model_class.from_pretrained(str(folder), attn_implementation="eager").eval()
+
+
+def max_diffs(loaded: api.LoadedModel, hf_model, text: str) -> dict[str, float]:
+    ids = loaded.encode(text).ids
+    trace = loaded.trace(text)
+    with torch.no_grad():
+        out = hf_model(torch.tensor([ids]), output_attentions=True)
+        logits, _ = loaded.model(torch.tensor([ids]))
+    probs = np.stack([a[0].numpy() for a in out.attentions])  # (L, H, t, t)
+    return {"probs": float(np.abs(probs - trace.attention["self"].probs).max()),
+            "logits": float((logits[0] - out.logits[0]).abs().max())}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def tiny(request, tmp_path_factory):
+    family, fields = CASES[request.param]
+    folder = save_tiny(family, tmp_path_factory.mktemp(request.param), **fields)
+    return request.param, family, fields, folder
+
+
+def test_tiny_checkpoints_match_transformers(tiny):
+    name, family, fields, folder = tiny
+    loaded = api.load_from(folder, device="cpu")
+    c = loaded.config
+    assert (c.arch, c.positions, c.normalization, c.feed_forward, c.norm) == ("decoder", "rotary", "rmsnorm",
+                                                                                "swiglu", "pre")
+    assert c.kv_heads == fields["num_key_value_heads"] and c.tie_embeddings == fields.get("tie_word_embeddings", False)
+    assert c.qkv_bias == (family == "qwen2" or fields.get("attention_bias", False))
+    hf_model = oracle(folder, family)
+    for text in SENTENCES:
+        diffs = max_diffs(loaded, hf_model, text)
+        assert max(diffs.values()) < ATOL, (name, text, diffs)
+    trace = loaded.trace(SENTENCES[0])
+    att = trace.attention["self"]
+    assert att.causal and att.probs.shape[1] == 4 and att.k.shape[1] == 4  # every query head, keys shared
+    assert not trace.position_embeddings.any()  # nothing added: the positions turn q and k
+
+
+def test_the_transformers_4_config_format_reads_the_same(tiny, tmp_path):
+    """Checkpoints on the Hub write rope_theta and rope_scaling ({"type": ...}); transformers 5 writes one
+    rope_parameters dictionary. Both give the same model."""
+    name, family, fields, folder = tiny
+    config = json.loads((folder / "config.json").read_text())
+    rope = dict(config.pop("rope_parameters"))
+    old = {**config, "rope_theta": rope.pop("rope_theta")}
+    kind = rope.pop("rope_type")
+    old["rope_scaling"] = None if kind == "default" else {"type": kind, **rope}
+    for f in ("tokenizer.json", "model.safetensors"):
+        (tmp_path / f).write_bytes((folder / f).read_bytes())
+    (tmp_path / "config.json").write_text(json.dumps(old))
+    assert api.load_from(tmp_path, device="cpu").config == api.load_from(folder, device="cpu").config
+
+
+def test_grouped_query_heads_share_keys_and_values(tmp_path):
+    loaded = api.load_from(save_tiny("llama", tmp_path / "gqa", num_key_value_heads=2), device="cpu")
+    att = loaded.trace(SENTENCES[0]).attention["self"]
+    assert np.array_equal(att.k[:, 0], att.k[:, 1]) and np.array_equal(att.v[:, 2], att.v[:, 3])
+    assert not np.allclose(att.k[:, 1], att.k[:, 2])  # two groups: heads 1-2 and heads 3-4
+    assert not np.allclose(att.q[:, 0], att.q[:, 1])  # each query head its own queries
+    scores = att.q @ np.swapaxes(att.k, -1, -2)
+    assert np.allclose(scores, att.scores, atol=1e-4)  # the recorded q and k (turned) give the scores
+
+
+def test_knocking_out_a_query_head_of_a_shared_group(tmp_path):
+    loaded = api.load_from(save_tiny("qwen2", tmp_path / "q", num_key_value_heads=2), device="cpu")
+    plain = loaded.trace(SENTENCES[0])
+    off = loaded.trace(SENTENCES[0], switches=Switches(ablate=frozenset({("self", 0, 1)})))
+    p, o = plain.attention["self"].probs, off.attention["self"].probs
+    assert np.array_equal(p[0], o[0]) and np.abs(p[1] - o[1]).max() > 1e-3  # only what comes after changes
+    uniform = loaded.trace(SENTENCES[0], switches=Switches(ablate=frozenset({("self", 1, 0)}), method="uniform"))
+    row = uniform.attention["self"].probs[1, 0, 3]
+    assert np.allclose(row[:4], 0.25) and not row[4:].any()  # causal: 4 keys allowed at position 4
+
+
+def test_positions_off_makes_the_first_layer_blind_to_order(tmp_path):
+    """Without the rotation the first layer's scores depend on the tokens alone (the shuffle experiment)."""
+    loaded = api.load_from(save_tiny("llama", tmp_path / "l", num_key_value_heads=2), device="cpu")
+    ids = loaded.encode("the cat sat on the mat").ids
+    order = list(np.random.default_rng(0).permutation(len(ids)))
+    blind = Switches(positions=False, causal=False)
+    a = loaded.trace_ids(ids, blind).attention["self"].probs[0]
+    b = loaded.trace_ids([ids[i] for i in order], blind).attention["self"].probs[0]
+    inverse = np.argsort(order)
+    assert np.allclose(a, b[:, inverse][:, :, inverse], atol=1e-6)
+    seeing = Switches(causal=False)
+    a = loaded.trace_ids(ids, seeing).attention["self"].probs[0]
+    b = loaded.trace_ids([ids[i] for i in order], seeing).attention["self"].probs[0]
+    assert np.abs(a - b[:, inverse][:, :, inverse]).max() > 1e-2
+
+
+def test_mistral_sliding_window_hides_older_keys(tmp_path):
+    loaded = api.load_from(save_tiny("mistral", tmp_path / "m", num_key_value_heads=2, sliding_window=3),
+                           device="cpu")
+    att = loaded.trace(SENTENCES[0]).attention["self"]
+    assert att.mask[5].tolist()[:7] == [False, False, False, True, True, True, False]
+    assert not att.probs[:, :, 5, :3].any()
+
+
+def test_a_bos_token_where_the_tokenizer_says(tmp_path):
+    """Llama-2's tokenizer.json starts every text with <s>; where only tokenizer_config.json says
+    add_bos_token, the loader adds it; SmolLM2's and Qwen2's add none."""
+    with_bos = api.load_from(save_tiny("llama", tmp_path / "bos", bos=True), device="cpu")
+    assert with_bos.encode("the cat").tokens[0] == "<s>" and with_bos.encode("the cat").ids[0] == 0
+    hf_model = oracle(tmp_path / "bos", "llama")
+    assert max(max_diffs(with_bos, hf_model, "the cat sat").values()) < ATOL
+    plain = save_tiny("llama", tmp_path / "plain")
+    assert api.load_from(plain, device="cpu").encode("the cat").tokens[0] != "<|endoftext|>"
+    (plain / "tokenizer_config.json").write_text(json.dumps({"add_bos_token": True}))
+    told = api.load_from(plain, device="cpu")
+    assert told.encode("the cat").tokens[0] == "<|endoftext|>" and told.added_ids == {0}
+    assert "".join(told.encode("walking cats").tokens[1:]) == "walking▁cats"  # byte-level pieces, readable
+
+
+def test_generation_stops_at_the_end_token(tmp_path):
+    loaded = api.load_from(save_tiny("qwen2", tmp_path / "g", num_key_value_heads=2), device="cpu")
+    assert isinstance(loaded.generate("the cat", 3), str) and len(loaded.next_tokens("the cat", k=3)) == 3
+
+
+def test_a_shorter_context_is_just_fewer_positions(tmp_path):
+    folder = save_tiny("llama", tmp_path / "c", num_key_value_heads=2)
+    short = api.load_pretrained(folder, device="cpu", context=8)
+    assert short.config.max_len == 8
+    long = short.encode(SENTENCES[0])
+    assert long.truncated and len(long.ids) == 8
+    assert max(max_diffs(short, oracle(folder, "llama"), "the cat sat").values()) < ATOL
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"rope_parameters": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0}}, "rope_type 'yarn'.*linear"),
+    ({"hidden_act": "gelu"}, "SiLU"),
+    ({"use_sliding_window": True}, "sliding-window"),
+    ({"model_type": "gemma", "architectures": ["GemmaForCausalLM"]}, "gemma model.*Llama.*Mistral.*Qwen2"),
+])
+def test_unsupported_settings_are_named(tmp_path, change, message):
+    folder = save_tiny("qwen2", tmp_path / "q")
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, **change}))
+    with pytest.raises(CheckpointError, match=message):
+        api.load_pretrained(folder, device="cpu")
+
+
+def test_rope_scalings_change_the_speeds_as_their_papers_say():
+    plain = rotary_frequencies(8, 10000.0)
+    assert np.allclose(plain.numpy(), 10000.0 ** (-np.arange(0, 8, 2) / 8))
+    assert torch.allclose(rotary_frequencies(8, 10000.0, "linear", 4.0), plain / 4)
+    assert torch.equal(rotary_frequencies(8, 10000.0, "dynamic", 2.0, original_max_len=64, t=10), plain)
+    assert (rotary_frequencies(8, 10000.0, "dynamic", 2.0, original_max_len=64, t=128)[1:] < plain[1:]).all()
+    slow = rotary_frequencies(128, 500000.0, "llama3", 8.0, 1.0, 4.0, 8192)  # Llama-3.1's settings
+    fast = rotary_frequencies(128, 500000.0)
+    assert slow[0] == fast[0] and torch.allclose(slow[-1], fast[-1] / 8)  # high kept, low slowed by the factor
