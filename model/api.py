@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import torch
 from tokenizers import Tokenizer
 
@@ -28,6 +29,7 @@ from model.config import TransformerConfig
 from model.device import default_device
 from model.results import Classification, Encoded, Translation
 from model.switches import PLAIN, Switches
+from model.transformer import Recording
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHIPPED = ("lm", "mlm", "dates", "classifier")  # the models trained by this project and kept in assets/<name>/
@@ -168,40 +170,45 @@ class LoadedModel:
     # ---- the trace ----------------------------------------------------------
     @torch.inference_mode()  # no autograd bookkeeping at all: ~15% of a small model's forward
     def trace(self, text: str, output: str | None = None, switches: Switches = PLAIN,
-              predictions: bool = True) -> trace_mod.Trace:
+              predictions: bool = True, detail: bool = False) -> trace_mod.Trace:
         """Run the model once on `text` and keep every attention step.
 
         For `dates`, the decoder side is `output` if given (teacher forcing), else
         the model's own greedy translation (under the same switches).
         switches: positions or the causal mask off, heads knocked out (model/switches.py).
         predictions=False leaves trace.predictions empty for lm and mlm: their projection onto the
-        vocabulary is ~40% of lm's forward pass, and a view of the attention does not need it."""
+        vocabulary is ~40% of lm's forward pass, and a view of the attention does not need it.
+        detail=True also keeps the residual stream after each layer, each attention layer's output and W_O
+        (the logit lens and the value-weighted view), on the same forward pass."""
         enc = self.encode(text)
         if self.arch != "encoder-decoder":
-            return self.trace_ids(enc.ids, switches, truncated=enc.truncated, predictions=predictions, tokens=enc.tokens)
+            return self.trace_ids(enc.ids, switches, truncated=enc.truncated, predictions=predictions or detail,
+                                  tokens=enc.tokens, detail=detail)
         if not enc.ids:
             raise ValueError("nothing to translate: the text is empty")
         written = self.translate(text, switches=switches) if output is None else output
         target = [self.special(tok.BOS)] + self.tokenizer.encode(written).ids[: self.config.max_len - 1]
-        return self.trace_ids(enc.ids, switches, target, enc.truncated)
+        return self.trace_ids(enc.ids, switches, target, enc.truncated, detail=detail)
 
     @torch.inference_mode()
     def trace_ids(self, ids: list[int], switches: Switches = PLAIN, target: list[int] | None = None,
-                  truncated: bool = False, predictions: bool = True, tokens: list[str] | None = None) -> trace_mod.Trace:
+                  truncated: bool = False, predictions: bool = True, tokens: list[str] | None = None,
+                  detail: bool = False) -> trace_mod.Trace:
         """The trace of token ids as given (a shuffled sentence, a repeated sequence). For the
         encoder-decoder, `target` is the decoder's input (default: just the start token).
         tokens: the ids' labels when the caller has them (encode() made them)."""
         ids_t = torch.tensor([list(ids)], device=self.device)
         tokens = [self.label(int(i)) for i in ids] if tokens is None else list(tokens)
-        if self.arch in ("decoder", "encoder") and not predictions:
+        record = Recording(detail=True) if detail else True
+        if self.arch in ("decoder", "encoder") and not predictions and not detail:
             (_, rec), logits = self.model.features(ids_t, record=True, switches=switches, attention_only=True), None
             extra = {}
         elif self.arch != "encoder-decoder":
-            logits, rec = self.model(ids_t, record=True, switches=switches)
+            logits, rec = self.model(ids_t, record=record, switches=switches)
             extra = {}
         else:
             target = [self.special(tok.BOS)] if target is None else list(target)
-            logits, rec = self.model(ids_t, torch.tensor([target], device=self.device), record=True, switches=switches)
+            logits, rec = self.model(ids_t, torch.tensor([target], device=self.device), record=record, switches=switches)
             extra = dict(target_tokens=[self.label(i) for i in target], target_ids=target)
         if self.arch == "classifier":  # one decision for the whole text
             top = [self.config.labels[int(logits[0].argmax())]]
@@ -236,12 +243,25 @@ class LoadedModel:
         self._require("decoder", "generation")
         ids = self.encode(prompt).ids
         room = self.config.max_len - len(ids)
-        step = lambda prefix: torch.log_softmax(
-            self._no_specials(self.model(prefix, switches=switches)[0][:, -1], keep=(tok.EOS,)), -1)
-        end = self.special(tok.EOS) if self.config.tokenizer == "project" else next(
-            (i for i in map(self.special, END_TOKENS) if i is not None), None)
-        out = decoding.greedy(step, ids, end, max(0, min(n, room)), self.device, no_repeat_ngram)
+        step = lambda prefix: torch.log_softmax(self._next_logits(prefix, switches), -1)
+        out = decoding.greedy(step, ids, self.end_id, max(0, min(n, room)), self.device, no_repeat_ngram)
         return self.tokenizer.decode(out.ids)
+
+    @property
+    def end_id(self) -> int | None:
+        """The token that ends a generated text (</s>; GPT-2's <|endoftext|>)."""
+        return self.special(tok.EOS) if self.config.tokenizer == "project" else next(
+            (i for i in map(self.special, END_TOKENS) if i is not None), None)
+
+    def _next_logits(self, prefix: torch.Tensor, switches: Switches = PLAIN) -> torch.Tensor:
+        """(b, v) scores of the token after each prefix (b, t); special tokens but the end of line at -inf."""
+        return self._no_specials(self.model(prefix, switches=switches)[0][:, -1], keep=(tok.EOS,))
+
+    @torch.no_grad()
+    def next_logits(self, ids: list[int]) -> np.ndarray:
+        """The causal model's scores for the token after `ids`, as greedy decoding reads them (sampling's step)."""
+        self._require("decoder", "next-token prediction")
+        return self._next_logits(torch.tensor([list(ids)], device=self.device))[0].cpu().numpy()
 
     @torch.no_grad()
     def fill(self, text: str, k: int = 5, switches: Switches = PLAIN) -> list[list[tuple[str, float]]]:

@@ -29,6 +29,8 @@ class HeadsRecord:
     inputs (b, t, k)   the query-side vectors entering the layer
     q (b, h, t, d)     queries;  k, v (b, h, s, d)  keys and values
     scores (b, h, t, s) raw q·k;  probs (b, h, t, s);  mask broadcastable to (b, h, t, s)
+    output (b, t, k)   what the layer adds to the residual stream: Σ_h W_O^h (probs v)_h + b_O
+    out_weight (k, h·d), out_bias (k,)   W_O (head h owns columns h·d … (h+1)·d) and b_O
     """
 
     inputs: torch.Tensor
@@ -38,6 +40,9 @@ class HeadsRecord:
     scores: torch.Tensor
     probs: torch.Tensor
     mask: torch.Tensor | None
+    output: torch.Tensor | None = None
+    out_weight: torch.Tensor | None = None
+    out_bias: torch.Tensor | None = None
 
 
 class MultiHeadAttention(nn.Module):
@@ -105,8 +110,10 @@ class MultiHeadAttention(nn.Module):
             rec = HeadsRecord(x, q, k, v, att.scores, probs, mask) if record else None
         else:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=drop)
-        out = out.transpose(1, 2).reshape(b, t, self.heads * self.d)  # (b, t, h·d)
-        return self.unifyheads(out), rec
+        out = self.unifyheads(out.transpose(1, 2).reshape(b, t, self.heads * self.d))  # (b, t, h·d) -> (b, t, k)
+        if rec is not None:
+            rec.output, rec.out_weight, rec.out_bias = out, self.unifyheads.weight, self.unifyheads.bias
+        return out, rec
 
     def _knock_out(self, out, probs, v, mask, heads: list[int], method: str):
         """out (b, h, t, d) and probs (b, h, t, s) with `heads` silenced; the probs returned are

@@ -23,6 +23,10 @@ class AttentionTrace:
     probs    (L, H, t, s)  attention weights; each row sums to 1
     mask     (t, s) bool   True where a query may attend to a key
     queries, keys          readable token labels for rows and columns
+    With a detailed trace (api.LoadedModel.trace(detail=True)), else None:
+    output   (L, t, k)     what each layer's attention adds to the residual stream (W_O applied, b_O added)
+    out_weight  L × (k, H·d)  each layer's W_O, head h in columns h·d … (h+1)·d (views of the weights)
+    out_bias (L, k)        each layer's b_O
     """
 
     kind: str
@@ -35,6 +39,9 @@ class AttentionTrace:
     mask: np.ndarray
     queries: list[str]
     keys: list[str]
+    output: np.ndarray | None = None
+    out_weight: tuple | None = None
+    out_bias: np.ndarray | None = None
 
     @property
     def n_layers(self) -> int:
@@ -61,6 +68,8 @@ class Trace:
     predictions              the model's top token at each query row (next token for lm
                              and dates' decoder, the token at that position for mlm)
     truncated                True when the input was cut to the model's context
+    residual                 stack -> (L, t, k), the residual stream after each layer before any final
+                             norm ("self", or "encoder" and "decoder"); a detailed trace only, else empty
     """
 
     model: str
@@ -75,6 +84,7 @@ class Trace:
     predictions: list[str] = field(default_factory=list)
     truncated: bool = False
     d_head: int = 0
+    residual: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def _np(x) -> np.ndarray:
@@ -83,7 +93,7 @@ def _np(x) -> np.ndarray:
     return x.detach().float().cpu().numpy()
 
 
-def attention_trace(kind: str, records, queries: list[str], keys: list[str]) -> AttentionTrace:
+def attention_trace(kind: str, records, queries: list[str], keys: list[str], detail: bool = False) -> AttentionTrace:
     """Stack one HeadsRecord per layer (batch of one) into (L, H, ...) arrays."""
     first = records[0]
     if first.scores.shape[0] != 1:
@@ -98,6 +108,11 @@ def attention_trace(kind: str, records, queries: list[str], keys: list[str]) -> 
         # the batch of one is the layer axis: one torch op and one copy per step, not one per layer
         return _np(torch.cat([getattr(r, step) for r in records]))
 
+    extra = {}
+    if detail:
+        bias = [r.out_bias if r.out_bias is not None else torch.zeros_like(r.out_weight[:, 0]) for r in records]
+        extra = dict(output=layers("output"), out_weight=tuple(_np(r.out_weight) for r in records),
+                     out_bias=_np(torch.stack(bias)))
     return AttentionTrace(
         kind=kind,
         inputs=layers("inputs"),
@@ -109,6 +124,7 @@ def attention_trace(kind: str, records, queries: list[str], keys: list[str]) -> 
         mask=mask,
         queries=list(queries),
         keys=list(keys),
+        **extra,
     )
 
 
@@ -140,10 +156,12 @@ def from_recording(
         ids=np.asarray(ids, dtype=np.int64),
         token_embeddings=_np(recording.embeddings[side][0]),
         position_embeddings=_np(recording.positions[side]),
-        attention={kind: attention_trace(kind, recs, *labels[kind]) for kind, recs in recording.layers.items()},
+        attention={kind: attention_trace(kind, recs, *labels[kind], detail=recording.detail)
+                   for kind, recs in recording.layers.items()},
         target_tokens=list(target_tokens),
         target_ids=None if target_ids is None else np.asarray(target_ids, dtype=np.int64),
         predictions=list(predictions or []),
         truncated=truncated,
         d_head=d_head,
+        residual={stack: _np(torch.cat(xs)) for stack, xs in recording.residual.items()},
     )

@@ -26,11 +26,20 @@ class Recording:
     positions[side]   (t, k)    position vectors added to them
     layers[kind]      one HeadsRecord per layer; kind is "self" for single-stack
                       models, "encoder" / "decoder" / "cross" for the encoder-decoder
+    detail            a switch: also keep the residual stream after each layer
+    residual[stack]   (b, t, k) per layer, before any final norm; stack is "self", "encoder" or "decoder"
     """
 
     embeddings: dict[str, torch.Tensor] = field(default_factory=dict)
     positions: dict[str, torch.Tensor] = field(default_factory=dict)
     layers: dict[str, list[HeadsRecord]] = field(default_factory=dict)
+    detail: bool = False
+    residual: dict[str, list[torch.Tensor]] = field(default_factory=dict)
+
+
+def _recording(record) -> Recording | None:
+    """record: False (nothing kept), True (the attention) or a Recording to fill (Recording(detail=True))."""
+    return record if isinstance(record, Recording) else (Recording() if record else None)
 
 
 class Embedder(nn.Module):
@@ -98,6 +107,8 @@ class Stack(nn.Module):
             if record:
                 for kind, name in names.items():
                     recording.layers.setdefault(name, []).append(records[kind])
+                if recording.detail:
+                    recording.residual.setdefault(names["self"], []).append(x)
         return x if attention_only else self.final_norm(x)
 
 
@@ -149,12 +160,17 @@ class _SingleStack(nn.Module):
         x, recording = self.features(ids, record, switches)
         return (self.to_vocab(self.lm_transform(x)) if self.to_vocab is not None else None), recording
 
+    def readout(self, residual: torch.Tensor) -> torch.Tensor:
+        """The residual stream after any layer (b, t, k) read as the last one is: through the model's own
+        final norm and unembedding (the logit lens; model/lens.py). After the last layer: the logits."""
+        return self.to_vocab(self.lm_transform(self.stack.final_norm(residual)))
+
     def features(self, ids: torch.Tensor, record: bool = False, switches: Switches = PLAIN,
                  attention_only: bool = False) -> tuple[torch.Tensor, Recording | None]:
         """ids (b, t) -> the last layer's vectors (b, t, k), before the projection to the vocabulary
         (training a masked model projects only the masked positions). attention_only (with record=True):
         only the recording is wanted, and the vectors returned are not the last layer's (Stack.forward)."""
-        recording = Recording() if record else None
+        recording = _recording(record)
         x = self.embed(ids, recording, "input", switches.positions)
         t = ids.size(1)
         mask = (causal_mask(t, device=ids.device, window=self.config.sliding_window)
@@ -208,8 +224,12 @@ class EncoderDecoder(nn.Module):
         x = self.decoder(x, mask, recording, {"self": "decoder", "cross": "cross"}, memory, key_mask, switches)
         return self.to_vocab(x)
 
+    def readout(self, residual: torch.Tensor) -> torch.Tensor:
+        """The decoder's residual stream after any layer (b, t, k) through its final norm and unembedding."""
+        return self.to_vocab(self.decoder.final_norm(residual))
+
     def forward(self, src, tgt, src_keep=None, record: bool = False, switches: Switches = PLAIN):
-        recording = Recording() if record else None
+        recording = _recording(record)
         memory = self.encode(src, src_keep, recording, switches)
         return self.decode(tgt, memory, src_keep, recording, switches), recording
 
@@ -235,7 +255,7 @@ class Classifier(nn.Module):
     def features(self, ids: torch.Tensor, record: bool = False, switches: Switches = PLAIN,
                  keep: torch.Tensor | None = None) -> tuple[torch.Tensor, Recording | None]:
         """ids (b, t) -> the last layer's vectors (b, t, k). keep (b, t) bool marks real (non-pad) tokens."""
-        recording = Recording() if record else None
+        recording = _recording(record)
         x = self.embed(ids, recording, "input", switches.positions)
         key_mask = None if keep is None else keep[:, None, None, :]  # (b, 1, 1, t): nobody looks at padding
         return self.stack(x, key_mask, recording, {"self": "self"}, switches=switches), recording

@@ -1,0 +1,104 @@
+"""What really flows through a head: attention weighted by the size of what it moves.
+
+Head h writes, at position i, Σ_j α_ij · W_O^h v_j into the residual stream. The weight α_ij says how much
+of value j the head takes; the vector α_ij · W_O^h v_j is what actually arrives. A key whose value is tiny
+after W_O (a [CLS] or [SEP] "sink") can hold most of the weight and add almost nothing (Kobayashi et al.,
+2020, "Attention is not only a weight"). This module measures both, from a detailed Trace
+(api.LoadedModel.trace(detail=True)): numpy only.
+
+Dimension letters: L layers, H heads, t query positions, s key positions, d per-head size, k model size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.attribution import RESIDUAL
+
+
+def _head_values(att, layer: int) -> np.ndarray:
+    """(H, s, d) one layer's values, one set per query head (grouped-query models share a set among heads)."""
+    v = att.v[layer]
+    heads = att.probs.shape[1]
+    return np.repeat(v, heads // v.shape[0], axis=0) if v.shape[0] != heads else v
+
+
+def written_values(att, layer: int) -> np.ndarray:
+    """(H, s, k) W_O^h v_j: each key's value as head h writes it into the residual stream (before α)."""
+    if att.out_weight is None:
+        raise ValueError("this needs a detailed trace: trace(text, detail=True)")
+    v = _head_values(att, layer).astype(np.float64)  # (H, s, d)
+    heads, _, d = v.shape
+    w = np.asarray(att.out_weight[layer], dtype=np.float64).reshape(-1, heads, d)  # (k, H, d)
+    return np.einsum("khd,hsd->hsk", w, v)
+
+
+def weighted_vectors(att, layer: int, head: int) -> np.ndarray:
+    """(t, s, k) α_ij · W_O^h v_j for one head: row i summed over j is what the head writes at position i."""
+    return att.probs[layer, head].astype(np.float64)[:, :, None] * written_values(att, layer)[head][None]
+
+
+def norms(att, layer: int) -> np.ndarray:
+    """(H, t, s) ‖α_ij · W_O^h v_j‖ = α_ij · ‖W_O^h v_j‖ for every head of one layer."""
+    sizes = np.linalg.norm(written_values(att, layer), axis=-1)  # (H, s)
+    return att.probs[layer].astype(np.float64) * sizes[:, None, :]
+
+
+def normalised(values: np.ndarray) -> np.ndarray:
+    """Rows as shares of their sum (a row of zeros stays zeros): comparable with attention's rows."""
+    total = values.sum(-1, keepdims=True)
+    return np.divide(values, total, out=np.zeros_like(values), where=total > 0)
+
+
+def norm_shares(att) -> np.ndarray:
+    """(L, H, t, s) every head's ‖α_ij · W_O^h v_j‖, normalised per row so each row sums to 1, as α's do."""
+    return np.stack([normalised(norms(att, layer)) for layer in range(att.n_layers)]).astype(np.float32)
+
+
+def norm_rollout(shares: np.ndarray, residual: float = RESIDUAL) -> np.ndarray:
+    """(t, t) attention rollout (analysis.attribution.rollout) with each layer's heads averaged by what they
+    move rather than by their weights: the same residual mixing, the same product over layers."""
+    shares = np.asarray(shares, dtype=np.float64)
+    t = shares.shape[-1]
+    result = np.eye(t)
+    for layer in shares:
+        mixed = (1 - residual) * layer.mean(0) + residual * np.eye(t)
+        mixed /= mixed.sum(-1, keepdims=True)
+        result = mixed @ result
+    return result.astype(np.float32)
+
+
+@dataclass
+class SinkShares:
+    """How much of the sink heads' weight, and of what they move, lands on the special tokens.
+
+    heads    the (layer, head) pairs, 0-based, whose weight on the special keys is at least `threshold`
+    weight   their mean share of attention weight on the special keys
+    norm     their mean share of ‖α · W_O v‖ on the special keys
+    """
+
+    heads: list[tuple[int, int]]
+    weight: float
+    norm: float
+    threshold: float
+
+
+def special_shares(att, special: list[int], shares: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(L, H) each head's share of weight and share of norm on the `special` keys, averaged over query rows."""
+    shares = norm_shares(att) if shares is None else shares
+    weight = att.probs[..., special].sum(-1).mean(-1)
+    moved = shares[..., special].sum(-1).mean(-1)
+    return weight, moved
+
+
+def sink_shares(att, special: list[int], threshold: float = 0.5, shares: np.ndarray | None = None) -> SinkShares:
+    """The heads that put at least `threshold` of their weight on the special keys ([CLS], [SEP]): their
+    share of weight there against their share of what they move there."""
+    weight, moved = special_shares(att, special, shares)
+    sinks = np.argwhere(weight >= threshold)
+    if not len(sinks):
+        return SinkShares([], float("nan"), float("nan"), threshold)
+    pick = tuple(sinks.T)
+    return SinkShares([(int(l), int(h)) for l, h in sinks], float(weight[pick].mean()), float(moved[pick].mean()),
+                      threshold)

@@ -1,0 +1,101 @@
+"""The logit lens: what each layer already predicts.
+
+After every layer the residual stream holds one vector per position. The model reads only the last
+layer's, through its final norm (layer norm or RMSNorm, where it has one) and its unembedding (the
+projection onto the vocabulary, with BERT's transform before it). The lens reads every layer's the
+same way (model.readout), so after the last layer it gives exactly the model's own logits.
+
+    reading = lens.logit_lens(api.load("lm"), "The capital of France is")
+    reading.top_tokens[layer][position]     # the top token after that layer
+    reading.final_probs                     # (L, t): the probability each layer gives the final answer
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from model.trace import Trace
+
+TOP = 5  # alternatives kept per layer and position (the hover shows them)
+
+
+class NoLensError(ValueError):
+    """The model has no word-prediction head to read its layers through."""
+
+
+@dataclass
+class LensReading:
+    """The logit lens of one text (numpy, for analysis/ and viz/).
+
+    stack        which residual stream was read: "self" (one-stack models) or "decoder" (dates)
+    tokens       the positions' labels (what each position has read last)
+    top_ids      (L, t) the top token after each layer;  top_tokens the same as labels
+    top_probs    (L, t) its probability
+    final_probs  (L, t) the probability each layer gives the final answer (the last layer's top token)
+    alternatives (L, t, TOP) the TOP likeliest tokens' labels after each layer;  alt_probs their probabilities
+    trace        the detailed trace the lens was read from (one forward pass)
+    """
+
+    stack: str
+    tokens: list[str]
+    top_ids: np.ndarray
+    top_tokens: list[list[str]]
+    top_probs: np.ndarray
+    final_probs: np.ndarray
+    alternatives: list[list[list[str]]]
+    alt_probs: np.ndarray
+    trace: Trace
+
+    @property
+    def n_layers(self) -> int:
+        return self.top_ids.shape[0]
+
+
+def lens_stack(loaded) -> str:
+    """The residual stream the lens reads, or NoLensError saying why this model has none."""
+    if loaded.arch == "classifier":
+        raise NoLensError(f"{loaded.name} has no word-prediction head: it names a category for the whole text, "
+                          "so there is no next word to read from its layers.")
+    if getattr(loaded.model, "to_vocab", None) is None or not hasattr(loaded.model, "readout"):
+        raise NoLensError(f"{loaded.name} has no word-prediction head: it was published without one (it was "
+                          "trained to turn a whole sentence into one vector), so its layers cannot be read as words.")
+    return "decoder" if loaded.arch == "encoder-decoder" else "self"
+
+
+@torch.inference_mode()
+def readout(loaded, residual: np.ndarray) -> torch.Tensor:
+    """(L, t, k) residual vectors -> (L, t, v) logits, one layer at a time with the shape the forward pass used
+    (batch of one), so that the last layer's logits are bit for bit the model's own."""
+    model = loaded.model
+    layers = torch.from_numpy(np.ascontiguousarray(residual)).to(loaded.device)
+    return torch.cat([model.readout(layer[None]) for layer in layers]).float()
+
+
+def logit_lens(loaded, text: str, trace: Trace | None = None) -> LensReading:
+    """Read `text`'s residual stream after every layer as the model reads its last one.
+    trace: a detailed trace of `text` already at hand (api.LoadedModel.trace(detail=True)); else one is made."""
+    stack = lens_stack(loaded)
+    trace = loaded.trace(text, detail=True) if trace is None else trace
+    if stack not in trace.residual:
+        raise ValueError("the logit lens needs a detailed trace: trace(text, detail=True)")
+    probs = torch.softmax(readout(loaded, trace.residual[stack]), -1)  # (L, t, v)
+    top = probs.topk(TOP, dim=-1)
+    top_ids = top.indices[..., 0]
+    final = top_ids[-1]  # the model's own prediction at each position
+    final_probs = probs.gather(-1, final[None, :, None].expand(probs.size(0), -1, 1))[..., 0]
+    label = loaded.label
+    alt_ids = top.indices.cpu().numpy()
+    alternatives = [[[label(i) for i in position] for position in layer] for layer in alt_ids]
+    return LensReading(
+        stack=stack,
+        tokens=list(trace.target_tokens if stack == "decoder" else trace.tokens),
+        top_ids=top_ids.cpu().numpy(),
+        top_tokens=[[alts[0] for alts in layer] for layer in alternatives],
+        top_probs=top.values[..., 0].cpu().numpy(),
+        final_probs=final_probs.cpu().numpy(),
+        alternatives=alternatives,
+        alt_probs=top.values.cpu().numpy(),
+        trace=trace,
+    )

@@ -1,0 +1,117 @@
+"""What flows through a head (analysis/flow.py), one head's queries and keys (analysis/qk.py) and sampling
+(analysis/sampling.py), against oracles: the model's own attention output, the Trace's scores, greedy decoding."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis import flow, qk, sampling
+from analysis.attribution import rollout
+from model import api
+
+SENTENCE = "The animal didn't cross the street because it was too tired."
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {name: api.load(name, device="cpu") for name in ("lm", "minilm", "dates")}
+
+
+@pytest.mark.parametrize("name, text, kind", [("lm", "The cat sat on the mat", "self"), ("minilm", SENTENCE, "self"),
+                                              ("dates", "3 March 1999", "cross"), ("dates", "3 March 1999", "decoder")])
+def test_the_weighted_vectors_add_up_to_what_the_layer_wrote(models, name, text, kind):
+    att = models[name].trace(text, detail=True).attention[kind]
+    for layer in range(att.n_layers):
+        heads = sum(flow.weighted_vectors(att, layer, h).sum(1) for h in range(att.n_heads))  # Σ_h Σ_j α_ij W_O v_j
+        np.testing.assert_allclose(heads + att.out_bias[layer], att.output[layer], atol=2e-5)
+
+
+def test_norm_shares_are_rows_of_weight_times_the_written_value_size(models):
+    att = models["lm"].trace("The cat sat on the mat", detail=True).attention["self"]
+    shares = flow.norm_shares(att)
+    np.testing.assert_allclose(shares.sum(-1), 1.0, atol=1e-5)
+    size = np.linalg.norm(flow.written_values(att, 1)[2], axis=-1)  # layer 2, head 3: ‖W_O v_j‖
+    expected = att.probs[1, 2] * size
+    np.testing.assert_allclose(shares[1, 2], expected / expected.sum(-1, keepdims=True), rtol=1e-5)
+    assert np.all(shares[:, :, ~att.mask] == 0)  # nothing flows from a key the mask hides
+
+
+def test_norm_rollout_is_attention_rollout_of_the_shares(models):
+    att = models["minilm"].trace(SENTENCE, detail=True).attention["self"]
+    shares = flow.norm_shares(att)
+    np.testing.assert_allclose(flow.norm_rollout(shares), rollout(shares), atol=1e-6)
+    assert not np.allclose(flow.norm_rollout(shares), rollout(att.probs), atol=1e-2)
+
+
+def test_minilm_sink_heads_hold_weight_not_norm(models):
+    loaded = models["minilm"]
+    trace = loaded.trace(SENTENCE, detail=True)
+    special = [i for i, t in enumerate(trace.ids) if int(t) in loaded.added_ids]
+    sinks = flow.sink_shares(trace.attention["self"], special)
+    assert len(sinks.heads) >= 20
+    assert sinks.weight >= 0.5 and sinks.norm < sinks.weight / 2
+
+
+def test_a_trace_without_detail_is_refused(models):
+    att = models["lm"].trace("The cat sat").attention["self"]
+    with pytest.raises(ValueError, match="detail"):
+        flow.norms(att, 0)
+
+
+@pytest.mark.parametrize("name, kind", [("minilm", "self"), ("lm", "self"), ("dates", "cross")])
+def test_scores_recomputed_from_exported_q_and_k_equal_the_traces(models, name, kind):
+    text = {"minilm": SENTENCE, "lm": "The cat sat on the mat", "dates": "3 March 1999"}[name]
+    att = models[name].trace(text).attention[kind]
+    for layer, head in [(0, 0), (att.n_layers - 1, att.n_heads - 1)]:
+        projection = qk.project(att.q[layer, head], att.k[layer, head], att.probs[layer, head])
+        np.testing.assert_allclose(projection.scores, att.scores[layer, head], rtol=1e-4, atol=1e-4)
+        assert projection.queries.shape == (len(att.queries), 2) and projection.keys.shape == (len(att.keys), 2)
+        assert 0 < projection.explained[1] <= projection.explained[0] and projection.explained.sum() <= 1 + 1e-9
+        np.testing.assert_array_equal(projection.strongest, att.probs[layer, head].argmax(-1))
+
+
+def test_pca_of_a_flat_set_explains_everything():
+    rng = np.random.default_rng(0)
+    plane = rng.normal(size=(2, 6))
+    q, k = rng.normal(size=(4, 2)) @ plane, rng.normal(size=(5, 2)) @ plane
+    projection = qk.project(q, k, np.ones((4, 5)) / 5)
+    assert projection.explained.sum() == pytest.approx(1.0)
+    joint = np.concatenate([projection.queries, projection.keys])
+    original = np.concatenate([q, k]) - np.concatenate([q, k]).mean(0)
+    d = lambda x: np.linalg.norm(x[:, None] - x[None], axis=-1)  # distances kept exactly
+    np.testing.assert_allclose(d(joint), d(original), atol=1e-9)
+
+
+def test_filters():
+    logits = np.log(np.array([0.5, 0.3, 0.15, 0.05]))
+    steps = sampling.distribution(logits, temperature=1.0, top_k=3, top_p=0.7)
+    np.testing.assert_allclose(steps.before, [0.5, 0.3, 0.15, 0.05])
+    np.testing.assert_allclose(steps.top_k, np.array([0.5, 0.3, 0.15, 0]) / 0.95)
+    np.testing.assert_allclose(steps.after, [0.625, 0.375, 0, 0])  # 0.5/0.95 < 0.7: the second crosses it
+    hot = sampling.distribution(logits, temperature=2.0).after
+    assert hot[0] < 0.5 and hot[3] > 0.05  # flatter
+    np.testing.assert_allclose(sampling.distribution(logits, temperature=0).after, [1, 0, 0, 0])
+
+
+@pytest.mark.parametrize("bad", [dict(temperature=-1), dict(temperature=float("nan")), dict(top_k=1.5),
+                                 dict(top_k=-2), dict(top_p=0), dict(top_p=1.5), dict(temperature="hot")])
+def test_bad_settings_are_refused(bad):
+    with pytest.raises(ValueError):
+        sampling.distribution(np.zeros(4), **bad)
+
+
+@pytest.mark.parametrize("prompt", ["The cat sat on the", "water:", "He told me that"])
+@pytest.mark.parametrize("settings", [dict(temperature=0), dict(temperature=1e-4), dict(top_k=1),
+                                      dict(top_k=1, temperature=3.0, top_p=0.5, seed=7)])
+def test_temperature_zero_and_top_k_one_are_greedy_decoding(models, prompt, settings):
+    lm = models["lm"]
+    sample = sampling.generate(lm.next_logits, lm.encode(prompt).ids, 10, end=lm.end_id, **settings)
+    assert lm.tokenizer.decode(sample.ids) == lm.generate(prompt, 10, no_repeat_ngram=0)
+
+
+def test_a_seed_fixes_the_sample_and_another_seed_changes_it(models):
+    lm = models["lm"]
+    ids = lm.encode("The cat sat on the").ids
+    run = lambda seed: sampling.generate(lm.next_logits, ids, 8, temperature=1.5, seed=seed, end=lm.end_id).ids
+    assert run(3) == run(3)
+    assert len({tuple(run(seed)) for seed in range(5)}) > 1
