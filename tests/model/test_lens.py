@@ -77,3 +77,25 @@ def test_each_layer_matches_transformers_hidden_states_through_the_same_head(fam
             heads = [model.cls(h) for h in hidden]
     ours = lens.readout(loaded, reading.trace.residual["self"])
     np.testing.assert_allclose(ours.numpy(), torch.cat(heads).numpy(), atol=2e-4, rtol=1e-4)
+
+
+def test_a_llama_with_shared_key_value_heads_reads_through_its_rmsnorm(tmp_path):
+    """Grouped-query attention, RMSNorm and no output bias: the lens and the value-weighted sum stay exact."""
+    transformers = pytest.importorskip("transformers")
+    from analysis import flow
+    from tests.model.test_pretrained_llama import oracle, save_tiny
+
+    folder = save_tiny("llama", tmp_path / "llama", num_key_value_heads=2, tie_word_embeddings=False)
+    loaded = api.load_pretrained(folder, device="cpu")
+    text = "the cat sat on the mat"
+    reading = lens.logit_lens(loaded, text)
+    model = oracle(folder, "llama")
+    with torch.no_grad():
+        hidden = model(torch.tensor([loaded.encode(text).ids]), output_hidden_states=True).hidden_states[1:]
+        heads = [model.lm_head(model.model.norm(h)) for h in hidden[:-1]] + [model.lm_head(hidden[-1])]
+    np.testing.assert_allclose(lens.readout(loaded, reading.trace.residual["self"]).numpy(), torch.cat(heads).numpy(),
+                               atol=2e-4, rtol=1e-4)
+    att = reading.trace.attention["self"]
+    for layer in range(att.n_layers):
+        written = sum(flow.weighted_vectors(att, layer, h).sum(1) for h in range(att.n_heads))
+        np.testing.assert_allclose(written + att.out_bias[layer], att.output[layer], atol=1e-4)
