@@ -25,6 +25,13 @@ $(VENV)/.dev: $(VENV)/.run requirements-dev.txt
 	$(SUDO) apt-get update -qq
 	$(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
+# The training and evaluation data (training/corpus.py, training/categories.py): Debian's WordNet and its
+# short fortunes, installed once when missing, as `make test` installs chromium.
+CORPUS := /usr/share/wordnet/data.noun /usr/share/games/fortunes/fortunes
+$(CORPUS) &:
+	$(SUDO) apt-get update -qq
+	$(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base fortunes-min
+
 run: $(VENV)/.run
 	$(PY) app.py
 
@@ -40,17 +47,17 @@ test: $(VENV)/.dev /usr/bin/chromium
 bench: $(VENV)/.dev /usr/bin/chromium .bench-venv/.ok
 	$(PY) -m bench
 
-# Retrain the shipped models (needs: apt-get install wordnet-base fortunes-min). lm and mlm train side by
+# Retrain the shipped models (installs wordnet-base and fortunes-min when missing). lm and mlm train side by
 # side on one thread each: on 2 cores that is nearly twice as fast as one after the other on two threads.
 # The classifier comes last: it reads the text models' tokenizer (assets/tokenizer.json).
-train: $(VENV)/.run
+train: $(VENV)/.run $(CORPUS)
 	$(PY) -m training.train dates
 	$(PY) -m training.train lm --threads 1 & lm=$$!; \
 	$(PY) -m training.train mlm --threads 1 --bar-line 1; status=$$?; \
 	wait $$lm && [ $$status = 0 ]
 	$(PY) -m training.train classifier --threads 1
 
-evaluate: $(VENV)/.run
+evaluate: $(VENV)/.run $(CORPUS)
 	$(PY) -m training.evaluate dates --write
 	$(PY) -m training.evaluate lm --write
 	$(PY) -m training.evaluate mlm --write
