@@ -16,19 +16,19 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no network: no tel
 # would only spin waiting for each other (about a third of a request's CPU time on 2 cores).
 # Set before torch is imported (by ui.models); a GPU is used all the same.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-# Gradio's queue rebuilds a pandas summary of its last 10,000 events after every event (for a monitoring
-# page this app does not use): a cost that grows with every request a lecture hall makes. Keep a few
-# records and summarise them rarely.
-os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "100")
-os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
+from ui.runtime import env  # noqa: E402 (imports no Gradio)
+
+env.apply()  # before Gradio is imported: undocumented settings of its queue (ui/runtime/env.py)
 
 import gradio as gr  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from ui import attention, wire  # noqa: E402
-from ui.assets import CompressedAssets  # noqa: E402
-from ui.controls import CSS, DRAW_ONCE_JS, build_controls, wire_page  # noqa: E402
+from ui import attention  # noqa: E402
+from ui.controls import CSS, build_controls, wire_page  # noqa: E402
 from ui.models import ModelRegistry  # noqa: E402
+from ui.runtime import wire  # noqa: E402
+from ui.runtime.assets import CompressedAssets  # noqa: E402
+from ui.runtime.draw_once import DRAW_ONCE_JS  # noqa: E402
 
 DESCRIPTION = """# Attention, made visible
 Type a sentence and pick a model. Each **head** decides, for every token (a row), how much to look at
@@ -76,7 +76,7 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
 
 def launch_options() -> dict:
     """Theme, CSS and page script (Gradio 6 takes them in launch()); the page's script files compressed once
-    for every visitor (ui/assets.py); no /monitoring pages (Gradio's summary of every visitor's requests, open
+    for every visitor (ui/runtime/assets.py); no /monitoring pages (Gradio's summary of every visitor's requests, open
     to anyone by default); host and port come from GRADIO_SERVER_*."""
     return dict(theme=THEME, css=CSS, js=DRAW_ONCE_JS, footer_links=["api"], enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets)]})

@@ -57,7 +57,7 @@ def page_loads(url: str, n: int, server_pid: int) -> tuple[list[float], list[flo
     """A new visitor n times over (a fresh browser context each: nothing cached): seconds from opening the
     link to the one-head heatmap drawn, and the server's CPU milliseconds for the visit (until 3 s after the
     heatmap, less what the idle server uses in as long, read just before the visit). The first visit is the one that compresses the
-    page's script files (ui/assets.py): the report gives it apart."""
+    page's script files (ui/runtime/assets.py): the report gives it apart."""
     from playwright.sync_api import sync_playwright
 
     seconds, cpu_ms = [], []

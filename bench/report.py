@@ -51,7 +51,7 @@ def _server_cost(r: dict) -> list[str]:
         "Done: figures built without Plotly's validation and deep copies and written by orjson in one pass, typed "
         "arrays without plotly.py's narwhals check (viz/figure.py), tables without pandas (head statistics as "
         "plain columns, labels for all heads at once), Gradio's per-event analytics summary off, one torch "
-        "thread, no default template, outputs postprocessed in the handler (ui/wire.py), no component rebuilt and "
+        "thread, no default template, outputs postprocessed in the handler (ui/runtime/wire.py), no component rebuilt and "
         "no CSV written per call, no projection onto the vocabulary and no last feed-forward in the views' "
         "traces, traces under inference_mode. In this wave's last session: the API endpoints read their inputs "
         "in the handler instead of one worker thread per input (six thread hops), and small work runs on the "
@@ -114,11 +114,11 @@ def _click_cost(r: dict) -> list[str]:
            f"(until 3 s after, less idle) a median of {r['page_load']['cpu_median_ms']:.0f} ms "
            f"({', '.join(map(str, r['page_load']['cpu_ms']))} ms: a visit sets off many requests, and the idle "
            "server's own cost is subtracted over ~6 s). The page's script files were compressed once, at the run's "
-           "first page load (ui/assets.py); without it, each visit cost ~270-310 ms (by hand, 2026-11-23 17:30 "
+           "first page load (ui/runtime/assets.py); without it, each visit cost ~270-310 ms (by hand, 2026-11-23 17:30 "
            "UTC), ~110 ms of it Gradio compressing the same 6 MB of script again.", ""] if "page_load" in r else []),
         "Until 2026-11-23 17:00 UTC a click cost ~170-220 ms of server CPU at 32 tokens (the same method, by "
         "hand): Gradio 6.31 rebuilt every output a click left unchanged (each tab's figures while another tab "
-        "is open), with its configuration and three JSON schemas, once per output per view sent. ui.wire.Blocks "
+        "is open), with its configuration and three JSON schemas, once per output per view sent. ui.runtime.wire.Blocks "
         "sends those outputs as they are (~33 ms a click by the same method).",
         "",
     ]

@@ -19,7 +19,8 @@ from model import interventions
 from model.switches import ABLATION_METHODS, Switches
 from ui.context import Context, figure_font, friendly
 from ui.interventions import head_picker
-from ui.models import InputError, ModelRegistry, clean_text, shown
+from ui.messages import shown
+from ui.models import InputError, ModelRegistry, clean_text
 from viz import classifier as viz
 from viz.interventions import explanations_figure, guesses_figure
 from viz.labels import markdown_label

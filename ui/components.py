@@ -11,7 +11,7 @@ import math
 import gradio as gr
 import pandas as pd
 
-from ui.wire import shortened, toast
+from ui.messages import refusal, shortened
 
 
 MAX_PICKED = 200  # values one dropdown may be sent at once (a model's every head is at most 144)
@@ -19,11 +19,6 @@ MAX_PICKED = 200  # values one dropdown may be sent at once (a model's every hea
 
 def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def refusal(message: str) -> gr.Error:
-    """A message about a value the visitor sent (escaped: it may hold what they typed)."""
-    return gr.Error(toast(message), print_exception=False)
 
 
 def number_range(low, high) -> str:

@@ -12,12 +12,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable
 
-import anyio.to_thread
 import gradio as gr
 
 from ui.models import InputError, ModelRegistry, public_message
-from ui.repeats import Repeats, is_pick
-from ui.wire import is_skip, received, received_in_handler, sent_all, toast
+from ui.messages import toast
+from ui.runtime.events import on_event_loop, repeat_outputs
+from ui.runtime.repeats import Repeats, is_pick
+from ui.runtime.wire import received, received_in_handler, sent_all
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class Context:
     _chains: list = field(default_factory=list, repr=False)
     _tab_followers: list = field(default_factory=list, repr=False)
     _hidden_button: gr.Button | None = field(default=None, repr=False)
-    repeats: Repeats = field(default_factory=Repeats, repr=False)  # a dropdown's second event (ui/repeats.py)
+    repeats: Repeats = field(default_factory=Repeats, repr=False)  # a dropdown's second event (ui/runtime/repeats.py)
 
     def __post_init__(self):
         # an event for API-only endpoints to hang on (here, beside the controls: a gr.Tabs holds only tabs)
@@ -127,9 +128,9 @@ class Context:
         afterwards, cost about as much CPU as /analyze's forward pass. A ZeroGPU Space always uses the thread."""
         triggers = triggers or self.triggers
         shared = [t for t in triggers if t in self.head_triggers]
-        picks = [t for t in triggers if t not in shared and is_pick(t)]  # sent twice by Gradio (ui/repeats.py)
+        picks = [t for t in triggers if t not in shared and is_pick(t)]  # sent twice by Gradio (ui/runtime/repeats.py)
         local = [t for t in triggers if t not in shared and t not in picks] or [self._hidden_button.click]
-        # An endpoint only API callers reach reads its inputs in the handler's thread (ui/wire.py). A page
+        # An endpoint only API callers reach reads its inputs in the handler's thread (ui/runtime/wire.py). A page
         # event keeps Gradio's preprocessing: it checks each value against the visitor's own copy of the
         # control (a slider whose maximum followed the model they chose), which only Gradio holds.
         inline = local == [self._hidden_button.click] and received_in_handler(inputs)
@@ -137,24 +138,16 @@ class Context:
         def answer(*values):
             return sent_all(outputs, fn(*values))
 
+        def read(values):
+            return received(inputs, values) if inline else values
+
         @functools.wraps(fn)  # the endpoint's parameters keep fn's names (gradio_client reads them)
         def endpoint(*values):
-            return answer(*(received(inputs, values) if inline else values))
+            return answer(*read(values))
 
-        @functools.wraps(fn)
-        async def quick_endpoint(*values):
-            values = received(inputs, values) if inline else values
-            try:
-                here = quick(*values)
-            except Exception:  # the view itself, in a worker thread, says what is wrong
-                log.info("quick check of %s failed", api_name, exc_info=True)
-                here = False
-            if here:
-                return answer(*values)
-            return await anyio.to_thread.run_sync(lambda: answer(*values))
-
-        run_here = quick is not None and not LENT_GPU
-        gr.on(triggers=local, fn=quick_endpoint if run_here else endpoint, inputs=inputs, outputs=outputs,
+        if quick is not None and not LENT_GPU:  # ui/runtime/events.py
+            endpoint = functools.wraps(fn)(on_event_loop(answer, quick, api_name, read))
+        gr.on(triggers=local, fn=endpoint, inputs=inputs, outputs=outputs,
               api_name=api_name, postprocess=False, preprocess=not inline,
               **{"trigger_mode": "always_last", **kwargs})
         if picks:
@@ -169,7 +162,7 @@ class Context:
         return self._on_page(triggers, fn, inputs, outputs, api_name, kwargs)
 
     def _on_page(self, triggers: list, fn: Callable, inputs: list, outputs: list, api_name: str, kwargs: dict):
-        """A page-only handler: a dropdown pick's second event is answered "unchanged" (ui/repeats.py), and
+        """A page-only handler: a dropdown pick's second event is answered "unchanged" (ui/runtime/repeats.py), and
         bad input is one warning with the figures left as they were, as the dispatchers do (an error puts
         an "Error" badge over every output and blanks the figures)."""
         def on_page(request: gr.Request, *values):
@@ -231,7 +224,7 @@ class Context:
 
         @repeat_outputs
         def dispatch(request: gr.Request, open_tab, *values):
-            if self.repeats.seen(request, api_name, (open_tab, values)):  # a dropdown's second event (ui/repeats.py)
+            if self.repeats.seen(request, api_name, (open_tab, values)):  # a dropdown's second event (ui/runtime/repeats.py)
                 yield {output: gr.skip() for output in outputs}
                 return
             first_error, sent = None, False
@@ -254,7 +247,7 @@ class Context:
 
         with_tab = self.current_tab is not None
         options = dict(inputs=([self.current_tab] if with_tab else []) + inputs, outputs=outputs, api_name=api_name,
-                       api_visibility="private", show_progress="minimal", postprocess=False)  # see ui/wire.py
+                       api_visibility="private", show_progress="minimal", postprocess=False)  # see ui/runtime/wire.py
         def without_tab(request: gr.Request, *values):
             yield from dispatch(request, None, *values)
 
@@ -263,25 +256,6 @@ class Context:
             gr.on(triggers=trigger, fn=fn, trigger_mode="always_last", **options)
         else:
             trigger.then(fn, **options)
-
-
-def repeat_outputs(fn: Callable) -> Callable:
-    """For a handler that yields {component: value} dicts: each yield repeats every output set so far.
-
-    Gradio streams each yield as a diff from the one before, and its page script applies the diff in
-    place, to the object it already queued for the page. An output one yield set and the next left out
-    (a skip) would have its figure turned into an empty update before a busy page drew it: the grid,
-    average and table stayed blank or stale when a dispatcher's views came in a burst. Repeated
-    unchanged, an output's diff is empty and its object is left alone."""
-    @functools.wraps(fn)  # Gradio reads fn's parameters (gr.Request) through __wrapped__
-    def wrapper(*args, **kwargs):
-        shown = {}
-        for update in fn(*args, **kwargs):
-            for output, value in update.items():
-                if output not in shown or not is_skip(value):
-                    shown[output] = value
-            yield dict(shown)
-    return wrapper
 
 
 @dataclass(frozen=True, eq=False)

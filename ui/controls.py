@@ -12,7 +12,7 @@ from ui.context import Context, friendly
 from ui.links import ViewSettings, make_link, parse_query
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
 from ui.steps import shown_temperature, slider_from_temperature
-from ui.wire import toast
+from ui.messages import toast
 
 # Each example shows what its model really does, measured when clicked (example_claim) and checked against the
 # shipped weights by tests/app/test_examples.py (lm's previous-token head, fill-ins mlm gets right, dates it reads,
@@ -71,44 +71,6 @@ body.presenter [role=tabpanel] input[type=checkbox], body.presenter [role=tabpan
 body.presenter input[type=range] { height: 10px !important; }
 """
 PRESENTER_JS = "(on) => { document.body.classList.toggle('presenter', !!on); return []; }"
-# Runs once when the page loads (launch(js=...)). Gradio 6.31's gr.Plot draws every new figure three
-# times: into the plot element it is about to throw away, into its replacement, and once more when it
-# resizes the replacement right after. Draw on the next frame instead, only into an element still on
-# the page, and skip the resize of a figure whose draw is still to come (it will fit its element).
-DRAW_ONCE_JS = """() => {
-  const once = (plotly) => {
-    if (!plotly || plotly.__drawOnce) return plotly;
-    const react = plotly.react, resize = plotly.Plots.resize;
-    // Slides: the camera saves a PNG at twice the drawn size, the disk an SVG; named after the view (id, else title).
-    const slug = (div) => ((((div || {}).layout || {}).title || {}).text || "").replace(/<[^>]*>/g, "").toLowerCase()
-      .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);
-    const fileName = (div) => "attention-" + (((div && div.closest("[id]")) || {}).id || slug(div) || "figure");
-    const slideConfig = (div, config) => Object.assign({}, config || {}, {
-      displaylogo: false,
-      toImageButtonOptions: {format: "png", scale: 2, filename: fileName(div)},
-      modeBarButtonsToAdd: [{name: "downloadSvg", title: "Download as SVG (for slides)", icon: plotly.Icons.disk,
-                             click: (gd) => plotly.downloadImage(gd, {format: "svg", filename: fileName(gd)})}],
-    });
-    plotly.react = function (div, data, layout, config, ...rest) {
-      if (div) div.__drawPending = true;
-      return new Promise((resolve, reject) => requestAnimationFrame(() => {
-        if (div) div.__drawPending = false;
-        if (!div || !div.isConnected) return resolve(div);
-        Promise.resolve(react.call(plotly, div, data, layout, slideConfig(div, config), ...rest)).then(resolve, reject);
-      }));
-    };
-    // Gradio resizes right after each react; a deferred draw already fits its element, and the resize
-    // would draw the figure again. Later resizes (the window's) still go through.
-    plotly.Plots.resize = function (div, ...args) {
-      if (div && div.__drawPending) return Promise.resolve(div);
-      return resize.call(this, div, ...args);
-    };
-    plotly.__drawOnce = true;
-    return plotly;
-  };
-  let current = once(window.Plotly);
-  Object.defineProperty(window, "Plotly", {configurable: true, get: () => current, set: (v) => { current = once(v); }});
-}"""
 
 
 def previous_token_head(registry: ModelRegistry, name: str) -> tuple[int, int]:
@@ -303,7 +265,7 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
     def on_model(name, layer, head, kind):
         return friendly(fit_controls)(registry, name, layer, head, kind)
 
-    # unchecked: the picker's second event (ui/repeats.py) carries the old layer, past the range the first has
+    # unchecked: the picker's second event (ui/runtime/repeats.py) carries the old layer, past the range the first has
     # just shrunk ("Value 6 is greater than maximum value 2"); fit_controls fits any value, refuses a bad model
     model_event = ctx.model.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_controls",
                                   preprocess=False)
@@ -319,7 +281,7 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
             raise gr.Error("Pick one of the lecture examples.", print_exception=False)
         text, name = EXAMPLES[index]
         layer, head = previous_token_head(registry, name)
-        # the pick's second event (ui/repeats.py) sets the same controls again (skipping would let its views read
+        # the pick's second event (ui/runtime/repeats.py) sets the same controls again (skipping would let its views read
         # the controls before the first set them), and says nothing: the message is shown once
         say = not ctx.repeats.seen(request, "example", index)
         linked = friendly(linked_head)(registry, name, text)

@@ -12,7 +12,8 @@ from model import copying
 from model.switches import ABLATION_METHODS, Switches
 from ui import components
 from ui.context import Context, figure_font, friendly
-from ui.models import InputError, ModelRegistry, shown
+from ui.messages import shown
+from ui.models import InputError, ModelRegistry
 from viz import induction as viz
 
 TAB_ID = "induction"

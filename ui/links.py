@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE
-from ui.models import MAX_BEAM, MAX_CHARS, ModelRegistry, shown
+from ui.messages import shown
+from ui.models import MAX_BEAM, MAX_CHARS, ModelRegistry
 
 TRUE = {"1", "true", "yes", "on"}
 

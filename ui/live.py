@@ -17,8 +17,9 @@ from training import toy
 from training.toy_session import TrainingFailed, TrainingRefused, Trainings, Waiting, default_limit
 from training.toy_tasks import TASKS, SettingsError
 from ui import components
-from ui.context import Context, figure_font, repeat_outputs
-from ui.wire import toast
+from ui.context import Context, figure_font
+from ui.messages import refusal, shown
+from ui.runtime.events import repeat_outputs
 from viz import toy as viz_toy
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ def owner_of(request: gr.Request | None) -> str:
 
 def make_settings(task, positions, heads_kind, layers, heads, width, seconds) -> toy.ToySettings:
     if heads_kind not in ("narrow", "wide"):
-        raise SettingsError(f"heads must be 'narrow' or 'wide', not {str(heads_kind)[:40]!r}.")
+        raise SettingsError(f"heads must be 'narrow' or 'wide', not {shown(heads_kind)}.")
     return toy.ToySettings(task=task, positions=positions, layers=layers, heads=heads, width=width,
                            wide=heads_kind == "wide", seconds=seconds)
 
@@ -81,7 +82,7 @@ def checked_settings(*values) -> toy.ToySettings:
     try:
         return make_settings(*values)
     except SettingsError as e:
-        raise gr.Error(toast(e), print_exception=False) from None
+        raise refusal(e) from None
 
 
 def _describe(settings: dict) -> str:
@@ -93,14 +94,14 @@ def _describe(settings: dict) -> str:
 def status_text(snap: toy.Snapshot) -> str:
     """One paragraph: where the training is, and at the end why it stopped and what it means."""
     s, task = snap.settings, TASKS[snap.settings["task"]]
-    shown = f"On the example `{task.example}` it writes `{snap.example_output}`."
+    example = f"On the example `{task.example}` it writes `{snap.example_output}`."
     if snap.step == 0 and not snap.done:
         return (f"**Not trained yet** ({_describe(s)}, {snap.parameters:,} parameters): its random weights spread "
-                f"attention almost evenly and it is right {snap.accuracy:.0%} of the time. {shown}")
+                f"attention almost evenly and it is right {snap.accuracy:.0%} of the time. {example}")
     head = f"**Done** after {snap.step:,} steps, {snap.seconds:.1f} s: {REASONS.get(snap.reason, snap.reason)}." \
         if snap.done else f"**Training**: step {snap.step:,}, {snap.seconds:.1f} s of {s['seconds']:g}."
     text = (f"{head} {_describe(s)}; {snap.steps_per_second:.0f} steps/s. Held-out accuracy **{snap.accuracy:.1%}** "
-            f"(whole answers right: {snap.sequence_accuracy:.0%}; guessing: {task.chance:.0%}). {shown}")
+            f"(whole answers right: {snap.sequence_accuracy:.0%}; guessing: {task.chance:.0%}). {example}")
     if snap.done and task.needs_positions and not s["positions"]:
         text += (f" Without positions it cannot beat guessing by much (at best {task.blind_best:.0%} on reverse): "
                  "see below why." if task.blind_best else " Without positions it cannot tell the places apart.")
@@ -159,11 +160,10 @@ def _errors_as_messages(events):
     try:
         yield from events
     except (SettingsError, TrainingRefused) as e:
-        raise gr.Error(toast(e), print_exception=False) from None
+        raise refusal(e) from None
     except TrainingFailed as e:
         log.error("toy training failed: %s", e)
-        raise gr.Error(toast(f"The training stopped unexpectedly ({e}). Press Train to try again."),
-                       print_exception=False) from None
+        raise refusal(f"The training stopped unexpectedly ({e}). Press Train to try again.") from None
 
 
 def waiting_text(event: Waiting) -> str:
@@ -194,7 +194,7 @@ def api_endpoint(trainings: Trainings):
         try:
             settings = toy.ToySettings(task=task, positions=positions, seconds=seconds)
         except SettingsError as e:
-            raise gr.Error(toast(e), print_exception=False) from None
+            raise refusal(e) from None
         events = trainings.run(owner_of(request), [settings])
         with contextlib.closing(events):
             for event in _errors_as_messages(events):
@@ -270,7 +270,7 @@ def build(ctx: Context) -> None:
         try:
             return preview(*values)
         except SettingsError as e:
-            raise gr.Error(toast(e), print_exception=False) from None
+            raise refusal(e) from None
 
     ctx.listen(on_preview, inputs=model_controls + [ctx.presenter, trained], outputs=[status, curve, heads_plot, text],
                api_name="toy_preview", triggers=[c.input for c in model_controls] + [ctx.presenter.input])
@@ -345,7 +345,7 @@ def build(ctx: Context) -> None:
         try:
             return predict(text_value, trained_value, presenter)
         except SettingsError as e:
-            raise gr.Error(toast(e), print_exception=False) from None
+            raise refusal(e) from None
 
     # on the page an input the model cannot read (a wrong length) is one warning and the last answer stays
     ctx.page_event([predict_button.click, text.submit], on_predict, inputs=[text, trained, ctx.presenter],

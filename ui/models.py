@@ -27,6 +27,7 @@ from model import api, pretrained
 from model.checkpoint import CheckpointError
 from model.trace import AttentionTrace, Trace
 from training.history import TrainingHistory, read_history
+from ui.messages import shown
 
 log = logging.getLogger(__name__)
 
@@ -90,12 +91,6 @@ def public_message(message: str) -> str:
     """`message` with every absolute path cut to its file name: visitors learn which file is wrong and
     how to fix it, never where the server keeps it (the server log has the whole path)."""
     return _ABSOLUTE_PATH.sub(lambda m: m.group().rsplit("/", 1)[-1], str(message))
-
-
-def shown(value) -> str:
-    """A value a visitor sent, as a message quotes it: never a whole 100 KB echoed back."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def check_index(value, count: int, what: str) -> int:

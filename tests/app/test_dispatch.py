@@ -126,7 +126,7 @@ def test_changing_the_head_redraws_only_views_that_follow_it(demo):
 
 
 def test_a_streaming_handler_repeats_what_it_has_set():
-    from ui.context import repeat_outputs
+    from ui.runtime.events import repeat_outputs
 
     with gr.Blocks():
         status, curve = gr.Markdown(), gr.Plot()
@@ -219,7 +219,7 @@ def all_skipped(updates: list[dict]) -> bool:
 
 
 def test_a_dropdowns_second_event_is_answered_unchanged(demo):
-    """Gradio 6.31's dropdown sends `input` twice for one pick (ui/repeats.py): the views that follow a
+    """Gradio 6.31's dropdown sends `input` twice for one pick (ui/runtime/repeats.py): the views that follow a
     model or example pick compute once per visitor; the same values from another visitor, or other values
     from the same one, compute."""
     (fit,) = listeners_of(demo, "model", "input")
@@ -269,7 +269,7 @@ def test_a_tab_dropdowns_pick_runs_a_private_handler_that_answers_its_repeat_unc
 
 
 def test_repeats_count_only_the_same_values_from_the_same_session_within_the_window():
-    from ui.repeats import Repeats
+    from ui.runtime.repeats import Repeats
 
     now = [0.0]
     repeats = Repeats(window=1.0, size=3, clock=lambda: now[0])

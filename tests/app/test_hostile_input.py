@@ -220,7 +220,7 @@ def test_out_of_range_layer_head(app, client, api, field, value):
     assert_still_works(client, api)
 
 
-# /analyze reads its inputs in the handler's own thread (ui.wire.received): every one of them is checked there
+# /analyze reads its inputs in the handler's own thread (ui.runtime.wire.received): every one of them is checked there
 WRONG_ANALYZE_INPUT = [("layer", 99), ("layer", "x"), ("layer", [1]), ("layer", math.nan), ("head", {"n": 1}),
                        ("head", 0), ("kind", "sideways"), ("kind", ["self"]), ("presenter", {"on": True})]
 

@@ -1,4 +1,4 @@
-"""ui.wire: the views hand Gradio their outputs already postprocessed (events with postprocess=False).
+"""ui.runtime.wire: the views hand Gradio their outputs already postprocessed (events with postprocess=False).
 The oracle is Gradio itself: the same values through an ordinary event must give the same answer."""
 from __future__ import annotations
 
@@ -11,15 +11,16 @@ import pytest
 from gradio.state_holder import SessionState
 
 from analysis.head_stats import head_columns, head_stats
-from ui import components, wire
-from ui.wire import received, sent, sent_all
+from ui import components
+from ui.runtime import wire
+from ui.runtime.wire import received, sent, sent_all
 from viz import heatmap
 
 FIGURE = heatmap.attention_heatmap(np.eye(3), ["<s>", "a", "b"], ["<s>", "a", "b"], title="one head")
 
 
 def answers(outputs_of, values):
-    """What the browser gets for `values`: through Gradio's own postprocessing, and through ui.wire."""
+    """What the browser gets for `values`: through Gradio's own postprocessing, and through ui.runtime.wire."""
     with gr.Blocks() as demo:
         outputs = outputs_of()
         button = gr.Button()
@@ -72,7 +73,7 @@ def test_head_statistics_as_plain_columns_are_the_frame_gradio_would_send():
 
 def handed(raw: list):
     """What a handler is given for the raw API values `raw`: by Gradio's preprocessing (in the app's
-    wire.Blocks), and by ui.wire.received (the error message where either refuses)."""
+    wire.Blocks), and by ui.runtime.wire.received (the error message where either refuses)."""
     with wire.Blocks() as demo:
         inputs = [gr.Textbox(), gr.Dropdown(choices=["lm", "mlm"], value="lm"), gr.Radio(choices=["self", "cross"]),
                   gr.Checkbox(), components.Slider(1, 4, step=1, label="Layer"), gr.State("kept")]
@@ -145,7 +146,7 @@ def postprocessed(blocks_class, handler, outputs_of, postprocess: bool):
 
 
 def test_blocks_sends_what_gradio_sends_and_leaves_skipped_outputs_alone():
-    """ui.wire.Blocks against gr.Blocks on the same returns: a skip among values, a dict that names some
+    """ui.runtime.wire.Blocks against gr.Blocks on the same returns: a skip among values, a dict that names some
     outputs, a single skip for all, an update of a property, and the postprocessing both ways."""
     outputs_of = lambda: [gr.Markdown(), gr.Plot(), gr.Dropdown(choices=["a", "b"]), gr.Plot(), gr.Checkbox()]
     cases = [

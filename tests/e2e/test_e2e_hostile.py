@@ -92,7 +92,7 @@ def test_a_links_hostile_parameters_are_quoted_literally(page, live):
     wait_for_ticks(page, expected_labels(NORMAL))
     page.wait_for_function("() => document.querySelectorAll('[data-testid=toast-text]').length >= 2")
     said = " ".join(message_toasts(page))
-    from ui.models import shown
+    from ui.messages import shown
 
     assert shown(model) in said and layer in said, said  # written out as in the link (a long one cut short)
     assert shown(model).endswith("…") and len(shown(model)) == 40

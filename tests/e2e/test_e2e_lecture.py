@@ -337,7 +337,7 @@ def test_examples_show_what_they_claim(page, live, shipped):
                                                         rf"{re.escape(f'{p:.1%}')}")
         assert "Greedy continuation" in predicted and "∅" not in predicted
         assert text not in predicted.split("Greedy continuation")[1], "the continuation only, not the input again"
-        # every view is drawn: the dropdown's second event (ui/repeats.py) has come and said nothing
+        # every view is drawn: the dropdown's second event (ui/runtime/repeats.py) has come and said nothing
         said = page.eval_on_selector_all("[data-testid=toast-text]", "els => els.map(e => e.innerText)")
         assert said == [message], f"the pick's message once, and nothing else: {said}"
     for text, answer in controls.FILLS.items():
@@ -370,7 +370,7 @@ def test_closing_a_picker_without_a_pick_changes_nothing(page, live, shipped):
     info_toast(page, "fills the blank")
     page.wait_for_function("() => document.querySelector('#sentence textarea, #sentence input').value"
                            ".includes('United')")
-    time.sleep(1.5)  # past the window in which a second event counts as the same pick (ui/repeats.py)
+    time.sleep(1.5)  # past the window in which a second event counts as the same pick (ui/runtime/repeats.py)
     typed = "The cat sat on the <mask>."
     close_toasts(page)
     sentence_box(page).fill(typed)

@@ -1,4 +1,4 @@
-"""ui/assets.py: the page's script files compressed once and served to every visitor from that copy
+"""ui/runtime/assets.py: the page's script files compressed once and served to every visitor from that copy
 (the running app's files: tests/app/test_app_server.py)."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 
 import brotli
 
-from ui.assets import CompressedAssets
+from ui.runtime.assets import CompressedAssets
 
 
 def asset_server(body: bytes, status: int = 200, kind: bytes = b"text/javascript"):

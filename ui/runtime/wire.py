@@ -24,13 +24,14 @@ with the same checks and messages.
 from __future__ import annotations
 
 import copy
-import html
 import logging
 import re
 from typing import Any
 
 import gradio as gr
 from gradio.data_classes import GradioModel, GradioRootModel
+
+from ui.messages import refusal, shortened
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ def received(inputs: list, values) -> list:
         except Exception:
             log.info("%s could not read %r", type(component).__name__, value, exc_info=True)
             name = getattr(component, "label", None) or type(component).__name__
-            raise gr.Error(toast(f"{name} cannot take the value {str(value)[:40]!r}."), print_exception=False) from None
+            raise refusal(f"{name} cannot take the value {shortened(value, 40)!r}.") from None
     return out
 
 
@@ -175,12 +176,6 @@ _NOT_A_CHOICE = re.compile(r"Value: (?P<value>.*?)(?: \(type: <class '\w+'>\))? 
 _TOO_FEW = re.compile(r"needed: (\d+), got: (\d+)")
 
 
-def shortened(text, limit: int = 60) -> str:
-    """`text` cut to `limit` characters: a message never echoes a whole 100 KB value back."""
-    text = str(text)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
 def refused(error: gr.Error) -> gr.Error:
     """A gr.Error raised while reading an input, as a visitor should read it. The app's own messages
     (print_exception=False, already escaped) pass unchanged; Gradio's own (a value not among a dropdown's
@@ -193,11 +188,4 @@ def refused(error: gr.Error) -> gr.Error:
     if choice:
         message = f"{shortened(choice['value'])} is not one of the choices ({shortened(choice['choices'], 200)})."
     log.info("input refused: %s", shortened(message, 200))
-    return gr.Error(toast(shortened(message, 300)), print_exception=False)
-
-
-def toast(message) -> str:
-    """A message as a toast must carry it. Gradio renders a toast's text as HTML (sanitised: no script
-    runs, but a link's `?model=<img src=...>` still put an image in the page), so anything that may hold
-    what a visitor wrote is escaped and shows literally."""
-    return html.escape(str(message), quote=False)
+    return refusal(shortened(message, 300))

@@ -1,0 +1,41 @@
+"""gr.Plot drawing each new figure once, not three times (a page script: app.launch_options passes it)."""
+
+# Runs once when the page loads (launch(js=...)). Gradio 6.31's gr.Plot (PlotlyPlot.svelte) draws every new figure three
+# times: into the plot element it is about to throw away, into its replacement, and once more when it
+# resizes the replacement right after. Draw on the next frame instead, only into an element still on
+# the page, and skip the resize of a figure whose draw is still to come (it will fit its element).
+DRAW_ONCE_JS = """() => {
+  const once = (plotly) => {
+    if (!plotly || plotly.__drawOnce) return plotly;
+    const react = plotly.react, resize = plotly.Plots.resize;
+    // Slides: the camera saves a PNG at twice the drawn size, the disk an SVG; named after the view (id, else title).
+    const slug = (div) => ((((div || {}).layout || {}).title || {}).text || "").replace(/<[^>]*>/g, "").toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);
+    const fileName = (div) => "attention-" + (((div && div.closest("[id]")) || {}).id || slug(div) || "figure");
+    const slideConfig = (div, config) => Object.assign({}, config || {}, {
+      displaylogo: false,
+      toImageButtonOptions: {format: "png", scale: 2, filename: fileName(div)},
+      modeBarButtonsToAdd: [{name: "downloadSvg", title: "Download as SVG (for slides)", icon: plotly.Icons.disk,
+                             click: (gd) => plotly.downloadImage(gd, {format: "svg", filename: fileName(gd)})}],
+    });
+    plotly.react = function (div, data, layout, config, ...rest) {
+      if (div) div.__drawPending = true;
+      return new Promise((resolve, reject) => requestAnimationFrame(() => {
+        if (div) div.__drawPending = false;
+        if (!div || !div.isConnected) return resolve(div);
+        Promise.resolve(react.call(plotly, div, data, layout, slideConfig(div, config), ...rest)).then(resolve, reject);
+      }));
+    };
+    // Gradio resizes right after each react; a deferred draw already fits its element, and the resize
+    // would draw the figure again. Later resizes (the window's) still go through.
+    plotly.Plots.resize = function (div, ...args) {
+      if (div && div.__drawPending) return Promise.resolve(div);
+      return resize.call(this, div, ...args);
+    };
+    plotly.__drawOnce = true;
+    return plotly;
+  };
+  let current = once(window.Plotly);
+  Object.defineProperty(window, "Plotly", {configurable: true, get: () => current, set: (v) => { current = once(v); }});
+}"""
+
