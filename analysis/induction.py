@@ -62,7 +62,9 @@ def induction_pairs(ids) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check(probs) -> np.ndarray:
-    probs = np.asarray(probs, dtype=np.float64)
+    probs = np.asarray(probs)
+    if probs.dtype.kind != "f":
+        probs = probs.astype(np.float64)  # float32 stays as it is: a copy of a long trace costs more than the scores
     if probs.ndim < 2 or probs.shape[-1] != probs.shape[-2]:
         raise ValueError(f"probs must be (..., t, t) self-attention weights, got shape {probs.shape}")
     return probs

@@ -14,7 +14,6 @@ Nothing is loaded on import.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -24,6 +23,7 @@ import torch
 from tokenizers import Tokenizer
 
 from model import checkpoint, decoding, pretrained, trace as trace_mod
+from model.cache import ByteLRU
 from model import tokenizer as tok
 from model.config import TransformerConfig
 from model.device import default_device
@@ -35,8 +35,9 @@ ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHIPPED = ("lm", "mlm", "dates", "classifier")  # the models trained by this project and kept in assets/<name>/
 PRETRAINED = (pretrained.MINILM,)  # shipped pretrained models, not trained here (model/pretrained.py)
 MASK_MARKERS = re.compile(r"<mask>|\[MASK\]")
-ENCODED_KEPT = 16
-END_TOKENS = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<|im_end|>")  # GPT-2 and Qwen2, Llama-2, Llama-3  # texts whose encoding a model remembers
+ENCODED_KEPT = 16  # texts whose encoding a model remembers
+ENCODED_BYTES = 4 << 20  # and at most this much of them (a 4,000-character text's ids and labels: ~0.2 MB)
+END_TOKENS = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<|im_end|>")  # GPT-2 and Qwen2, Llama-2, Llama-3
 
 
 @dataclass
@@ -51,7 +52,7 @@ class LoadedModel:
     weights: str = checkpoint.WEIGHTS
     _specials: dict = field(default_factory=dict)
     _labels: dict = field(default_factory=dict)
-    _encoded: OrderedDict = field(default_factory=OrderedDict)  # text -> Encoded, the last ENCODED_KEPT
+    _encoded: ByteLRU = field(default_factory=lambda: ByteLRU(ENCODED_BYTES, ENCODED_KEPT))  # text -> Encoded
     pretrained: bool = False  # published by others (model/pretrained.py), not trained by this project
 
     @property
@@ -119,14 +120,7 @@ class LoadedModel:
         The last few texts are remembered: the app asks how long a text is before it runs the model on it."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a string, got {type(text).__name__}")
-        known = self._encoded.get(text)
-        if known is None:
-            known = self._encoded[text] = self._encode(text)
-            while len(self._encoded) > ENCODED_KEPT:
-                try:
-                    self._encoded.popitem(last=False)
-                except KeyError:  # another thread emptied it meanwhile
-                    break
+        known = self._encoded.get(text, lambda: self._encode(text))
         return Encoded(list(known.ids), list(known.tokens), known.truncated)  # a caller may extend its copy
 
     def _encode(self, text: str) -> Encoded:

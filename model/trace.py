@@ -4,7 +4,7 @@ Nothing in viz/ or the app needs torch: they read a Trace.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -19,7 +19,8 @@ class AttentionTrace:
     kind     "self" (lm, mlm), "encoder", "decoder" or "cross" (dates)
     inputs   (L, t, k)     vectors entering each layer's attention, query side
     q        (L, H, t, d)  queries;  k, v (L, H, s, d) keys and values
-    scores   (L, H, t, s)  raw q·k before scaling and masking
+    scores   (L, H, t, s)  raw q·k before scaling and masking; None in a trace kept for the app's views
+                           (for_views): every view that shows scores computes one head's from q and k
     probs    (L, H, t, s)  attention weights; each row sums to 1
     mask     (t, s) bool   True where a query may attend to a key
     queries, keys          readable token labels for rows and columns
@@ -34,7 +35,7 @@ class AttentionTrace:
     q: np.ndarray
     k: np.ndarray
     v: np.ndarray
-    scores: np.ndarray
+    scores: np.ndarray | None
     probs: np.ndarray
     mask: np.ndarray
     queries: list[str]
@@ -85,6 +86,14 @@ class Trace:
     truncated: bool = False
     d_head: int = 0
     residual: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def for_views(trace: Trace) -> Trace:
+    """The trace as the app keeps it between requests: without the raw scores of every head (as large as
+    the weights themselves; a view that shows scores computes its one head's from q and k). The arrays
+    are shared with `trace`, not copied."""
+    attention = {kind: replace(att, scores=None) for kind, att in trace.attention.items()}
+    return replace(trace, attention=attention)
 
 
 def _np(x) -> np.ndarray:

@@ -4,9 +4,11 @@ from __future__ import annotations
 import gradio as gr
 import numpy as np
 
+from model.cache import ByteLRU
+from model.trace import for_views
 from ui import components
 from ui.context import Context, figure_font, friendly
-from ui.models import LRUCache, ModelRegistry, clean_text
+from ui.models import ModelRegistry, clean_text
 from viz import learning as viz_learning
 from viz.heatmap import attention_heatmap
 from viz.panels import note_figure
@@ -22,13 +24,12 @@ early, so heads that look by position appear within a few hundred steps.
 
 
 class SnapshotTraces:
-    """Models at their training snapshots, each loaded once, and their traces (LRU cached).
-    Read-only after loading, so one instance is shared by every user of the app."""
+    """Models at their training snapshots, each loaded once, and their traces (kept in the registry's one
+    byte-bounded cache). Read-only after loading, so one instance is shared by every user of the app."""
 
-    def __init__(self, registry: ModelRegistry, max_traces: int = 128):
+    def __init__(self, registry: ModelRegistry, max_models: int = 64):
         self.registry = registry
-        self._models = LRUCache(64)
-        self._traces = LRUCache(max_traces)
+        self._models = ByteLRU(registry.cache_bytes, max_models)  # ~5 MB each: a model's few snapshots
 
     def steps(self, name: str) -> list[int]:
         return sorted(self.registry.get(name).snapshot_files)
@@ -39,7 +40,8 @@ class SnapshotTraces:
     def trace(self, name: str, step: int, text: str, output: str | None = None):
         """The snapshot's trace; `output` fixes the decoder's side (teacher forcing) so every
         snapshot of the dates model is shown writing the same characters."""
-        return self._traces.get((name, int(step), text, output), lambda: self.model(name, step).trace(text, output))
+        return self.registry.cached(("snapshot", name, int(step), text, output),
+                                    lambda: for_views(self.model(name, step).trace(text, output)))
 
 
 def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer, head, kind, snapshot, presenter):

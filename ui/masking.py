@@ -10,8 +10,9 @@ from analysis import head_stats as stats
 from analysis.steps import attention_steps
 from model.api import MASK_MARKERS
 from model.switches import Switches
+from model.trace import for_views
 from ui.context import Context, figure_font, friendly
-from ui.models import InputError, LRUCache, ModelRegistry, clean_text
+from ui.models import InputError, ModelRegistry, clean_text
 from viz import compare
 
 EXPLANATION = """
@@ -38,14 +39,14 @@ MASK_STAND_IN = "something"  # one token in the shared vocabulary, so lm and mlm
 PATTERNS = {"previous": "the previous token", "next": "the next token", "first": "the first token (<s>)",
             "self": "itself"}
 UNMASKED = Switches(causal=False)
-_unmasked_traces = LRUCache(32)  # the lm's mask-off traces, by text (read-only, shared by every user)
 
 
 def unmasked_lm(registry: ModelRegistry, text: str):
     """The lm's trace of `text` with the causal mask left off (the same weights)."""
     text = clean_text(text)
-    return _unmasked_traces.get((id(registry), text),
-                                lambda: registry.get("lm").trace(text, switches=UNMASKED)).attention["self"]
+    # kept with the other traces (read-only, shared by every user)
+    return registry.cached(("lm without its mask", text),
+                           lambda: for_views(registry.get("lm").trace(text, switches=UNMASKED))).attention["self"]
 
 
 def best_head(frame, pattern: str) -> tuple[int, int, float]:

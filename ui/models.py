@@ -19,20 +19,39 @@ import os
 import re
 import threading
 import unicodedata
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from model import api, pretrained
+from model.cache import ByteLRU
 from model.checkpoint import CheckpointError
-from model.trace import AttentionTrace, Trace
+from model.trace import AttentionTrace, Trace, for_views
 from training.history import TrainingHistory, read_history
 from ui.messages import shown
 
 log = logging.getLogger(__name__)
 
-MAX_CHARS = 2000  # server-side limit: the browser's max_length is only a hint
-CACHE_SIZE = 64
+# The longest input the server reads: each model up to its own context (minilm and BERT 512, the models
+# trained here 256), and none past MAX_TOKENS (GPT-2's 1,024 would put 600 MB of weights in one 12 x 12-head
+# trace; a server with memory to spare sets ATTENTION_MAX_TOKENS). Longer texts are cut, and the page says so.
+MAX_TOKENS_ENV = "ATTENTION_MAX_TOKENS"
+MAX_TOKENS = int(os.environ.get(MAX_TOKENS_ENV) or 512)
+# Characters follow tokens: 2,000 for a 256-token context (a token is ~4-5 characters of English, so a text
+# the model would cut still fits), 4,000 for 512. Server-side: the browser's max_length is only a hint.
+CHARS_PER_256_TOKENS = 2000
+
+
+def char_limit(context: int) -> int:
+    """The most characters the app takes for a model that reads `context` tokens (never below 2,000)."""
+    return max(CHARS_PER_256_TOKENS, round(CHARS_PER_256_TOKENS * context / 256))
+
+
+MAX_CHARS = char_limit(MAX_TOKENS)  # the most any model takes; each model's own limit: ModelRegistry.max_chars
+# The traces kept between requests, by the bytes they hold (model.cache.ByteLRU). A 16 GB Space holds the
+# models (~1 GB with two 12 x 12-head checkpoints), a few 512-token forward passes at once (~0.5 GB each
+# for a 12 x 12-head model) and Gradio; 1 GiB of traces is 4 such 512-token traces or thousands of short ones.
+CACHE_ENV = "ATTENTION_CACHE_MB"
+CACHE_BYTES = int(float(os.environ.get(CACHE_ENV) or 1024) * 2 ** 20)
 # Small work runs where the request arrived (ModelRegistry.quick): a forward pass of at most this much
 # arithmetic (a millisecond or two on one CPU core: lm up to ~60 tokens, minilm never), and figures of at
 # most this many attention weights (lm's 16 heads at 64 tokens), whether the trace is cached or not.
@@ -40,9 +59,6 @@ QUICK_FLOPS = 100e6
 QUICK_CELLS = 16 * 64 * 64
 MAX_BEAM = 8  # widest beam search the app runs
 ASSETS_ENV = "ATTENTION_ASSETS"
-# The most tokens the app reads with a pretrained model, as with its own (lm's context): minilm's 512 or
-# GPT-2's 1,024 would put millions of weights in one answer. Longer texts are cut, and the page says so.
-CONTEXT = 256
 
 # Which attention kinds each architecture records, in the order a lecture meets them.
 KINDS_BY_ARCH = {"decoder": ("self",), "encoder": ("self",), "encoder-decoder": ("encoder", "decoder", "cross"),
@@ -115,37 +131,6 @@ def check_beam(value) -> int:
                          f"(got {shown(value)}).") from None
 
 
-class LRUCache:
-    """A small thread-safe least-recently-used cache. `get(key, make)` computes a missing value
-    outside the lock (two users may compute the same value once each; neither waits for the other)."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self._items: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key, make):
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        value = make()
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return value
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def peek(self, key):
-        """The value kept for `key`, or None; its place in the order is left as it is."""
-        with self._lock:
-            return self._items.get(key)
-
-
 def attention_of(trace: Trace, kind: str | None = None) -> AttentionTrace:
     """One kind of a trace's attention; kind defaults to the model's first (an unknown kind too)."""
     return trace.attention[kind if kind in trace.attention else next(iter(trace.attention))]
@@ -164,11 +149,11 @@ class ModelRegistry:
     models: dict[str, api.LoadedModel] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     histories: dict[str, TrainingHistory] = field(default_factory=dict)
-    cache_size: int = CACHE_SIZE
-    _cache: LRUCache | None = field(default=None, repr=False)
+    cache_bytes: int = CACHE_BYTES
+    cache: ByteLRU | None = field(default=None, repr=False)  # every trace the views keep, one byte budget
 
     def __post_init__(self):
-        self._cache = LRUCache(self.cache_size)
+        self.cache = ByteLRU(self.cache_bytes)
 
     @classmethod
     def load(cls, assets: str | Path | None = None, names=api.SHIPPED + api.PRETRAINED, device=None,
@@ -177,10 +162,10 @@ class ModelRegistry:
         or Hub id, by default from the server's $ATTENTION_MODELS; a visitor never chooses a path."""
         registry = cls(assets_dir(assets))
         extra = pretrained.configured() if extra is None else extra
-        loaders = [(name, lambda n=name: api.load(n, registry.assets, device=device, context=CONTEXT))
+        loaders = [(name, lambda n=name: api.load(n, registry.assets, device=device, context=MAX_TOKENS))
                    for name in names]
         loaders += [(name, lambda n=name, s=source: api.load_pretrained(
-            s, n, device, label=f"{n} ({pretrained.MODELS_ENV} entry {s})", context=CONTEXT))
+            s, n, device, label=f"{n} ({pretrained.MODELS_ENV} entry {s})", context=MAX_TOKENS))
             for name, source in extra.items()]
         for name, load in loaders:
             if name in registry.models or name in registry.errors:
@@ -232,11 +217,20 @@ class ModelRegistry:
         """The attention kinds this model has: ("self",) or ("encoder", "decoder", "cross")."""
         return KINDS_BY_ARCH[self.arch(name)]
 
+    def max_chars(self, name) -> int:
+        """The most characters the app takes for this model: its context's worth (char_limit)."""
+        return char_limit(self.get(name).config.max_len)
+
     def trace(self, name, text) -> Trace:
-        """The model's trace of `text` (cleaned and checked), from an LRU cache keyed by (model, text)."""
+        """The model's trace of `text` (cleaned and checked against the model's own length), from the
+        byte-bounded cache keyed by (model, text), as the views need it (model.trace.for_views)."""
         model = self.get(name)
-        text = clean_text(text)
-        return self._cache.get((name, text), lambda: self._compute_trace(model, text))
+        text = clean_text(text, self.max_chars(name))
+        return self.cache.get((name, text), lambda: self._compute_trace(model, text))
+
+    def cached(self, key: tuple, make):
+        """Any other trace a view keeps (a snapshot's, the lm's without its mask), in the same byte budget."""
+        return self.cache.get(key, make)
 
     @staticmethod
     def _compute_trace(model: api.LoadedModel, text: str) -> Trace:
@@ -247,7 +241,7 @@ class ModelRegistry:
             raise InputError(str(e)) from e
         if not result.tokens or all(int(i) in model.added_ids for i in result.ids):  # minilm drops some characters
             raise InputError("The model found no tokens in this text; type some words.")
-        return result
+        return for_views(result)
 
     def quick(self, name, text) -> bool:
         """Whether a view of `text` is small work, so that it may run without being handed to another thread
@@ -255,11 +249,12 @@ class ModelRegistry:
         at hand or costs at most QUICK_FLOPS (a one-stack model only: the dates model decodes step by step
         first). Bad input is quick: it ends in a message."""
         try:
-            model, text = self.get(name), clean_text(text)
+            model = self.get(name)
+            text = clean_text(text, self.max_chars(name))
         except InputError:
             return True
         config = model.config
-        cached = self._cache.peek((name, text))
+        cached = self.cache.peek((name, text))
         if cached is not None:
             tokens = max(len(cached.tokens), len(cached.target_tokens))
         elif model.arch == "encoder-decoder":

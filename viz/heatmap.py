@@ -75,6 +75,17 @@ def _layout(title: str, height: int, font_size: int, **extra) -> dict:
     )
 
 
+# Up to this many cells (lm's 128 tokens) the one-head view sends a hover string per cell; past it, one
+# name per row and column on category axes (_position_names).
+HOVER_TEXT_CELLS = 128 * 128
+
+
+def _position_names(labels: list[str]) -> list[str]:
+    """Unique axis names for escaped token labels, by position: "the (#3)" (a category axis merges equal
+    names, and a sentence repeats its tokens)."""
+    return [f"{label} (#{i})" for i, label in enumerate(labels)]
+
+
 HIGHLIGHT = "#ff7f0e"  # what the viewer picked: the tile open in detail, the quiz's row and guess
 
 
@@ -93,7 +104,6 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     probs = _masked(_check(probs, 2, "probs", queries, keys), mask)
     t, s = probs.shape
     q_labels, k_labels = token_labels(queries), token_labels(keys)
-    hover = np.array([[f"{q} → {k}" for k in k_labels] for q in q_labels], dtype=object)
     # square cells that fit a ~600 px wide column; the height follows the rows it has to show
     cell = min(2.2 * font_size, max_width / max(s, 1))  # max_width: ~600 px in a column, more at full width
     # long inputs: every k-th token labelled (viz.labels), in a font that fits the room k cells give it
@@ -106,15 +116,25 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     height = height or int(min(1100, max(320, t * cell + tick_room + 5 * font_size + 60)))
     heatmap = dict(
         type="heatmap", z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
-        text=hover, hovertemplate="%{text}: %{z:.3f}<extra></extra>", xgap=gap, ygap=gap,
-        colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8),
+        xgap=gap, ygap=gap, colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8),
     )
+    x_ticks, y_ticks = axis_ticks(keys), axis_ticks(queries)
+    if t * s <= HOVER_TEXT_CELLS:
+        hover = np.array([[f"{q} → {k}" for k in k_labels] for q in q_labels], dtype=object)
+        heatmap.update(text=hover, hovertemplate="%{text}: %{z:.3f}<extra></extra>")
+    else:
+        # one name per row and per column, not one string per cell: the hover still names both tokens
+        # (and their positions), and a 512-token head sends 1,000 names instead of 262,144 strings
+        x_names, y_names = _position_names(k_labels), _position_names(q_labels)
+        heatmap.update(x=x_names, y=y_names, hovertemplate="%{y} → %{x}: %{z:.3f}<extra></extra>")
+        x_ticks["tickvals"] = [x_names[i] for i in x_ticks["tickvals"]]
+        y_ticks["tickvals"] = [y_names[i] for i in y_ticks["tickvals"]]
     layout = _layout(
         title, height, font_size,
-        xaxis=dict(**axis_ticks(keys), side="top", tickangle=0 if longest <= 2 else -60, tickfont=tick_font,
+        xaxis=dict(**x_ticks, side="top", tickangle=0 if longest <= 2 else -60, tickfont=tick_font,
                    automargin=False, title=dict(text="keys (looked at)" + _every(step_x)), showgrid=False, constrain="domain",
                    constraintoward="left"),
-        yaxis=dict(**axis_ticks(queries), autorange="reversed", tickfont=tick_font, automargin=False,
+        yaxis=dict(**y_ticks, autorange="reversed", tickfont=tick_font, automargin=False,
                    title=dict(text="queries (looking)" + _every(step_y)), showgrid=False, scaleanchor="x", constrain="domain",
                    constraintoward="top"),
     )
@@ -142,6 +162,53 @@ def layer_average(probs) -> np.ndarray:
     return probs.mean(axis=1)
 
 
+# The most rows and columns a tile of a tiled overview draws. A tile is drawn ~80 px wide (12 heads side by
+# side): it cannot show 512 columns. Longer inputs are max-pooled into blocks of k x k token pairs, so a
+# one-token stripe (a previous-token head's diagonal, a sink's column) survives as a stripe of full
+# strength; the figure says so, and the head opened in detail shows every weight.
+TILE_CELLS = 64
+
+
+def pool_block(count: int, cells: int = TILE_CELLS) -> int:
+    """k for k x k max pooling that draws `count` tokens in at most `cells` rows or columns (1: none)."""
+    return max(1, -(-count // cells))
+
+
+def max_pool(tiles: np.ndarray, block: int, mask=None) -> np.ndarray:
+    """(..., t, s) -> (..., ceil(t/k), ceil(s/k)): the largest value of each k x k block (a block cut short
+    by the edge takes the largest of what it has). NaN, and cells where the (t, s) mask is False, count as 0.
+    Unpooled (k = 1) only the mask and NaN are applied."""
+    tiles = np.asarray(tiles, dtype=np.float32)
+    mask = None if mask is None else np.asarray(mask, dtype=bool)
+    t, s = tiles.shape[-2:]
+    rows, cols = -(-t // block), -(-s // block)
+    # every k-th row, then every k-th column, folded in with fmax (which passes over NaN): a few passes over
+    # strided slices, several times faster than numpy's max over a reshaped block axis
+    pooled = np.zeros(tiles.shape[:-2] + (rows, s), dtype=np.float32)
+    for k in range(block):
+        part = tiles[..., k::block, :]
+        if mask is not None:
+            part = np.where(mask[k::block], part, np.float32(0))
+        np.fmax(pooled[..., :part.shape[-2], :], part, out=pooled[..., :part.shape[-2], :])
+    if block > 1:
+        rows_pooled, pooled = pooled, np.zeros(tiles.shape[:-2] + (rows, cols), dtype=np.float32)
+        for k in range(block):
+            part = rows_pooled[..., k::block]
+            np.fmax(pooled[..., :part.shape[-1]], part, out=pooled[..., :part.shape[-1]])
+    return pooled
+
+
+def _pooled_labels(labels: list[str], block: int) -> list[str]:
+    """A block's name from its first and last token: "the…mat (#8-15)"; unpooled, "mat (#6)"."""
+    if block == 1:
+        return [f"{label} (#{i})" for i, label in enumerate(labels)]
+    names = []
+    for start in range(0, len(labels), block):
+        end = min(start + block, len(labels)) - 1
+        names.append(f"{labels[start]}…{labels[end]} (#{start}-{end})")
+    return names
+
+
 def _tile_axis_names(names, key_labels, query_labels, gap_x: int, label_rows: int) -> tuple[list, list]:
     """Unique category names for every column and row of the tiled matrix, for the hover: "H2 · mat (#6)"
     and "L1 · the (#5)" (a one-row strip puts the whole tile name on the columns). Gap rows and columns
@@ -154,12 +221,12 @@ def _tile_axis_names(names, key_labels, query_labels, gap_x: int, label_rows: in
         row_prefix = [names[r][0].split()[0] for r in range(rows)]
     x_names, y_names = [], []
     for c, prefix in enumerate(col_prefix):
-        x_names += [f"{prefix} · {k} (#{j})".lstrip(" ·") for j, k in enumerate(key_labels)]
+        x_names += [f"{prefix} · {k}".lstrip(" ·") for k in key_labels]
         if c < cols - 1:
             x_names += [f"gap {c * gap_x + g + 1}" for g in range(gap_x)]
     for r, prefix in enumerate(row_prefix):
         y_names += [f"title row {r * label_rows + g + 1}" for g in range(label_rows)]
-        y_names += [f"{prefix} · {q} (#{i})".lstrip(" ·") for i, q in enumerate(query_labels)]
+        y_names += [f"{prefix} · {q}".lstrip(" ·") for q in query_labels]
     return x_names, y_names
 
 
@@ -173,20 +240,27 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     selected  optional 0-based (row, column) of a tile to outline (the head opened in detail)
     The tiles are copied into a single big matrix with blank gaps: one trace is far cheaper
     to build and draw than R*C subplots. Values are sent as whole percents (uint8).
+    Past TILE_CELLS tokens a tile is max-pooled (each cell the largest weight of a k x k block of token
+    pairs), and the title says so.
     """
     tiles = _check(tiles, 4, "tiles")
-    rows, cols, t, s = tiles.shape
+    rows, cols, t_full, s_full = tiles.shape
     if len(names) != rows or any(len(r) != cols for r in names):
         raise ValueError(f"names must be {rows} lists of {cols} labels, one per tile")
+    # Masked and NaN cells are 0: the background the gaps have.
+    block = pool_block(max(t_full, s_full))
+    tiles = max_pool(tiles, block, None if mask is None else _mask(mask, tiles))
+    t, s = tiles.shape[-2:]
+    if block > 1:
+        title += (f"<br><sub>Each tile is {t} × {s} cells: a cell is the largest weight of {block} × {block} "
+                  "token pairs (max pooling), so a one-token stripe stays visible. Open a head to see every weight."
+                  "</sub>")
     gap_x = max(1, round(0.12 * s))
     label_rows = int(np.ceil(1.6 * font_size / (tile_px / max(t, 1)))) + 1  # room for "L1 H2" above a tile
     step_x, step_y = s + gap_x, t + label_rows
     # An overview only needs whole percents: one byte a cell keeps a 16-head, 64-token grid
     # near 100 KB on the wire (float32 would be four times that). Open a head for exact values.
-    # Masked and NaN cells are 0: the background the gaps have.
-    whole = np.rint(np.nan_to_num(tiles, nan=0.0) * 100)
-    if mask is not None:
-        whole = np.where(_mask(mask, tiles), whole, 0)
+    whole = np.rint(tiles * 100)
     # the big matrix as (row, y, column, x) blocks: every tile placed in one assignment
     blocks = np.zeros((rows, step_y, cols, step_x), dtype=np.uint8)
     blocks[:, label_rows:, :, :s] = whole.transpose(0, 2, 1, 3)
@@ -208,8 +282,10 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
         # name the tile, the query and the key under the pointer, so a lecturer can narrate any tile.
         # The names go on the (hidden) axes, one per row and per column of the big matrix, not one per
         # cell: a 16-head grid at 32 tokens would otherwise send 16k hover strings (~750 KB).
-        x_names, y_names = _tile_axis_names(names, token_labels(keys), token_labels(queries), gap_x, label_rows)
-        heatmap.update(x=x_names, y=y_names, hovertemplate="%{y} → %{x}: ≈ %{z}%<extra></extra>")
+        x_names, y_names = _tile_axis_names(names, _pooled_labels(token_labels(keys), block),
+                                            _pooled_labels(token_labels(queries), block), gap_x, label_rows)
+        heatmap.update(x=x_names, y=y_names, hovertemplate="%{y} → %{x}: " + ("largest " if block > 1 else "")
+                       + "≈ %{z}%<extra></extra>")
     shapes = []
     if selected is not None:
         r, c = selected
@@ -226,6 +302,9 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
     )
     layout["plot_bgcolor"] = "white"
+    if block > 1:  # the title's second line, on pooling
+        layout["margin"]["t"] += 2 * font_size
+        layout["height"] += 2 * font_size
     return figure([heatmap], layout)
 
 

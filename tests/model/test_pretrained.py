@@ -334,9 +334,22 @@ def test_a_hub_id_downloads_only_the_three_files(monkeypatch, bert_folder, tmp_p
         api.load_pretrained("someone/tiny-bert", device="cpu")
 
 
+def test_minilm_at_its_full_length_matches_transformers(minilm, minilm_oracle):
+    """The app reads minilm up to its own 512 tokens: at 500 and more the attention, the vectors entering
+    every layer and the output still equal transformers' (the long-length case of the oracle test)."""
+    from bench.sentences import sentence
+
+    assert minilm.config.max_len == 512
+    for n in (500, 512):
+        text = sentence(minilm, n, seed=n)
+        assert len(minilm.encode(text).ids) == n and not minilm.encode(text).truncated
+        diffs = _max_diffs(minilm, minilm_oracle, text)
+        assert max(diffs.values()) < 2e-3, (n, diffs)
+
+
 def test_a_shorter_context_keeps_the_first_position_vectors(minilm, minilm_oracle):
-    """The app reads at most 256 tokens with any model: the loader keeps the first 256 position vectors,
-    and the forward pass is unchanged for inputs that fit."""
+    """A server may read fewer tokens than a model's context (ATTENTION_MAX_TOKENS): the loader keeps the
+    first position vectors, and the forward pass is unchanged for inputs that fit."""
     short = api.load("minilm", device="cpu", context=16)
     assert short.config.max_len == 16 and short.model.embed.positions.embedding.weight.shape == (16, 384)
     assert np.array_equal(short.model.embed.positions.embedding.weight.detach().numpy(),

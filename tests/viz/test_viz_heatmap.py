@@ -89,6 +89,42 @@ def test_a_long_input_labels_every_kth_token_and_says_so():
     assert fig.layout.xaxis.ticktext[:2] == ("w0", "w4") and len(fig.layout.xaxis.tickvals) == 64
     assert fig.layout.xaxis.title.text.endswith("every 4th labelled")
     assert fig.layout.yaxis.title.text.endswith("every 4th labelled")
-    assert fig.data[0].text[255][5] == "w255 → w5"  # hover still names every cell
+    # the hover still names both tokens of every cell: one name per row and column, not a string per cell
+    trace = fig.data[0]
+    assert trace.text is None and trace.x[5] == "w5 (#5)" and trace.y[255] == "w255 (#255)"
+    assert "%{y} → %{x}" in trace.hovertemplate
+    assert list(fig.layout.xaxis.tickvals[:2]) == ["w0 (#0)", "w4 (#4)"]  # ticks name their categories
     short = heatmap.attention_heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"])
     assert "labelled" not in short.layout.xaxis.title.text
+
+
+def test_a_pooled_tile_keeps_the_maximum_of_each_block():
+    """Past TILE_CELLS tokens a tile is max-pooled: a one-token stripe keeps its full strength."""
+    n, layers, heads = 200, 2, 2
+    rng = np.random.default_rng(3)
+    probs = (rng.random((layers, heads, n, n)) * 0.05).astype(np.float32)
+    probs[1, 0, :, 77] = 0.93  # a sink on one key: a one-token stripe
+    probs[0, 1, 150, 3] = 0.61  # a single strong cell
+    block = heatmap.pool_block(n)
+    assert block == 4 and -(-n // block) <= heatmap.TILE_CELLS
+    pooled = heatmap.max_pool(probs, block)
+    assert pooled.shape == (layers, heads, 50, 50)
+    for layer, head, row, col in [(0, 0, 0, 0), (0, 1, 37, 0), (1, 0, 12, 19), (1, 1, 49, 49)]:
+        expected = probs[layer, head, 4 * row:4 * row + 4, 4 * col:4 * col + 4].max()
+        assert pooled[layer, head, row, col] == expected
+    assert (pooled[1, 0, :, 77 // 4] == np.float32(0.93)).all()  # the stripe survives, at full strength
+    assert pooled[0, 1, 150 // 4, 0] == np.float32(0.61)
+    fig = heatmap.all_heads_grid(probs, [f"q{i}" for i in range(n)], [f"k{i}" for i in range(n)])
+    big = np.asarray(fig.data[0].z)
+    assert big.max() == 93 and "max pooling" in fig.layout.title.text and "4 × 4" in fig.layout.title.text
+    assert "k76…k79 (#76-79)" in fig.data[0].x[19] and "largest" in fig.data[0].hovertemplate
+    # a length that is not a whole number of blocks: the last block takes what it has
+    edge = heatmap.max_pool(np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5), 2)
+    np.testing.assert_array_equal(edge[0, 0], [[6, 8, 9], [16, 18, 19], [21, 23, 24]])
+
+
+def test_short_inputs_are_not_pooled():
+    probs, mask = causal(heatmap.TILE_CELLS)
+    fig = heatmap.all_heads_grid(probs, mask=mask)
+    assert "pooling" not in fig.layout.title.text
+    assert np.asarray(fig.data[0].z).sum() == np.rint(probs * mask * 100).sum()
