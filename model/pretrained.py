@@ -304,8 +304,8 @@ def load(directory: str | Path, device: str | torch.device = "cpu", expected_sha
 
     expected_sha256: the model.safetensors file must have this digest (the shipped minilm does).
     label: how error messages name the folder (default: its path).
-    context: read at most this many tokens (the app: 256, as its own models; a 144-head GPT-2 at 1,024
-    would draw 150 M weights): keeps the first `context` position vectors, all a shorter input uses."""
+    context: read at most this many tokens (the app: its server cap, 512 by default; a 144-head GPT-2 at
+    1,024 would hold 150 M weights): keeps the first `context` position vectors, all a shorter input uses."""
     directory = Path(directory)
     label = label or f"Model folder {directory}"
     if not directory.is_dir():
