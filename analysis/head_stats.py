@@ -50,7 +50,8 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
     label: "previous-token", "next-token", "first-token sink" (or "[CLS]/[SEP] sink" when special
     keys are given), "self", "induction" (with repeated ids), "broad" or "mixed": each measured, never
     guessed (see `label`).
-    The first query row is left out of the averages: in a causal model it has only one choice.
+    The first query row is left out of the averages where the mask gives it one key only (a causal
+    model: it can only look at itself); an unmasked model's first row counts like any other.
     """
     # float32, as the trace holds them: a float64 copy of a 12 x 12-head, 512-token trace is 300 MB and took
     # longer than every statistic below; each sum is over at most a few thousand weights
@@ -65,7 +66,7 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
     if mask.shape != (t, s):
         raise ValueError(f"mask shape {mask.shape} does not match attention (t, s) = {(t, s)}")
 
-    rows = slice(1, None) if t > 1 else slice(None)
+    rows = slice(1, None) if t > 1 and mask[0].sum() == 1 else slice(None)
     p = probs[:, :, rows]  # (L, H, r, s)
     query_pos = np.arange(t)[rows]
     # (L, H, r); 0·log 0 counts as 0. einsum multiplies and sums in one pass (this table is rebuilt per request)
@@ -87,7 +88,9 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
         mean_distance = (whole.reshape(n_layers * n_heads, -1) @ distance.reshape(-1)).reshape(n_layers, n_heads) \
             / len(query_pos)
         self_mass = p[..., np.arange(len(query_pos)), query_pos].mean(-1)
-        previous = p[..., np.arange(len(query_pos)), np.maximum(query_pos - 1, 0)].mean(-1) if t > 1 else nan
+        has_previous = query_pos >= 1
+        before = p[..., np.arange(len(query_pos))[has_previous], query_pos[has_previous] - 1]  # rows with one
+        previous = before.mean(-1) if has_previous.any() else nan
         has_next = query_pos + 1 < s
         following = p[..., np.arange(len(query_pos))[has_next], query_pos[has_next] + 1]  # (L, H, rows with a next)
         next_mass = following.mean(-1) if has_next.any() else nan

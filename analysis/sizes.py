@@ -24,25 +24,45 @@ class HeadSizes:
     params_wide: int
     params_single: int  # one head of full size k: what narrow attention costs the same as
     attention_layers: int  # self + cross attention layers in the whole model
+    biases_narrow: int = 0  # of params_narrow, the biases (the output's, and the query/key/value ones if any)
+    biases_wide: int = 0
+    qkv_bias: bool = False  # queries, keys and values have a bias (BERT, GPT-2)
 
 
 def count_parameters(module) -> int:
     return sum(p.numel() for p in module.parameters())
 
 
-def head_sizes(config: TransformerConfig) -> HeadSizes:
-    k, h = config.d_model, config.n_heads
+def count_biases(module) -> int:
+    return sum(p.numel() for p in module.parameters() if p.dim() == 1)
+
+
+def head_sizes(config: TransformerConfig, model=None) -> HeadSizes:
+    """Sizes of one attention layer, narrow and wide, with the model's own biases. Given the model itself,
+    the variant it uses and the number of attention layers are read from its modules."""
+    k, h, bias = config.d_model, config.n_heads, config.qkv_bias
+    narrow, wide = MultiHeadAttention(k, h, wide=False, bias=bias), MultiHeadAttention(k, h, wide=True, bias=bias)
     layers = config.n_layers
     if config.arch == "encoder-decoder":
         layers += 2 * config.n_decoder_layers  # masked self-attention and cross-attention
+    if model is not None:
+        own = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
+        layers = len(own)
+        if config.wide:
+            wide = own[0]
+        else:
+            narrow = own[0]
     return HeadSizes(
         k=k,
         heads=h,
         wide=config.wide,
         d_narrow=k // h,
         d_wide=k,
-        params_narrow=count_parameters(MultiHeadAttention(k, h, wide=False)),
-        params_wide=count_parameters(MultiHeadAttention(k, h, wide=True)),
-        params_single=count_parameters(MultiHeadAttention(k, 1, wide=False)),
+        params_narrow=count_parameters(narrow),
+        params_wide=count_parameters(wide),
+        params_single=count_parameters(MultiHeadAttention(k, 1, wide=False, bias=bias)),
         attention_layers=layers,
+        biases_narrow=count_biases(narrow),
+        biases_wide=count_biases(wide),
+        qkv_bias=bias,
     )

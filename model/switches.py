@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ABLATION_METHODS = ("zero", "uniform")
+ABLATION_WORDS = {"zero": "output zeroed", "uniform": "weights made uniform"}  # each method in words, for the UI
 KINDS = ("self", "encoder", "decoder", "cross")
 
 

@@ -64,6 +64,8 @@ class Trace:
     tokens / ids             what the model read (the source, for the encoder-decoder)
     token_embeddings (t, k)  embedding vectors as added to the positions
     position_embeddings (t, k)
+    normed_input (t, k)      LayerNorm(token + position), what layer 1 reads, for a model that normalises the sum
+                             (BERT); None where layer 1 reads the sum itself
     attention                kind -> AttentionTrace
     target_tokens / target_ids  the decoder's side (encoder-decoder only)
     predictions              the model's top token at each query row (next token for lm
@@ -86,6 +88,7 @@ class Trace:
     truncated: bool = False
     d_head: int = 0
     residual: dict[str, np.ndarray] = field(default_factory=dict)
+    normed_input: np.ndarray | None = None
 
 
 def for_views(trace: Trace) -> Trace:
@@ -173,4 +176,5 @@ def from_recording(
         truncated=truncated,
         d_head=d_head,
         residual={stack: _np(torch.cat(xs)) for stack, xs in recording.residual.items()},
+        normed_input=_np(recording.normed[side][0]) if side in recording.normed else None,
     )

@@ -24,6 +24,7 @@ class Recording:
 
     embeddings[side]  (b, t, k) token embeddings as added (after any scaling)
     positions[side]   (t, k)    position vectors added to them
+    normed[side]      (b, t, k) the sum after the embedding norm (BERT's), what the first block reads
     layers[kind]      one HeadsRecord per layer; kind is "self" for single-stack
                       models, "encoder" / "decoder" / "cross" for the encoder-decoder
     detail            a switch: also keep the residual stream after each layer
@@ -32,6 +33,7 @@ class Recording:
 
     embeddings: dict[str, torch.Tensor] = field(default_factory=dict)
     positions: dict[str, torch.Tensor] = field(default_factory=dict)
+    normed: dict[str, torch.Tensor] = field(default_factory=dict)
     layers: dict[str, list[HeadsRecord]] = field(default_factory=dict)
     detail: bool = False
     residual: dict[str, list[torch.Tensor]] = field(default_factory=dict)
@@ -79,10 +81,13 @@ class Embedder(nn.Module):
             tokens = tokens + self.token_types.weight[0]
         positions = (self.positions(t + self.offset)[self.offset:] if positions
                      else tokens.new_zeros(t, tokens.size(-1)))  # (t, k), on the model's device as its weights are
+        summed = self.norm(tokens + positions)
         if recording is not None:
             recording.embeddings[side] = tokens
             recording.positions[side] = positions
-        return self.dropout(self.norm(tokens + positions))
+            if not isinstance(self.norm, nn.Identity):
+                recording.normed[side] = summed
+        return self.dropout(summed)
 
 
 class Stack(nn.Module):

@@ -110,6 +110,19 @@ def predictions(registry: ModelRegistry, name: str, text: str) -> str:
     return f"**ISO 8601:** `{model.translate(text)}`"
 
 
+STATS_KEY = (
+    "Averages over query tokens (in a causal model such as lm the first token is left out: it can only look at "
+    "itself). *entropy_bits* is how many yes/no questions it takes to guess where a token looks: 0 for one token, "
+    "log₂ n bits for n tokens equally; *spread* is the same as a share of its largest possible value, 0 for a head "
+    "that looks at one token and 1 for one that looks at all equally. *mean_distance* is how many tokens away a "
+    "token looks, on average (weighted by the attention). *previous*, *next*, *first* and *self* are the share of "
+    "attention on the token just before, just after, on the first token and on the token itself; *special* is the "
+    "share on the tokens the model adds itself ([CLS] and [SEP] in BERT, `<s>` in ours); *induction* is, for a "
+    "token seen before in the sentence, the share on the token that followed it then (empty when no token repeats). "
+    "Every share is from 0 to 1. A *label* is given only when it is measured: one pattern takes at least half the "
+    "attention, or the spread is at least 0.8 (*broad*); else *mixed*.")
+
+
 def stats_table(registry: ModelRegistry, name: str, text: str, kind: str | None) -> dict[str, list]:
     """Each head's statistics as plain columns (analysis.head_stats.head_columns; pd.DataFrame(...) for a
     frame): the table is rebuilt on every request, and a DataFrame would cost more than the statistics."""
@@ -294,13 +307,7 @@ def build(ctx: Context) -> None:
                                 "0 – 1 colour scale.")
             average = gr.Plot(show_label=False, label="Average over heads, per layer", elem_id="layer-average")
             with gr.Accordion("Head statistics", open=True):
-                gr.Markdown("Averages over query tokens (the first token is left out: in a causal model it can only "
-                            "look at itself). *previous*, *next*, *first* and *self* are the share of attention on the "
-                            "token just before, just after, on the first token and on the token itself; *special* is the "
-                            "share on the tokens the model adds itself ([CLS] and [SEP] in BERT, `<s>` in ours); *spread* "
-                            "is 0 for a head that looks at one token and 1 for one that looks at all equally. A *label* "
-                            "is given only when it is measured: one pattern takes at least half the attention, or the "
-                            "spread is at least 0.8 (*broad*); else *mixed*.")
+                gr.Markdown(STATS_KEY)
                 table = gr.Dataframe(label="Per head", interactive=False, elem_id="head-stats", max_height=420)
                 # made in the browser from the table shown: nothing is written on the server
                 download = gr.Button("Download CSV", size="sm", elem_id="stats-csv")

@@ -16,7 +16,7 @@ from analysis import pooling as pooling_math
 from analysis.attribution import rollout, shares
 from analysis.heads import head_name, head_names, parse_head_name
 from model import interventions
-from model.switches import ABLATION_METHODS, Switches
+from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui.context import Context, figure_font, friendly
 from ui.interventions import head_picker
 from ui.messages import shown
@@ -30,6 +30,7 @@ TOP_K = 5
 EXAMPLE = "a large grey animal with a long trunk"
 # Definitions the model is torn about, where knocking out one head changes the label (checked by a test
 # against the shipped weights); a confident one such as EXAMPLE survives any single head.
+GRADIENTS = "|gradient × input|"  # absolute shares: a token pushing the score down counts as much as one pushing up
 ABLATION_EXAMPLES = ["a tree with sweet red fruit", "to walk slowly", "make a loud sound"]
 
 EXPLANATION = """
@@ -84,7 +85,7 @@ def explanations(registry: ModelRegistry, text: str, decision) -> dict[str, np.n
         first = {f"share of the pooled vector ({pooling})": shares(pooling_math.token_shares(features, pooling)),
                  "part of the score": shares(pooling_math.score_contributions(features, decision.weights[best],
                                                                               pooling))}
-    return {**first, "rollout into the pooled vector": shares(flowed), "gradient × input": shares(grads)}
+    return {**first, "rollout into the pooled vector": shares(flowed), GRADIENTS: shares(grads)}
 
 
 def view(registry: ModelRegistry, text, presenter):
@@ -101,11 +102,11 @@ def view(registry: ModelRegistry, text, presenter):
     category, probability = top[0]
     best = decision.labels.index(category)
     rows = explanations(registry, text, decision)
-    grads = rows["gradient × input"]
+    grads = rows[GRADIENTS]
     strongest = [decision.tokens[i] for i in np.argsort(-grads)[:3] if i > 0 or decision.pooling == "cls"]
     shown = text if len(text) <= 160 else text[:157] + "…"
     summary = (f"**{html.escape(shown)}** → **{category}** ({probability:.0%}). This model uses "
-               f"**{viz.POOLING_NAMES[decision.pooling]}**. By gradient × input it leans most on "
+               f"**{viz.POOLING_NAMES[decision.pooling]}**. By gradient × input (its size: absolute shares) it leans most on "
                + ", ".join(f"*{markdown_label(t)}*" for t in strongest) + ".")
     if decision.truncated:
         summary += f"  \n⚠️ Only the first {loaded.config.max_len} tokens were read."
@@ -147,10 +148,10 @@ def ablate_view(registry: ModelRegistry, text, heads, method, presenter):
     kept = dict(loaded.classify(text, None, switches))[was]
     names = ", ".join(head_name(l, h) for _, l, h in sorted(switches.ablate))
     if was != now:
-        summary = (f"Knocking out **{names}** ({method}) **changes the label**: {was} ({before[0][1]:.0%}) → "
+        summary = (f"Knocking out **{names}** ({ABLATION_WORDS[method]}) **changes the label**: {was} ({before[0][1]:.0%}) → "
                    f"**{now}** ({after[0][1]:.0%}).")
     else:
-        summary = (f"Knocking out **{names}** ({method}) keeps the label **{was}**: "
+        summary = (f"Knocking out **{names}** ({ABLATION_WORDS[method]}) keeps the label **{was}**: "
                    f"{before[0][1]:.0%} → {kept:.0%}.")
     figure = guesses_figure(before, after, "category", font_size=figure_font(presenter))
     return summary, figure
@@ -190,7 +191,9 @@ def build(ctx: Context) -> None:
             knock = gr.Button("Knock out", variant="primary", elem_id="classifier-knock")
             find = gr.Button("Find a head", elem_id="classifier-find")
         ablation = gr.Markdown(elem_id="classifier-ablation")
-        guesses = gr.Plot(show_label=False, label="categories before and after")
+        # hidden until a knock-out: an empty plot box drew a broken-figure icon under the buttons
+        guesses = gr.Plot(show_label=False, label="categories before and after", visible=False,
+                          elem_id="classifier-guesses")
 
         def classify_endpoint(text: str) -> dict[str, float]:
             """The classifier's top categories for a definition, as {category: probability} (gr.Label's value)."""
@@ -204,17 +207,18 @@ def build(ctx: Context) -> None:
 
     @friendly
     def on_ablate(text, chosen, how, presenter):
-        return ablate_view(registry, text, chosen, how, presenter)
+        summary_text, figure = ablate_view(registry, text, chosen, how, presenter)
+        return summary_text, gr.Plot(value=figure, visible=True)
 
     @friendly
     def on_find(text, how, presenter):
         name = strongest_head(registry, text, how)
-        return (gr.Dropdown(value=[name]), *ablate_view(registry, text, [name], how, presenter))
+        return (gr.Dropdown(value=[name]), *on_ablate(text, [name], how, presenter))
 
     def on_new_text(text, chosen, how, presenter):
         """A new definition: the knock-out shown follows it (the chosen heads knocked out again), or goes if
         none is chosen; it used to stay, describing the last definition under the new one's categories."""
-        return on_ablate(text, chosen, how, presenter) if chosen else ("", None)
+        return on_ablate(text, chosen, how, presenter) if chosen else ("", gr.Plot(value=None, visible=False))
 
     ctx.listen(on_view, inputs=[ctx.text, ctx.presenter], outputs=[summary, categories, explain, contributions, pooled],
                api_name="classifier")

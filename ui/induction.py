@@ -9,7 +9,7 @@ import pandas as pd
 from analysis import induction
 from analysis.heads import head_name, head_names, parse_head_name
 from model import copying
-from model.switches import ABLATION_METHODS, Switches
+from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.messages import shown
@@ -28,12 +28,13 @@ row (Olsson et al., 2022). A **previous-token head** in an earlier layer writes 
 token came just before it. An **induction head** in a later layer then looks for the position whose
 previous token matches the current token, which is the position *after* the earlier occurrence, and copies
 that word forward. On the repeated sentence the induction head's attention is a **stripe** running
-parallel to the diagonal, one sentence length to its left.
+parallel to the diagonal: with *n* words written twice, word *k* of the second copy looks at word *k* + 1 of
+the first, *n* − 1 places to its left.
 
 The loss on the second copy against the first is **in-context learning as one number**: how much the model
 gained from having seen the words once. Knock a head out (its output set to zero, or its weights made
 uniform) and see what the second copy costs without it. The model learned this from training text in
-which some spans repeat (docs/training.md); the Learning tab shows the head forming.
+which some spans repeat; the Learning tab shows the head forming.
 """
 
 
@@ -72,11 +73,12 @@ def measure(registry: ModelRegistry, name: str, seed, words, method: str = "zero
     scores = induction.induction_scores(probs, ids)
     previous = induction.previous_token_scores(probs)
     induction_head, previous_head = induction.circuit(scores, previous)
+    how = ABLATION_WORDS[method]
     conditions = {"intact": ()}
-    conditions[f"without the induction head {head_name(*induction_head)}"] = (induction_head,)
+    conditions[f"without the induction head {head_name(*induction_head)} ({how})"] = (induction_head,)
     if previous_head is not None:
-        conditions[f"without the previous-token head {head_name(*previous_head)}"] = (previous_head,)
-        conditions["without both"] = (induction_head, previous_head)
+        conditions[f"without the previous-token head {head_name(*previous_head)} ({how})"] = (previous_head,)
+        conditions[f"without both ({how})"] = (induction_head, previous_head)
     token_losses, rows = {}, []
     for label, heads in conditions.items():
         off = losses if not heads else _losses(
@@ -87,7 +89,7 @@ def measure(registry: ModelRegistry, name: str, seed, words, method: str = "zero
                      "loss on the second copy": round(second, 2), "gained from the context": round(first - second, 2)})
     return dict(name=name, ids=ids, tokens=[loaded.label(int(i)) for i in ids], words=words, probs=probs,
                 induction=scores, previous=previous, induction_head=induction_head, previous_head=previous_head,
-                token_losses=token_losses, table=pd.DataFrame(rows))
+                token_losses=token_losses, table=pd.DataFrame(rows), method=method)
 
 
 def summary(m: dict, note: str = "") -> str:
@@ -105,13 +107,13 @@ def summary(m: dict, note: str = "") -> str:
     if m["previous_head"] is not None:
         pl, ph = m["previous_head"]
         text += (f"; the strongest previous-token head before it is **{head_name(pl, ph)}** "
-                 f"(score {m['previous'][pl, ph]:.2f}).")
+                 f"(score {m['previous'][pl, ph]:.2f}). The two are outlined in red in the maps below.")
         knocked = rows.iloc[1]
-        text += (f" Knock out {head_name(layer, head)} and the second copy costs "
+        text += (f" Knock out {head_name(layer, head)} ({ABLATION_WORDS[m['method']]}) and the second copy costs "
                  f"**{knocked['loss on the second copy']:.2f} nats** instead of "
                  f"{intact['loss on the second copy']:.2f}.")
     else:
-        text += "."
+        text += ", outlined in red in the maps below."
     return text
 
 
@@ -163,8 +165,8 @@ def build(ctx: Context) -> None:
         scores = gr.Plot(show_label=False)
         losses = gr.Plot(show_label=False)
         formed = gr.Plot(show_label=False, visible=False)
-        gr.Markdown("**Watch it form.** Above (for a model trained with the induction probe): the best head's "
-                    "induction score, measured every 50 steps while the model trained. The dots are the snapshots "
+        gr.Markdown("**Watch it form.** Above: the best head's induction score, measured every 50 steps while "
+                    "the model trained (shown for a model whose training recorded it). The dots are the snapshots "
                     "the Learning tab keeps: open it, type a sentence written twice, and pick the induction head "
                     "to see the stripe appear.")
 

@@ -15,7 +15,7 @@ from analysis.attribution import cross_rollout, rollout, shares
 from analysis.heads import head_name, head_names, parse_head_name
 from model import interventions
 from model import tokenizer as tok
-from model.switches import ABLATION_METHODS, Switches
+from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text
@@ -41,7 +41,9 @@ ATTRIBUTION_EXPLANATION = """
 the **last layer's attention** (mean over heads) from the output position; **rollout**, which follows
 the mixing through every layer, counting the residual connection as half of each layer
 (Abnar & Zuidema, 2020); and **gradient × input**, which asks the model itself how much the output's
-score changes with each token's embedding. Each row is scaled to sum to 1. They often disagree: later
+score changes with each token's embedding. Each row is scaled to sum to 1; gradient × input is shown as
+**absolute shares** (a token that pushes the score down counts as much as one that pushes it up, since only the
+size is kept). They often disagree: later
 layers read vectors that already mix many tokens, so the last layer's weights alone say little, and a
 token can matter through the feed-forward layers and the residual stream without being looked at.
 """
@@ -139,9 +141,22 @@ def _summary(result: dict, month: str) -> str:
     if result["what"] == "ISO date" and result["heads"]:
         was, now = result["before"][5:7], result["after"][5:7]
         verdict += (f" The month digits: {was} → {now}, " + ("**the month broke**." if was != now else "unchanged."))
-    return (f"Knocked out ({result['method']}): **{html.escape(heads)}**{month}  \n"
-            f"| | {result['what']} |\n|---|---|\n| before | {markdown_label(result['before'])} |\n"
-            f"| after | {markdown_label(result['after'])} |\n\n{verdict} Change: **{result['change']:.3f}** ({what}).")
+    return (f"Knocked out ({ABLATION_WORDS[result['method']]}): **{html.escape(heads)}**{month}  \n"
+            f"{before_after(result)}\n\n{verdict} Change: **{result['change']:.3f}** ({what}).")
+
+
+def before_after(result: dict) -> str:
+    """The outputs before and after as a Markdown table; a causal lm's "next → continuation" in two columns."""
+    if result["what"] != "next token":
+        return (f"| | {result['what']} |\n|---|---|\n| before | {markdown_label(result['before'])} |\n"
+                f"| after | {markdown_label(result['after'])} |")
+    rows = []
+    for when in ("before", "after"):
+        nxt, _, more = result[when].partition(" → ")
+        more = markdown_label(more.strip()) if more.strip() else \
+            "(none: " + markdown_label(nxt) + " ends the text)" if nxt == "</s>" else "(none)"
+        rows.append(f"| {when} | {markdown_label(nxt)} | {more} |")
+    return ("| | next token | continuation (written greedily, up to 8 tokens) |\n|---|---|---|\n" + "\n".join(rows))
 
 
 def month_head(registry: ModelRegistry) -> str | None:
@@ -166,7 +181,7 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     maps = interventions.head_importance(registry.get(name), clean_text(text), kinds_of(registry, name),
                                          _check_method(method))
     what = WHAT_CHANGE.get(result["what"], "drop in log-probability")
-    importance = viz.importance_figure(maps, what, font_size=font)
+    importance = viz.importance_figure(maps, what, font_size=font, method=method)
     top = max(((kind, *np.unravel_index(int(np.argmax(m)), m.shape)) for kind, m in maps.items()),
               key=lambda k: maps[k[0]][k[1], k[2]])
     single = list(maps) == ["self"]
@@ -214,7 +229,7 @@ def explanations(registry: ModelRegistry, text, name, row, presenter):
         grads = interventions.attribution(loaded, text, reference)
         about = f"the {reference.what} ({markdown_label(reference.text.split(' → ')[0])})"
     figure = viz.explanations_figure(trace.tokens, {"attention (last layer)": shares(attention),
-                                                    "rollout": shares(rolled), "gradient × input": shares(grads)},
+                                                    "rollout": shares(rolled), "|gradient × input|": shares(grads)},
                                      font_size=figure_font(presenter))
     return f"Explaining {about}.", figure
 

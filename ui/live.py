@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 INTRO = """
 **Watch a transformer learn.** Pick a task and press **Train**: a tiny transformer (the same code as the models
-in the other tabs, a few thousand parameters) trains on this server for up to a minute. Twice a second you see
+in the other tabs; the line under the buttons counts its parameters) trains on this server for up to a minute. Twice a second you see
 the loss, the share of answers it gets right on inputs it has never seen (*held-out accuracy*), and where every
 head looks on one fixed example. Nobody programs those patterns: they are learned from examples.
 """

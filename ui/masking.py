@@ -115,7 +115,8 @@ def build(ctx: Context) -> None:
         effect = gr.Plot(show_label=False, label="the lm without and with its mask", elem_id="mask-effect")
         gr.Markdown("Grey cells are −∞: the query is not allowed to see that key, and after the softmax its "
                     "weight is exactly 0. Each row still sums to 1 over the keys it may see.")
-        types = gr.Dataframe(label="Heads by what they do on this sentence (share of attention on that pattern)",
+        types = gr.Dataframe(label="Heads by what they do on this sentence (the number: the share of attention on "
+                                   "that pattern; for a broad head, its spread, 0 = one token, 1 = all equally)",
                              interactive=False, elem_id="head-types", wrap=True,
                              column_widths=["22%", "39%", "39%"])
         pattern = gr.Radio([(f"looks at {where}", key) for key, where in PATTERNS.items()], value="previous",

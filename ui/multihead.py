@@ -18,7 +18,6 @@ reads the same sentence: compare where each one looks.
 
 
 def sizes_text(sizes, model: str) -> str:
-    # narrow: four k × k weight matrices (queries, keys, values, output); the rest are the output's biases
     used = "wide" if sizes.wide else "narrow"
     return (
         f"**Wide or narrow?** The {model} model has embeddings of size k = {sizes.k} and h = {sizes.heads} heads. "
@@ -27,9 +26,15 @@ def sizes_text(sizes, model: str) -> str:
         f"{sizes.params_narrow:,} parameters per attention layer — the same as one head of full size. "
         f"*Wide* heads each see all k = {sizes.d_wide} dimensions: richer, but {sizes.params_wide:,} parameters, "
         f"{sizes.params_wide / sizes.params_narrow:.2f}× as many (the weight matrices are exactly h = {sizes.heads} "
-        f"times larger; the {sizes.params_narrow - 4 * sizes.k * sizes.k:,} biases of the output are the same "
-        f"in both), for each of the model's {sizes.attention_layers} attention layers."
+        f"times larger; {biases(sizes)}), for each of the model's {sizes.attention_layers} attention layers."
     )
+
+
+def biases(sizes) -> str:
+    if not sizes.qkv_bias:
+        return f"the {sizes.biases_narrow:,} biases of the output are the same in both"
+    return (f"the biases of queries, keys, values and output: {sizes.biases_narrow:,} narrow, "
+            f"{sizes.biases_wide:,} wide")
 
 
 def view(registry: ModelRegistry, text, model, layer, kind, presenter):
@@ -39,7 +44,8 @@ def view(registry: ModelRegistry, text, model, layer, kind, presenter):
     mask = att.mask if att.causal else None
     fig = viz_multihead.heads_figure(att.probs[layer0], layer0, mask=mask, font_size=font, queries=att.queries,
                                      keys=att.keys)
-    sizes = head_sizes(registry.get(model).config)
+    loaded = registry.get(model)
+    sizes = head_sizes(loaded.config, loaded.model)  # counted on the model's own modules
     return fig, sizes_text(sizes, model), components.table(viz_multihead.sizes_table(sizes))
 
 

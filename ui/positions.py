@@ -63,7 +63,7 @@ def view(registry: ModelRegistry, text, model, dims, presenter):
         viz_positions.waves_figure(sinusoids, parse_dims(dims, k), t, font_size=font),
         viz_positions.similarity_figure(similarities, t, font_size=font),
         viz_positions.addition_figure(trace.token_embeddings, trace.position_embeddings, trace.tokens,
-                                      font_size=font),
+                                      font_size=font, normed=trace.normed_input),
     )
 
 

@@ -47,6 +47,12 @@ def slider_from_temperature(temperature) -> float:
     return round(math.log10(min(MAX_TEMPERATURE, max(MIN_TEMPERATURE, value))), 4)
 
 
+def temperature_warning(typed: float, shown: float) -> str:
+    """Why a typed T is not the T drawn; division by zero is named only for a T of zero or less."""
+    why = " (T = 0 would divide by zero)" if typed <= 0 else ""
+    return f"T must be between {MIN_TEMPERATURE:g} and {MAX_TEMPERATURE:g}{why}: showing T = {shown:g}."
+
+
 def shown_temperature(log10_temperature: float) -> float:
     """T as the box beside the slider shows it: three significant digits (1, 0.316, 31.6)."""
     return float(f"{temperature_from_slider(log10_temperature):.3g}")
@@ -80,7 +86,7 @@ def view(registry: ModelRegistry, text, model, layer, head, kind, presenter, log
     att, layer0, head0 = registry.layer_head(model, text, layer, head, kind)
     font = figure_font(presenter)
     qkv = viz_steps.qkv_figure(att.q[layer0, head0], att.k[layer0, head0], att.v[layer0, head0], att.queries,
-                               att.keys, font_size=font)
+                               att.keys, font_size=font, bias=registry.get(model).config.qkv_bias)
     caption, simple, scores, output = live_view(registry, text, model, layer, head, kind, presenter,
                                                 log_temperature, scale)
     return caption, simple, qkv, scores, output
@@ -139,8 +145,7 @@ def build(ctx: Context) -> None:
         position = slider_from_temperature(typed)
         shown = shown_temperature(position)
         if float(f"{typed:.3g}") != shown:  # 0, -3, 1000: the box shows the T drawn, and says why
-            gr.Warning(f"T must be between {MIN_TEMPERATURE:g} and {MAX_TEMPERATURE:g} (T = 0 would divide by "
-                       f"zero): showing T = {shown:g}.")
+            gr.Warning(temperature_warning(typed, shown))
         return (position, shown, shown) + live_view(ctx.registry, text, model, layer, head, kind, presenter,
                                                     position, scaled)
 

@@ -12,6 +12,8 @@ from viz.labels import token_labels
 from viz.panels import Panel, heatmap_row
 
 LINE_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#b279a2"]
+STRIPE_SCORE = 0.3  # an induction score from which the title calls the head's pattern a stripe
+CIRCUIT_COLOR = "#d62728"
 
 
 def stripe_figure(probs, tokens, layer: int, head: int, score: float, length: int, font_size: int = 12
@@ -23,10 +25,13 @@ def stripe_figure(probs, tokens, layer: int, head: int, score: float, length: in
     if probs.shape != (t, t) or len(tokens) != t:
         raise ValueError(f"probs must be (t, t) with one token per row, got {probs.shape} and {len(tokens)} tokens")
     mask = np.tril(np.ones((t, t), dtype=bool))
-    title = (f"{head_name(layer, head)} on the repeated sentence: induction score {score:.2f} "
-             f"(the stripe: each word of the second copy looks at the word after its first occurrence)")
     if length < 2:
         raise ValueError(f"length is the number of words repeated, at least 2, got {length}")
+    # the stripe is named only where the head draws it: a low score beside "the stripe" would contradict it
+    stripe = (f"the stripe, {length - 1} cells left of the diagonal: each word of the second copy looks at the "
+              f"word after its first occurrence" if score >= STRIPE_SCORE else
+              f"no stripe: an induction head would look {length - 1} cells left of the diagonal in the second copy")
+    title = f"{head_name(layer, head)} on the repeated sentence: induction score {score:.2f} ({stripe})"
     return attention_heatmap(probs, tokens, tokens, title=title, mask=mask, font_size=font_size)
 
 
@@ -50,7 +55,7 @@ def scores_figure(induction, previous, font_size: int = 12, marked: list | None 
         suffix = "" if i == 0 else str(i + 1)
         for layer, head in marked or []:
             shapes.append(dict(type="rect", xref=f"x{suffix}", yref=f"y{suffix}", x0=head - 0.5, x1=head + 0.5,
-                               y0=layer - 0.5, y1=layer + 0.5, line=dict(color="#d62728", width=3)))
+                               y0=layer - 0.5, y1=layer + 0.5, line=dict(color=CIRCUIT_COLOR, width=3)))
     fig.layout.shapes = shapes
     return fig
 
@@ -85,14 +90,14 @@ def losses_figure(tokens, losses: dict, length: int, font_size: int = 12) -> go.
                      shapes=shapes, annotations=annotations, legend=dict(orientation="h", y=-0.3),
                      xaxis=dict(tickvals=list(range(0, len(labels), step)), ticktext=labels[::step], tickangle=-60,
                                 title=dict(text="token predicted")),
-                     yaxis=dict(rangemode="tozero", title=dict(text="loss (nats)")))
+                     yaxis=dict(rangemode="tozero", title=dict(text="loss (nats)"), automargin=True))
     layout["plot_bgcolor"] = "white"
     return figure(lines, layout)
 
 
 def forming_figure(steps, scores, snapshots=(), font_size: int = 12) -> go.Figure:
     """The best head's induction score during training (steps, scores), with the steps that kept
-    weights (the Learning tab's snapshots) marked, and the 0.5 line of issue 16's target."""
+    weights (the Learning tab's snapshots) marked."""
     steps, scores = np.asarray(steps), np.asarray(scores, dtype=np.float32)
     if steps.shape != scores.shape or steps.ndim != 1 or not len(steps):
         raise ValueError(f"steps and scores must be two equally long 1-D arrays, got {steps.shape} and {scores.shape}")
@@ -104,10 +109,8 @@ def forming_figure(steps, scores, snapshots=(), font_size: int = 12) -> go.Figur
                  name="snapshot (Learning tab)", marker=dict(color=LINE_COLORS[1], size=9),
                  hovertemplate="snapshot at step %{x}<extra></extra>")
     layout = _layout("The induction head forming during training (random words repeated)", 360, font_size,
-                     shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=0.5, y1=0.5,
-                                  line=dict(color="#999999", dash="dot", width=1))],
                      legend=dict(orientation="h", y=-0.25),
                      xaxis=dict(title=dict(text="training step")),
-                     yaxis=dict(range=[0, 1], title=dict(text="induction score")))
+                     yaxis=dict(range=[0, 1], title=dict(text="induction score"), automargin=True))
     layout["plot_bgcolor"] = "white"
     return figure([line, marks], layout)

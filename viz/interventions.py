@@ -9,13 +9,15 @@ from viz.heatmap import _layout
 from viz.labels import token_label
 from viz.panels import Panel, heatmap_row
 
+KNOCKED_OUT = {"zero": "zeroed", "uniform": "made uniform"}  # short: the title fits a presenter-mode panel
 KIND_TITLES = {"self": "self-attention", "encoder": "encoder self-attention",
                "decoder": "decoder self-attention", "cross": "cross-attention"}
 
 
-def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "") -> go.Figure:
+def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "", method: str = "") -> go.Figure:
     """One layers × heads panel per attention kind: how much knocking out that head alone moves
-    the output (`what`, e.g. "drop in log-probability"). maps: kind -> (L, H) array."""
+    the output (`what`, e.g. "drop in log-probability"). maps: kind -> (L, H) array. method: how the
+    heads were knocked out ("zero" or "uniform"), named in the title (the ranking depends on it)."""
     if not maps:
         raise ValueError("importance_figure needs at least one kind of attention: {kind: (layers, heads) array}")
     panels = []
@@ -30,7 +32,8 @@ def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "
                             row_title="layer", zmax=reach))  # one scale: the kinds compare by colour
     n_rows = max(np.shape(m)[0] for m in maps.values())
     height = int(220 + 48 * n_rows * (1 + font_size / 40))
-    return heatmap_row(panels, title=title or f"One head knocked out: {what}",  # short: fits a presenter-mode panel
+    how = KNOCKED_OUT.get(method, "knocked out")
+    return heatmap_row(panels, title=title or f"One head {how}: {what}",  # short: fits a presenter-mode panel
                        font_size=font_size, height=height)
 
 

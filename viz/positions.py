@@ -71,17 +71,25 @@ def similarity_figure(similarities: dict, t: int, font_size: int = 12) -> go.Fig
     return fig
 
 
-def addition_figure(token_embeddings, position_embeddings, tokens, font_size: int = 12) -> go.Figure:
-    """token embedding + position vector = what the first layer reads, for each token (t, k)."""
+def addition_figure(token_embeddings, position_embeddings, tokens, font_size: int = 12, normed=None) -> go.Figure:
+    """token embedding + position vector = what the first layer reads, for each token (t, k). normed: the
+    sum after the model's embedding LayerNorm (BERT), which is then what the first layer reads."""
     tok = np.asarray(token_embeddings, np.float32)
     pos = np.asarray(position_embeddings, np.float32)
     if tok.shape != pos.shape:
         raise ValueError(f"token embeddings {tok.shape} and position vectors {pos.shape} must match")
+    summed = "= sum" if normed is not None else "= input to layer 1"
     panels = [
         Panel(tok, "token embedding", tokens, None, value="value", col_title="dimension"),
         Panel(pos, "+ position vector", tokens, None, value="value", col_title="dimension"),
-        Panel(tok + pos, "= input to layer 1", tokens, None, value="value", col_title="dimension"),
+        Panel(tok + pos, summed, tokens, None, value="value", col_title="dimension"),
     ]
+    if normed is not None:
+        normed = np.asarray(normed, np.float32)
+        if normed.shape != tok.shape:
+            raise ValueError(f"the normalised sum {normed.shape} must match the embeddings {tok.shape}")
+        panels.append(Panel(normed, "LayerNorm(sum) = input to layer 1", tokens, None, value="value",
+                            col_title="dimension"))
     return heatmap_row(panels, title="What the position adds to each token", font_size=font_size)
 
 

@@ -29,30 +29,38 @@ def parameter_free_figure(probs, tokens, font_size: int = 12, scaled: bool = Fal
     return attention_heatmap(probs, tokens, tokens, title=f"Without parameters: {how}", font_size=font_size)
 
 
-def qkv_figure(q, k, v, queries, keys, font_size: int = 12) -> go.Figure:
-    """Queries (t, d), keys (s, d) and values (s, d) as tokens × dimensions heatmaps."""
+def qkv_figure(q, k, v, queries, keys, font_size: int = 12, bias: bool = False) -> go.Figure:
+    """Queries (t, d), keys (s, d) and values (s, d) as tokens × dimensions heatmaps. bias: the model adds a
+    bias to each projection (BERT, GPT-2), and the panel titles write it."""
     for name, a in (("q", q), ("k", k), ("v", v)):
         if np.asarray(a).ndim != 2:
             raise ValueError(f"{name} must be (tokens, dims) for one head, got shape {np.shape(a)}")
+
+    def formula(m: str) -> str:
+        return f"{m.upper()} = X·W<sub>{m}</sub>" + (f" + b<sub>{m}</sub>" if bias else "")
+
     panels = [
-        Panel(q, "Q = X·W<sub>q</sub> (queries)", queries, None, value="query", col_title="dimension"),
-        Panel(k, "K = X·W<sub>k</sub> (keys)", keys, None, value="key", col_title="dimension"),
-        Panel(v, "V = X·W<sub>v</sub> (values)", keys, None, value="value", col_title="dimension"),
+        Panel(q, f"{formula('q')} (queries)", queries, None, value="query", col_title="dimension"),
+        Panel(k, f"{formula('k')} (keys)", keys, None, value="key", col_title="dimension"),
+        Panel(v, f"{formula('v')} (values)", keys, None, value="value", col_title="dimension"),
     ]
     return heatmap_row(panels, title="Each token's query, key and value vector for this head", font_size=font_size)
 
 
 def scores_figure(steps, queries, keys, font_size: int = 12) -> go.Figure:
-    """Raw q·k -> scaled (and divided by the temperature) -> masked -> softmax, left to right."""
+    """Raw q·k -> scaled (and divided by the temperature) -> masked -> softmax, left to right. A head whose
+    mask hides nothing (an unmasked model) has no masking step to show."""
     d_factor = steps.factor
     scale_text = f"× {d_factor:.3g}" if d_factor != 1 else "not scaled"
-    masked = np.where(steps.mask, steps.masked, np.float32(np.nan))  # -inf drawn as grey blanks
     panels = [
         Panel(steps.scores, "1. raw scores q·k", queries, keys, value="score"),
         Panel(steps.scaled, f"2. {scale_text}, ÷ T={steps.temperature:.3g}", queries, keys, value="scaled score"),
-        Panel(masked, "3. masked (grey = −∞)", queries, keys, value="masked score"),
-        Panel(steps.probs, "4. softmax: weights", queries, keys, signed=False, value="weight"),
     ]
+    if not np.asarray(steps.mask).all():
+        masked = np.where(steps.mask, steps.masked, np.float32(np.nan))  # -inf drawn as grey blanks
+        panels.append(Panel(masked, "3. masked (grey = −∞)", queries, keys, value="masked score"))
+    panels.append(Panel(steps.probs, f"{len(panels) + 1}. softmax: weights", queries, keys, signed=False,
+                        value="weight"))
     return heatmap_row(panels, title="From scores to weights: each row is one query", font_size=font_size)
 
 
@@ -83,10 +91,12 @@ def caption(steps, d: int) -> str:
         shape = "each row is a soft mix: a few keys share most of the weight"
     scaling = (f"scores divided by √d = √{d} ≈ {math.sqrt(d):.2f}" if steps.factor != 1
                else f"no 1/√d scaling, so scores are √{d} ≈ {math.sqrt(d):.1f} times larger and softmax is sharper")
-    # bits over every query but the first, exactly as the head statistics table measures it (in a causal
-    # model the first token can only look at itself), so both views give the same number for a head
-    bits = entropy[1:] / math.log(2) if len(entropy) > 1 else entropy / math.log(2)
+    # bits over the queries the head statistics table averages (it leaves out a first token that can only look
+    # at itself, as in a causal model), so both views give the same number for a head
+    first_alone = len(entropy) > 1 and int(np.asarray(steps.mask)[0].sum()) == 1
+    bits = (entropy[1:] if first_alone else entropy) / math.log(2)
+    which = "every token but the first, which can only look at itself" if first_alone else "every token"
     return (f"**Temperature {t:.3g}, {scaling}:** {shape}.  \n"
-            f"Mean entropy {bits.mean():.2f} bits (every token but the first, as in the head statistics; "
+            f"Mean entropy {bits.mean():.2f} bits ({which}, as in the head statistics; "
             f"{spread:.0%} of uniform); "
             f"on average the top key of a row gets weight {top.mean():.2f}.")

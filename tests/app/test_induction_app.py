@@ -59,3 +59,27 @@ def test_bad_settings_are_friendly(registry):
         ui_induction.measure(registry, "lm", 0, 500)
     with pytest.raises(InputError, match="knock a head out"):
         ui_induction.measure(registry, "lm", 0, 10, method="everything")
+
+
+def test_the_stripe_lies_n_minus_1_left_and_only_a_striped_head_is_said_to_draw_it(registry):
+    words = 15
+    m = ui_induction.measure(registry, "lm", 0, words)
+    layer, h = m["induction_head"]
+    probs = m["probs"][layer, h]
+    # word k of the second copy (position 1 + words + k) looks hardest at word k + 1 of the first
+    second = np.arange(1 + words, 2 * words)
+    assert np.median(second - probs[second].argmax(axis=1)) == words - 1
+    _, stripe, *_ = ui_induction.view(registry, "lm", 0, words, ui_induction.STRONGEST, "zero", False)
+    assert f"the stripe, {words - 1} cells left of the diagonal" in stripe.layout.title.text
+    weakest = np.unravel_index(m["induction"].argmin(), m["induction"].shape)
+    name = f"L{weakest[0] + 1} H{weakest[1] + 1}"
+    _, other, *_ = ui_induction.view(registry, "lm", 0, words, name, "zero", False)
+    assert "no stripe" in other.layout.title.text and "the stripe," not in other.layout.title.text
+
+
+@pytest.mark.parametrize("method,words", [("zero", "output zeroed"), ("uniform", "weights made uniform")])
+def test_the_knock_out_method_is_named_in_the_table_and_the_summary(registry, method, words):
+    summary, _, _, _, table, _, _ = ui_induction.view(registry, "lm", 0, 15, ui_induction.STRONGEST, method, False)
+    knocked = [r[0] for r in table["data"] if r[0] != "intact"]
+    assert knocked and all(f"({words})" in name for name in knocked)
+    assert f"({words}) and the second copy costs" in summary and "outlined in red" in summary

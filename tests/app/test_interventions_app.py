@@ -54,3 +54,22 @@ def test_dates_head_names_carry_their_kind(registry):
     for bad in ("L2 H3", "cross L3 H1", "cross", 42, ["L1 H1", 3]):
         with pytest.raises(InputError):
             interventions.parse_heads(bad, registry, "dates")
+
+
+@pytest.mark.parametrize("method,words,title", [("zero", "output zeroed", "One head zeroed"),
+                                                ("uniform", "weights made uniform", "One head made uniform")])
+def test_the_knock_out_method_is_named_in_the_summary_and_the_importance_map(registry, method, words, title):
+    summary, _, importance, *_ = interventions.view(registry, "The cat sat on the", "lm", ["L1 H2"], method, False)
+    assert f"Knocked out ({words})" in summary
+    assert importance.layout.title.text.startswith(title)
+
+
+def test_the_lms_next_token_and_continuation_have_a_column_each(registry):
+    """The lm's output "</s> → " (it ends the text) read as an arrow to nothing."""
+    table = interventions.before_after({"what": "next token", "before": "</s> → ", "after": "▁the →  the cat"})
+    head, _, before, after = table.split("\n")
+    assert head == "| | next token | continuation (written greedily, up to 8 tokens) |"
+    assert before == "| before | &lt;/s&gt; | (none: &lt;/s&gt; ends the text) |"
+    assert after.startswith("| after | ▁the | the cat")
+    summary, *_ = interventions.view(registry, "The cat sat on the", "lm", ["L1 H2"], "zero", False)
+    assert "| | next token | continuation" in summary

@@ -56,7 +56,7 @@ def test_step_by_step_and_head_statistics_give_one_entropy(registry):
 
 @pytest.mark.parametrize("name", ["lm", "dates"])
 def test_multi_head_text_and_table_give_one_ratio(registry, name):
-    sizes = head_sizes(registry.get(name).config)
+    sizes = head_sizes(registry.get(name).config, registry.get(name).model)
     ratio = re.search(r"([0-9.]+)× as many", multihead.sizes_text(sizes, name)).group(1)
     assert f"{ratio}×" == viz_multihead.sizes_table(sizes).loc[1, "vs one full-size head"]
 

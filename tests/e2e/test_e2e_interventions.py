@@ -24,7 +24,7 @@ def test_knock_out_the_month_head_and_compare_explanations(page, live):
     assert {"encoder self-attention", "decoder self-attention", "cross-attention"} <= set(titles), titles
     wait_for_figures(page, "#explain")
     rows = page.eval_on_selector_all("#explain .ytick text", "els => els.map(e => e.textContent)")
-    assert rows == ["attention (last layer)", "rollout", "gradient × input"], rows
+    assert rows == ["attention (last layer)", "rollout", "|gradient × input|"], rows
     # a date where the month head matters: knocking it out breaks the month
     sentence_box(page).fill("21 November 2026")
     press_analyze(page)
