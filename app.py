@@ -28,6 +28,7 @@ from ui.controls import CSS, build_controls, wire_page  # noqa: E402
 from ui.models import ModelRegistry  # noqa: E402
 from ui.runtime import wire  # noqa: E402
 from ui.runtime.assets import CompressedAssets  # noqa: E402
+from ui.runtime.streams import CompressedStreams  # noqa: E402
 from ui.runtime.draw_once import DRAW_ONCE_JS  # noqa: E402
 
 DESCRIPTION = """# Attention, made visible
@@ -76,10 +77,11 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
 
 def launch_options() -> dict:
     """Theme, CSS and page script (Gradio 6 takes them in launch()); the page's script files compressed once
-    for every visitor (ui/runtime/assets.py); no /monitoring pages (Gradio's summary of every visitor's requests, open
-    to anyone by default); host and port come from GRADIO_SERVER_*."""
+    for every visitor (ui/runtime/assets.py); results compressed (ui/runtime/streams.py); no /monitoring pages
+    (Gradio's summary of every visitor's requests, open to anyone by default); host and port come from
+    GRADIO_SERVER_*."""
     return dict(theme=THEME, css=CSS, js=DRAW_ONCE_JS, footer_links=["api"], enable_monitoring=False,
-                app_kwargs={"middleware": [Middleware(CompressedAssets)]})
+                app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)]})
 
 
 # The request queue: CONCURRENCY handlers run at once; a full lecture hall (100 at once) waits its

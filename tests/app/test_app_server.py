@@ -127,3 +127,29 @@ def test_the_page_itself_arrives_compressed_and_whole(app):
     assert packed.text == plain.text and "gradio_config" in packed.text  # httpx decodes br
     assert int(packed.headers["content-length"]) < len(plain.content) / 5
 
+
+
+def _analyze_stream(app, encoding: str, text: str) -> httpx.Response:
+    """One /analyze over plain HTTP: POST the call, then read its event stream with this Accept-Encoding."""
+    data = [text, "lm", None, False, 1, 1]
+    with httpx.Client(base_url=app.url, timeout=120) as http:
+        posted = http.post("gradio_api/call/analyze", json={"data": data})
+        posted.raise_for_status()
+        with http.stream("GET", f"gradio_api/call/analyze/{posted.json()['event_id']}",
+                         headers={"accept-encoding": encoding}) as stream:
+            stream.read()
+            stream.wire_bytes = stream.num_bytes_downloaded
+            return stream
+
+
+def test_results_arrive_compressed_and_whole(app):
+    """The event stream a result comes in is brotli-compressed for a client that accepts it
+    (ui/runtime/streams.py), and decodes to what an uncompressed client gets."""
+    text = "the cat sat on the mat while the dog watched " * 6  # 55 tokens: a grid of ~60 KB
+    plain = _analyze_stream(app, "identity", text)
+    packed = _analyze_stream(app, "br", text)
+    assert "content-encoding" not in plain.headers and packed.headers["content-encoding"] == "br"
+    assert "event: complete" in packed.text
+    result = lambda response: json.loads(response.text.split("event: complete\ndata: ", 1)[1].splitlines()[0])
+    assert result(packed) == result(plain)  # the same answer (the trace was cached: the same figures)
+    assert packed.wire_bytes < len(plain.content) / 3

@@ -153,6 +153,26 @@ def test_gradio_compresses_per_request_and_skips_paths_without_an_extension():
         demo.close()
 
 
+def test_gradio_sends_its_event_streams_uncompressed():
+    """Delete: ui.runtime.streams.CompressedStreams (Gradio would compress results itself)."""
+    import httpx
+
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        gr.Button().click(lambda: "x" * 5000, outputs=box, api_name="long")
+    _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True, server_name="127.0.0.1")
+    try:
+        with httpx.Client(base_url=url, timeout=60) as http:
+            event = http.post("gradio_api/call/long", json={"data": []}).json()["event_id"]
+            with http.stream("GET", f"gradio_api/call/long/{event}", headers={"accept-encoding": "br, gzip"}) as stream:
+                stream.read()
+        assert "x" * 5000 in stream.text
+        assert "content-encoding" not in stream.headers, \
+            "Gradio now compresses event streams: delete CompressedStreams (ui/runtime/streams.py)"
+    finally:
+        demo.close()
+
+
 def test_gradios_queue_reads_the_analytics_settings_app_py_changes():
     """Delete: ui/runtime/env.py, if Gradio stops reading these variables or keeps no per-event summary."""
     import gradio.queueing as queueing
