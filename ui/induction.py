@@ -160,11 +160,11 @@ def build(ctx: Context) -> None:
                               scale=1)
         text = gr.Markdown()
         table = gr.Dataframe(label="loss (nats a word) on each copy, intact and with heads knocked out",
-                             interactive=False)
-        stripe = gr.Plot(show_label=False)
-        scores = gr.Plot(show_label=False)
-        losses = gr.Plot(show_label=False)
-        formed = gr.Plot(show_label=False, visible=False)
+                             interactive=False, elem_id="copying-table")
+        stripe = gr.Plot(show_label=False, elem_id="copying-stripe")
+        scores = gr.Plot(show_label=False, elem_id="copying-scores")
+        losses = gr.Plot(show_label=False, elem_id="copying-losses")
+        formed = gr.Plot(show_label=False, visible=False, elem_id="copying-forming")
         gr.Markdown("**Watch it form.** Above: the best head's induction score, measured every 50 steps while "
                     "the model trained (shown for a model whose training recorded it). The dots are the snapshots "
                     "the Learning tab keeps: open it, type a sentence written twice, and pick the induction head "

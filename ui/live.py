@@ -139,6 +139,9 @@ def predict(text, trained, presenter):
     """The trained model's answer to a typed input, with every head and the sharpest head in detail."""
     if not trained:
         raise SettingsError("Train a model first (press Train above), then type an input here.")
+    if trained.get("current") is False:
+        raise SettingsError(f"The settings above are not those of the model trained last "
+                            f"({_describe(trained['settings'])}): press Train to train this one first.")
     model = toy.TrainedToy(trained["settings"], trained["weights"])
     result = model.predict(text)
     font = figure_font(presenter)
@@ -153,6 +156,22 @@ def predict(text, trained, presenter):
     grid = viz_toy.heads_figure(result.attention, result.text, result.output, font_size=font)
     detail = viz_toy.head_detail(result.attention, result.text, result.output, layer, head, font_size=font)
     return summary, gr.update(value=grid, visible=True), gr.update(value=detail, visible=True)
+
+
+def follow_settings(settings_values, trained):
+    """When the settings change, the trained model below is no longer the one set above: (trained marked
+    current or not, answer, every head, one head). Its answer goes and Predict refuses until it is trained;
+    set back to the trained model's settings, it answers again."""
+    keep = gr.skip()
+    if not trained:
+        return keep, keep, keep, keep
+    same = same_model(trained["settings"], make_settings(*settings_values, DEFAULTS.seconds).to_dict())
+    if same:
+        cleared = "" if trained.get("current") is False else keep
+        return {**trained, "current": True}, cleared, keep, keep
+    note = (f"*The model trained last ({_describe(trained['settings'])}) is not the one set above: press **Train** "
+            "to train this one, then try it here.*")
+    return {**trained, "current": False}, note, gr.update(visible=False), gr.update(visible=False)
 
 
 def _errors_as_messages(events):
@@ -267,12 +286,14 @@ def build(ctx: Context) -> None:
 
     def on_preview(*values):
         trainings.warm_up()  # someone looking at this tab is likely to press Train next
+        *settings_values, _, trained_value = values
         try:
-            return preview(*values)
+            return (*preview(*values), *follow_settings(settings_values, trained_value))
         except SettingsError as e:
             raise refusal(e) from None
 
-    ctx.listen(on_preview, inputs=model_controls + [ctx.presenter, trained], outputs=[status, curve, heads_plot, text],
+    ctx.listen(on_preview, inputs=model_controls + [ctx.presenter, trained],
+               outputs=[status, curve, heads_plot, text, trained, answer, answer_grid, answer_detail],
                api_name="toy_preview", triggers=[c.input for c in model_controls] + [ctx.presenter.input])
 
     @repeat_outputs  # the lock and the last curve stay set while later updates stream in

@@ -161,3 +161,17 @@ def test_one_training_per_visitor_and_a_cancelled_call_frees_it(app):
             assert "one per visitor" in str(e) and time.monotonic() < deadline, str(e)
             time.sleep(0.5)
     assert result["task"] == "copy"
+
+
+def test_the_trained_model_below_follows_the_settings_above(trained_copy):
+    """Settings changed after training: the answer goes, the figures hide and Predict refuses, until the
+    settings are back at the trained model's (it used to answer with the old model under the new settings)."""
+    other = ("copy", True, "narrow", 2, 2, 64)
+    marked, note, grid, detail = live.follow_settings(other, trained_copy)
+    assert marked["current"] is False and "not the one set above" in note and "copy, positions on" in note
+    assert grid["visible"] is False and detail["visible"] is False
+    with pytest.raises(SettingsError, match="press Train to train this one"):
+        live.predict("hebjadgcif", marked, False)
+    back, cleared, *_ = live.follow_settings(("copy", True, "narrow", 2, 2, 32), marked)
+    assert back["current"] is True and cleared == ""
+    assert live.predict("hebjadgcif", back, False)[0].startswith("The model")
