@@ -132,11 +132,11 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     layout = _layout(
         title, height, font_size,
         xaxis=dict(**x_ticks, side="top", tickangle=0 if longest <= 2 else -60, tickfont=tick_font,
-                   automargin=False, title=dict(text="keys (looked at)" + _every(step_x)), showgrid=False, constrain="domain",
-                   constraintoward="left"),
+                   automargin=False, title=dict(text="keys (looked at)" + _every(step_x)), showgrid=False,
+                   zeroline=False, constrain="domain", constraintoward="left"),  # a zero line crossed masked row 0
         yaxis=dict(**y_ticks, autorange="reversed", tickfont=tick_font, automargin=False,
-                   title=dict(text="queries (looking)" + _every(step_y)), showgrid=False, scaleanchor="x", constrain="domain",
-                   constraintoward="top"),
+                   title=dict(text="queries (looking)" + _every(step_y)), showgrid=False, zeroline=False,
+                   scaleanchor="x", constrain="domain", constraintoward="top"),
     )
     # the key labels and their axis title sit on top: leave them room below the figure title
     layout["margin"].update(t=int(50 + 3 * font_size + tick_room), l=left)
@@ -239,7 +239,8 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     queries, keys  optional t and s token labels: the hover then names the tile, the query and the key
     selected  optional 0-based (row, column) of a tile to outline (the head opened in detail)
     The tiles are copied into a single big matrix with blank gaps: one trace is far cheaper
-    to build and draw than R*C subplots. Values are sent as whole percents (uint8).
+    to build and draw than R*C subplots. Values are sent rounded to 0.01 (float32), on the 0..1 scale the
+    rest of the app uses (the hover reads 0.35, as every other view does).
     Past TILE_CELLS tokens a tile is max-pooled (each cell the largest weight of a k x k block of token
     pairs), and the title says so.
     """
@@ -258,13 +259,14 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     gap_x = max(1, round(0.12 * s))
     label_rows = int(np.ceil(1.6 * font_size / (tile_px / max(t, 1)))) + 1  # room for "L1 H2" above a tile
     step_x, step_y = s + gap_x, t + label_rows
-    # An overview only needs whole percents: one byte a cell keeps a 16-head, 64-token grid
-    # near 100 KB on the wire (float32 would be four times that). Open a head for exact values.
-    whole = np.rint(tiles * 100)
+    # An overview needs two decimals (open a head for exact values); they are read on the 0..1 scale of every
+    # other view. (Whole percents in one byte a cell were a quarter of the size, but Plotly's hover cannot
+    # divide by 100, so the grid alone read "≈ 35%".)
+    rounded = np.round(tiles, 2).astype(np.float32)
     # the big matrix as (row, y, column, x) blocks: every tile placed in one assignment
-    blocks = np.zeros((rows, step_y, cols, step_x), dtype=np.uint8)
-    blocks[:, label_rows:, :, :s] = whole.transpose(0, 2, 1, 3)
-    percent = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
+    blocks = np.zeros((rows, step_y, cols, step_x), dtype=np.float32)
+    blocks[:, label_rows:, :, :s] = rounded.transpose(0, 2, 1, 3)
+    weights = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
     annotations = []
     for r in range(rows):
         for c in range(cols):
@@ -273,9 +275,9 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
                                     text=f"<b>{names[r][c]}</b>", font=dict(size=font_size)))
     flat_names = [name for row in names for name in row]
     heatmap = dict(
-        type="heatmap", z=percent, zmin=0, zmax=100, colorscale=COLORSCALE,
-        hovertemplate="weight ≈ %{z}%<extra></extra>",
-        colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8, tickvals=[0, 25, 50, 75, 100],
+        type="heatmap", z=weights, zmin=0, zmax=1, colorscale=COLORSCALE,
+        hovertemplate="weight ≈ %{z:.2f}<extra></extra>",
+        colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8, tickvals=[0, 0.25, 0.5, 0.75, 1],
                       ticktext=["0", "0.25", "0.5", "0.75", "1"]),
     )
     if queries is not None and keys is not None:
@@ -285,7 +287,7 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
         x_names, y_names = _tile_axis_names(names, _pooled_labels(token_labels(keys), block),
                                             _pooled_labels(token_labels(queries), block), gap_x, label_rows)
         heatmap.update(x=x_names, y=y_names, hovertemplate="%{y} → %{x}: " + ("largest " if block > 1 else "")
-                       + "≈ %{z}%<extra></extra>")
+                       + "≈ %{z:.2f}<extra></extra>")
     shapes = []
     if selected is not None:
         r, c = selected
@@ -298,7 +300,7 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     height = int(rows * step_y * tile_px / max(t, 1) + 60 + 3 * font_size)
     layout = _layout(
         title, height, font_size, annotations=annotations, meta=dict(tiles=flat_names), shapes=shapes,
-        xaxis=dict(visible=False, constrain="domain", range=[-0.5, percent.shape[1] - 0.5]),
+        xaxis=dict(visible=False, constrain="domain", range=[-0.5, weights.shape[1] - 0.5]),
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
     )
     layout["plot_bgcolor"] = "white"

@@ -131,10 +131,11 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
             y_ticks = dict(showticklabels=False)
         else:
             y_ticks = axis_ticks(p.rows) if p.rows is not None else dict(ticklabeloverflow="allow")
+        # no zero line: it ran through row 0 across the grey (masked) cells
         layout[f"xaxis{suffix}"] = dict(domain=domain, anchor=f"y{suffix}", side="top", showgrid=False,
-                                        title=dict(text=p.col_title), **x_ticks)
+                                        zeroline=False, title=dict(text=p.col_title), **x_ticks)
         layout[f"yaxis{suffix}"] = dict(domain=[0, 1], anchor=f"x{suffix}", autorange="reversed", showgrid=False,
-                                        title=dict(text=p.row_title), **y_ticks)
+                                        zeroline=False, title=dict(text=p.row_title), **y_ticks)
         annotations.append(dict(text=p.title, x=x0 + width / 2, y=1, xref="paper", yref="paper", xanchor="center",
                                 yanchor="bottom", yshift=title_shift, showarrow=False,
                                 font=dict(size=font_size + 1)))

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from viz.panels import Panel, heatmap_row
 
 SENTENCE_COLOR = "#ff7f0e"
+WAVE_COLORS = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]  # no orange
 
 
 def _mark_sentence(fig: go.Figure, t: int, n_cols: int, col: int = 1):
@@ -22,12 +23,30 @@ def _mark_sentence(fig: go.Figure, t: int, n_cols: int, col: int = 1):
     return fig
 
 
+def robust_reach(table, share: float = 99.0, outlier: float = 2.0) -> tuple[float, bool]:
+    """The colour range of a signed table: its largest |value|, or the `share` percentile of |values| where a
+    few values reach `outlier` times past it (minilm's learned positions: one dimension would wash out the
+    rest). Returns (reach, whether values beyond it are drawn at full colour)."""
+    magnitude = np.abs(np.asarray(table, np.float64))
+    largest = float(magnitude.max()) if magnitude.size else 1.0
+    typical = float(np.percentile(magnitude, share)) if magnitude.size else 1.0
+    if typical > 0 and largest > outlier * typical:
+        return typical, True
+    return (largest or 1.0), False
+
+
 def tables_figure(tables: dict, t: int, font_size: int = 12) -> go.Figure:
     """Each named (n, k) table as a positions × dimensions heatmap, the sentence's positions framed."""
     if not tables:
         raise ValueError("tables_figure needs at least one table")
-    panels = [Panel(np.asarray(table, np.float32), name, None, None, value="value", row_title="position",
-                    col_title="dimension") for name, table in tables.items()]
+    panels = []
+    for name, table in tables.items():
+        table = np.asarray(table, np.float32)
+        reach, clipped = robust_reach(table)
+        if clipped:
+            name += f"<br>(colours end at ±{reach:.2g}, where 99% of values lie)"
+        panels.append(Panel(table, name, None, None, value="value", row_title="position", col_title="dimension",
+                            zmax=reach))
     fig = heatmap_row(panels, title="Position vectors: one row per position (orange: this sentence)",
                       font_size=font_size, height=520)
     for i, table in enumerate(tables.values(), start=1):
@@ -44,13 +63,17 @@ def waves_figure(table, dims, t: int, font_size: int = 12) -> go.Figure:
         raise ValueError(f"dimensions must be between 0 and {k - 1}; got {list(dims)}")
     fig = go.Figure()
     positions = np.arange(n)
-    for d in dims:
-        fig.add_trace(go.Scatter(x=positions, y=table[:, d], mode="lines", name=f"dim {d}",
-                                 hovertemplate=f"dim {d}<br>position %{{x}}: %{{y:.3f}}<extra></extra>"))
     shown = positions[: min(t, n)]
-    for d in dims:
-        fig.add_trace(go.Scatter(x=shown, y=table[shown, d], mode="markers", showlegend=False,
-                                 marker=dict(color=SENTENCE_COLOR, size=6), hoverinfo="skip"))
+    for i, d in enumerate(dims):
+        # each dimension's dots in its own line's colour, outlined: one colour for all read as one line's
+        color = WAVE_COLORS[i % len(WAVE_COLORS)]
+        fig.add_trace(go.Scatter(x=positions, y=table[:, d], mode="lines", name=f"dim {d}", line=dict(color=color),
+                                 legendgroup=f"dim {d}",
+                                 hovertemplate=f"dim {d}<br>position %{{x}}: %{{y:.3f}}<extra></extra>"))
+        fig.add_trace(go.Scatter(x=shown, y=table[shown, d], mode="markers", name="this sentence's positions",
+                                 showlegend=i == 0, legendgroup=f"dim {d}",
+                                 marker=dict(color=color, size=7, line=dict(color="#222222", width=1)),
+                                 hoverinfo="skip"))
     fig.update_layout(
         title=dict(text="Sinusoids: low dimensions wave fast, high dimensions slowly (dots: this sentence)", x=0.01,
                    font=dict(size=font_size + 4)),

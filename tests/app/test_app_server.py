@@ -39,7 +39,7 @@ def test_analyze_returns_the_core_outputs(client):
         "The cat sat on the mat", "lm", None, False, 2, 3, api_name="/analyze")  # kind, presenter, layer, head
     assert tokens[0]["token"] == "<s>"
     figure = json.loads(grid["plot"])
-    assert (figure["data"][0]["zmin"], figure["data"][0]["zmax"]) == (0, 100)  # whole percents, fixed scale
+    assert (figure["data"][0]["zmin"], figure["data"][0]["zmax"]) == (0, 1)  # the fixed 0..1 scale
     assert any(a["text"] == "<b>L1 H1</b>" for a in figure["layout"]["annotations"])
     assert table["headers"][:2] == ["head", "layer"] and table["data"][0][0] == "L1 H1"
     assert picker == "L2 H3"  # the head open in detail, picked in the tile picker

@@ -19,7 +19,7 @@ def figure_title(page, selector: str) -> str:
 
 
 def heads_fingerprint(page) -> str:
-    """The every-head figure's cells as drawn (whole percents), to tell one drawing from another."""
+    """The every-head figure's cells as drawn (to 0.01), to tell one drawing from another."""
     return plot_value(page, HEADS, "JSON.stringify(plot.calcdata[0][0].z)")
 
 

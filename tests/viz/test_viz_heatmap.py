@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from viz import heatmap
+from viz import heatmap, panels
 
 
 def causal(t: int, seed: int = 0, layers: int = 2, heads: int = 3) -> tuple[np.ndarray, np.ndarray]:
@@ -47,12 +47,13 @@ def test_all_heads_are_one_trace_with_every_tile_named_and_placed():
     names = [a.text for a in fig.layout.annotations]
     assert names == [f"<b>L{l} H{h}</b>" for l in range(1, layers + 1) for h in range(1, heads + 1)]
     big = np.asarray(fig.data[0].z)
-    assert big.dtype == np.uint8, "the overview is sent as whole percents, one byte a cell"
-    assert (fig.data[0].zmin, fig.data[0].zmax) == (0, 100)
+    assert big.dtype == np.float32, "the overview is sent as float32, rounded to 0.01"
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (0, 1), "the 0..1 scale of every other view"
     assert list(fig.data[0].colorbar.ticktext) == ["0", "0.25", "0.5", "0.75", "1"]
-    # every tile's values appear exactly once (rounded to percents), with gaps between tiles
-    expected = np.rint(probs * mask * 100)
-    assert big.sum() == expected.sum()
+    assert "%{z:.2f}" in fig.data[0].hovertemplate and "%" not in fig.data[0].hovertemplate.replace("%{", "")
+    # every tile's values appear exactly once (rounded to 0.01), with gaps between tiles
+    expected = np.round(probs * mask, 2).astype(np.float32)
+    assert big.sum() == pytest.approx(expected.sum(), abs=1e-3)
     assert big.shape[0] > layers * t and big.shape[1] > heads * t
     # the last tile (layer 2, head 3) sits in the bottom-right corner
     np.testing.assert_array_equal(big[-t:, -t:], expected[-1, -1])
@@ -116,7 +117,7 @@ def test_a_pooled_tile_keeps_the_maximum_of_each_block():
     assert pooled[0, 1, 150 // 4, 0] == np.float32(0.61)
     fig = heatmap.all_heads_grid(probs, [f"q{i}" for i in range(n)], [f"k{i}" for i in range(n)])
     big = np.asarray(fig.data[0].z)
-    assert big.max() == 93 and "max pooling" in fig.layout.title.text and "4 × 4" in fig.layout.title.text
+    assert big.max() == np.float32(0.93) and "max pooling" in fig.layout.title.text and "4 × 4" in fig.layout.title.text
     assert "k76…k79 (#76-79)" in fig.data[0].x[19] and "largest" in fig.data[0].hovertemplate
     # a length that is not a whole number of blocks: the last block takes what it has
     edge = heatmap.max_pool(np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5), 2)
@@ -127,4 +128,13 @@ def test_short_inputs_are_not_pooled():
     probs, mask = causal(heatmap.TILE_CELLS)
     fig = heatmap.all_heads_grid(probs, mask=mask)
     assert "pooling" not in fig.layout.title.text
-    assert np.asarray(fig.data[0].z).sum() == np.rint(probs * mask * 100).sum()
+    assert np.asarray(fig.data[0].z).sum() == pytest.approx(np.round(probs * mask, 2).sum(), abs=1e-2)
+
+
+def test_no_zero_line_crosses_the_masked_cells():
+    """Row 0 sits at y = 0: Plotly's zero line ran through it, drawn over the grey (masked) cells."""
+    probs, mask = causal(5)
+    one = heatmap.attention_heatmap(probs[0, 0], ["x"] * 5, ["x"] * 5, mask=mask)
+    row = panels.heatmap_row([panels.Panel(probs[0, 0], "a", None, None), panels.Panel(probs[0, 1], "b", None, None)])
+    axes = [one.layout.xaxis, one.layout.yaxis, row.layout.xaxis, row.layout.yaxis, row.layout.xaxis2, row.layout.yaxis2]
+    assert all(axis.zeroline is False for axis in axes)

@@ -50,7 +50,11 @@ def test_position_figures_mark_the_sentence():
     assert len(fig.data) == 2 and len(fig.layout.shapes) == 2
     assert fig.layout.shapes[0].y1 == pytest.approx(4.5)
     waves = positions.waves_figure(table, [0, 3], t=5)
-    assert len(waves.data) == 4 and len(waves.data[2].x) == 5
+    assert len(waves.data) == 4 and len(waves.data[1].x) == 5
+    lines, dots = waves.data[0::2], waves.data[1::2]
+    # each dimension's dots have its line's colour (all orange read as the second line's, dim 3 here)
+    assert [d.marker.color for d in dots] == [line.line.color for line in lines]
+    assert len({line.line.color for line in lines}) == 2
     with pytest.raises(ValueError, match="between 0 and 7"):
         positions.waves_figure(table, [8], t=5)
     added = positions.addition_figure(table[:4], table[:4] * 0 + 1, TOKENS)
@@ -111,3 +115,14 @@ def test_multihead_figure_and_sizes_table():
     table = multihead.sizes_table(head_sizes(TransformerConfig(arch="decoder", vocab_size=9)))
     assert list(table["parameters per attention layer"]) == [65664, 262272]
     assert list(table["this model"]) == ["✓", ""]
+
+
+def test_one_outlier_dimension_does_not_wash_out_a_position_table():
+    """minilm's learned positions: one dimension reaches 1.9 where 99% of values stay under 0.07."""
+    table = np.random.default_rng(1).normal(scale=0.05, size=(64, 384)).astype(np.float32)
+    table[:, 7] = 2.0
+    fig = positions.tables_figure({"learned": table, "even": np.clip(table, -0.1, 0.1)}, t=5)
+    outlier, even = fig.data
+    assert outlier.zmax == pytest.approx(np.percentile(np.abs(table), 99)) and outlier.zmax < 0.2
+    assert "where 99% of values lie" in fig.layout.annotations[0].text
+    assert even.zmax == pytest.approx(0.1) and "99%" not in fig.layout.annotations[1].text
