@@ -24,3 +24,24 @@ def parse_head_name(name: str) -> tuple[int, int]:
         return int(layer[1:]) - 1, int(head[1:]) - 1
     except (ValueError, IndexError):
         raise ValueError(f"expected a head name like 'L1 H2', got {name!r}") from None
+
+
+def kv_group(head: int, n_heads: int, n_kv_heads: int) -> list[int]:
+    """The query heads (0-based, `head` included) that share `head`'s keys and values. With grouped-query
+    attention key/value head j serves query heads j·g … j·g + g − 1 (g = n_heads / n_kv_heads), as
+    model/multi_head.py repeats them; with one key/value head per query head, only `head` itself."""
+    if not n_kv_heads or n_kv_heads >= n_heads:
+        return [head]
+    group = n_heads // n_kv_heads
+    first = head // group * group
+    return list(range(first, first + group))
+
+
+def sharing_note(head: int, n_heads: int, n_kv_heads: int) -> str:
+    """'H1–H4 share one set of keys and values (grouped-query attention: 2 key/value heads for 8 query
+    heads)', or '' when every head has its own."""
+    heads = kv_group(head, n_heads, n_kv_heads)
+    if len(heads) == 1:
+        return ""
+    return (f"H{heads[0] + 1}–H{heads[-1] + 1} share one set of keys and values (grouped-query attention: "
+            f"{n_kv_heads} key/value head{'s' if n_kv_heads > 1 else ''} for {n_heads} query heads)")

@@ -27,6 +27,8 @@ class HeadSizes:
     biases_narrow: int = 0  # of params_narrow, the biases (the output's, and the query/key/value ones if any)
     biases_wide: int = 0
     qkv_bias: bool = False  # queries, keys and values have a bias (BERT, GPT-2)
+    kv_heads: int = 0  # key/value heads (fewer than `heads` with grouped-query attention)
+    params_model: int = 0  # one of the model's own attention layers, as it is built (shared keys and values)
 
 
 def count_parameters(module) -> int:
@@ -45,13 +47,16 @@ def head_sizes(config: TransformerConfig, model=None) -> HeadSizes:
     layers = config.n_layers
     if config.arch == "encoder-decoder":
         layers += 2 * config.n_decoder_layers  # masked self-attention and cross-attention
+    mine = MultiHeadAttention(k, h, config.wide, bias=bias, kv_heads=config.kv_heads, d=config.d_head,
+                              out_bias=config.out_bias)
     if model is not None:
         own = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
-        layers = len(own)
-        if config.wide:
-            wide = own[0]
-        else:
-            narrow = own[0]
+        layers, mine = len(own), own[0]
+        if mine.kv_heads == h:  # with shared keys and values, narrow and wide stay the textbook layers
+            if config.wide:
+                wide = mine
+            else:
+                narrow = mine
     return HeadSizes(
         k=k,
         heads=h,
@@ -65,4 +70,6 @@ def head_sizes(config: TransformerConfig, model=None) -> HeadSizes:
         biases_narrow=count_biases(narrow),
         biases_wide=count_biases(wide),
         qkv_bias=bias,
+        kv_heads=config.kv_heads,
+        params_model=count_parameters(mine),
     )

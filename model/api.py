@@ -100,6 +100,15 @@ class LoadedModel:
             return set(prefix + suffix)
         return {self.special(tok.BOS)} - {None}
 
+    @property
+    def start_id(self) -> int | None:
+        """The token the model puts before every text: <s> (this project's text models, Llama 2), [CLS] (BERT),
+        or None (GPT-2, SmolLM2, Qwen2)."""
+        if self.config.tokenizer == "template":
+            prefix = self._template[0]
+            return prefix[0] if prefix else None
+        return self.special(tok.BOS)
+
     def special_ids(self, keep: tuple[str, ...] = ()) -> list[int]:
         """Ids of the special tokens (project tokenizers: <pad>, <s>, …; pretrained: every added special)."""
         if self.config.tokenizer == "template":
@@ -243,7 +252,7 @@ class LoadedModel:
 
     @property
     def end_id(self) -> int | None:
-        """The token that ends a generated text (</s>; GPT-2's <|endoftext|>)."""
+        """The end-of-text token: </s> (this project's, Llama 2), <|endoftext|> (GPT-2, Qwen2), <|end_of_text|>."""
         return self.special(tok.EOS) if self.config.tokenizer == "project" else next(
             (i for i in map(self.special, END_TOKENS) if i is not None), None)
 

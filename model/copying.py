@@ -17,7 +17,6 @@ import numpy as np
 import torch
 
 from analysis import induction
-from model import tokenizer as tok
 from model.switches import PLAIN, Switches
 
 WORDS = Path(__file__).resolve().parent.parent / "assets" / "words.txt"  # analysis.induction.common_words
@@ -35,13 +34,16 @@ def word_ids(tokenizer, path: Path = WORDS) -> np.ndarray:
 
 
 def repeated_ids(loaded, n: int, length: int, seed: int = 0) -> np.ndarray:
-    """(n, 1 + 2 * length) ids: <s>, `length` random words, the same words again."""
+    """(n, 1 + 2 * length) ids: a start token, `length` random words, the same words again."""
     if loaded.arch != "decoder":
         raise ValueError(f"copying from context is measured on a causal lm; {loaded.name} is an {loaded.arch}")
     longest = (loaded.config.max_len - 1) // 2
     if not 2 <= length <= longest:
         raise ValueError(f"a sentence of 2 to {longest} words fits the model's context twice, got {length}")
-    return induction.repeated_sequences(word_ids(loaded.tokenizer), n, length, seed, bos=loaded.special(tok.BOS))
+    # every sequence starts with one token (analysis.induction.copy_losses counts from 1): the model's own start
+    # token, or for a model without one (GPT-2, Qwen2) its end-of-text token, which also begins their documents
+    start = loaded.start_id if loaded.start_id is not None else loaded.end_id
+    return induction.repeated_sequences(word_ids(loaded.tokenizer), n, length, seed, bos=start)
 
 
 @torch.no_grad()

@@ -12,7 +12,7 @@ import gradio as gr
 import numpy as np
 
 from analysis import head_stats as stats
-from analysis.heads import head_name, parse_head_name
+from analysis.heads import head_name, kv_group, parse_head_name
 from analysis.heads import head_names as head_names_of
 from ui import components
 from ui.context import Context, figure_font, friendly
@@ -190,6 +190,10 @@ def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, prese
     """The detail figure of one head (layer and head are 1-based, as shown); in quiz mode without its weights."""
     att, layer0, head0 = registry.layer_head(name, text, layer, head, kind)
     title = f"Layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}"
+    config = registry.get(name).config
+    group = kv_group(head0, config.n_heads, config.kv_heads)
+    if len(group) > 1:  # grouped-query attention: say whose keys and values these are
+        title += f" · keys and values shared by H{group[0] + 1}–H{group[-1] + 1}"
     if quiz:
         title = f"Quiz · layer {layer0 + 1}, head {head0 + 1}: where does each token look?"
     return heatmap.attention_heatmap(

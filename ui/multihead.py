@@ -27,7 +27,24 @@ def sizes_text(sizes, model: str) -> str:
         f"*Wide* heads each see all k = {sizes.d_wide} dimensions: richer, but {sizes.params_wide:,} parameters, "
         f"{sizes.params_wide / sizes.params_narrow:.2f}× as many (the weight matrices are exactly h = {sizes.heads} "
         f"times larger; {biases(sizes)}), for each of the model's {sizes.attention_layers} attention layers."
-    )
+    ) + grouped_text(sizes, model)
+
+
+def grouped_text(sizes, model: str) -> str:
+    """Grouped-query attention in words: which query heads share keys and values, and what that saves."""
+    if not sizes.kv_heads or sizes.kv_heads >= sizes.heads:
+        return ""
+    group = sizes.heads // sizes.kv_heads
+    if sizes.kv_heads == 1:
+        who = f"all {sizes.heads} query heads read the same keys and values (multi-query attention)"
+    else:
+        who = (f"heads H1–H{group} read the same keys and values, H{group + 1}–H{2 * group} the next"
+               + (", and so on" if sizes.kv_heads > 2 else ""))
+    return (f"  \n**Grouped-query attention.** {model}'s {sizes.heads} query heads share {sizes.kv_heads} "
+            f"key/value head{'s' if sizes.kv_heads > 1 else ''}: {who}. Each head still has its own queries, so "
+            f"each still has its own attention map. One of {model}'s attention layers has "
+            f"{sizes.params_model:,} parameters: its keys and values are computed for {sizes.kv_heads} "
+            f"head{'s' if sizes.kv_heads > 1 else ''}, not {sizes.heads}.")
 
 
 def biases(sizes) -> str:

@@ -5,11 +5,13 @@ import gradio as gr
 
 from analysis.order import order_demo
 from analysis.positions import cosine_similarity, position_table, sinusoidal_table
+from analysis.rotary import SHIFTS, rotary_demo
 from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.models import InputError, ModelRegistry, check_index, clean_text
 from viz import positions as viz_positions
-from viz.labels import token_labels
+from viz import rotary as viz_rotary
+from viz.labels import markdown_label, token_labels
 
 EXPLANATION = """
 **Attention on its own ignores word order.** Each *score* q·k depends only on the two vectors involved;
@@ -19,7 +21,17 @@ rows and columns of the weights: "dog bites man" and "man bites dog" look the sa
 original transformer (and our dates model) uses fixed sine and cosine waves of different wavelengths,
 so every position gets a unique pattern and nearby positions look alike; GPT-style models such as our lm
 learn one vector per position instead, and so do BERT models: choose minilm to see the position vectors
-a real pretrained model learned.
+a real pretrained model learned. Llama, Mistral and Qwen2 add nothing: they *turn* each query and key by
+its position (rotary positions, at the bottom of this tab).
+"""
+ROTARY_EXPLANATION = """
+### Rotary positions (RoPE)
+Llama, Mistral and Qwen2 add no position vector. In every layer each head splits its query and key into
+pairs of dimensions (i and i + d/2) and turns pair i by the angle *position × ω_i*, fast for the first pairs,
+slowly for the last. A rotation keeps a vector's length, and turning q by m·ω and k by n·ω changes the
+angle between them by (m − n)·ω only: **the score depends on how far apart two tokens are, not on where
+they stand.** Below, the chosen head's query of the last token and key of an earlier token, in layer 1,
+computed from the tokens alone; scores are q·k before the division by √d.
 """
 
 SHOWN_POSITIONS = 128  # rows drawn from the position tables (more if the sentence is longer)
@@ -63,8 +75,48 @@ def view(registry: ModelRegistry, text, model, dims, presenter):
         viz_positions.waves_figure(sinusoids, parse_dims(dims, k), t, font_size=font),
         viz_positions.similarity_figure(similarities, t, font_size=font),
         viz_positions.addition_figure(trace.token_embeddings, trace.position_embeddings, trace.tokens,
-                                      font_size=font, normed=trace.normed_input),
+                                      font_size=font, normed=trace.normed_input,
+                                      rotary=loaded.config.positions == "rotary"),
     )
+
+
+def rotary_summary(demo, rows: list[dict]) -> str:
+    """What the numbers below show, in words; every number is one of the table's."""
+    same, other = rows[:-1], rows[-1]
+    query, key = markdown_label(demo.query_token), markdown_label(demo.key_token)
+    if demo.own:
+        who = (f"**{demo.model} uses rotary positions** (θ = {demo.theta:g}{demo.scaling}): nothing is added to its embeddings "
+               "(the position vector in *What the position adds* above is zero); its heads turn q and k instead.")
+    else:
+        who = (f"**{demo.model} adds position vectors and does not rotate.** Here is what RoPE (θ = 10000, as in "
+               f"Llama 2) would do to its vectors; list a Llama, Mistral or Qwen2 folder in ATTENTION_MODELS to see "
+               "a model's own rotation.")
+    moved = "; ".join(f"at ({r['query position m']}, {r['key position n']}) **{r['rotary score']:.4f}**"
+                      for r in same)
+    added = ", ".join(f"{r['added sinusoids']:.4f}" for r in same)
+    return (f"{who}  \nThe query of *{query}* (position m = {demo.query_pos}) and the key of *{key}* (n = "
+            f"{demo.key_pos}), layer 1, head {demo.head + 1}, score {moved}: the same, because both turn by the same "
+            f"extra angle and only the offset m − n = {demo.offset} counts. With the key one position nearer "
+            f"(offset {other['offset m − n']}) the score is **{other['rotary score']:.4f}**.  \n"
+            f"**Adding sinusoids instead** (to q and k, for the comparison) gives {added} for the same three places: "
+            "(q + p_m)·(k + p_n) = q·k + q·p_n + p_m·k + p_m·p_n, and only the last term depends on the offset "
+            f"alone. A learned vector per position follows no rule at all: nothing ties position {same[0]['key position n']} "
+            f"to position {same[-1]['key position n']}.")
+
+
+def rotary_view(registry: ModelRegistry, text, model, head, presenter):
+    """(summary, one pair turned by position, the score slid along a text, the table of scores)."""
+    font = figure_font(presenter)
+    loaded = registry.get(model)
+    head0 = check_index(head, loaded.config.n_heads, "head")
+    try:
+        demo = rotary_demo(loaded, clean_text(text), head=head0)
+    except ValueError as e:  # a single token: no offset to show
+        raise InputError(str(e)) from None
+    rows = demo.rows(SHIFTS)
+    columns = {name: [row[name] for row in rows] for name in rows[0]}
+    return (rotary_summary(demo, rows), viz_rotary.rotation_figure(demo, font_size=font),
+            viz_rotary.offset_figure(demo, font_size=font), components.table(columns))
 
 
 def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
@@ -109,6 +161,12 @@ def build(ctx: Context) -> None:
         summary = gr.Markdown(elem_id="shuffle-summary")
         plain = gr.Plot(show_label=False, label="without positions")
         positioned = gr.Plot(show_label=False, label="with positions")
+        gr.Markdown(ROTARY_EXPLANATION)
+        rotary_summary_md = gr.Markdown(elem_id="rotary-summary")
+        turned = gr.Plot(show_label=False, label="a query/key pair turned by position")
+        slid = gr.Plot(show_label=False, label="score against position")
+        scores = gr.Dataframe(label="the same query and key at different positions", interactive=False,
+                              elem_id="rotary-scores")
 
     @friendly
     def on_view(text, model, dims_text, presenter):
@@ -132,6 +190,14 @@ def build(ctx: Context) -> None:
     ctx.listen(on_shuffle, inputs=shuffle_inputs, outputs=shuffle_outputs, api_name="shuffle",
                triggers=ctx.triggers + [ctx.head.input, seed.submit])
     shuffle.click(on_shuffle_again, inputs=shuffle_inputs, outputs=shuffle_outputs, api_name="shuffle_again")
+
+    @friendly
+    def on_rotary(text, model, head, presenter):
+        return rotary_view(ctx.registry, text, model, head, presenter)
+
+    ctx.listen(on_rotary, inputs=[ctx.text, ctx.model, ctx.head, ctx.presenter],
+               outputs=[rotary_summary_md, turned, slid, scores], api_name="rotary",
+               triggers=ctx.triggers + [ctx.head.input])
 
     @friendly
     def on_seed_typed(text, model, head, seed_value, presenter):

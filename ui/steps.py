@@ -7,6 +7,7 @@ import gradio as gr
 
 from ui import components
 
+from analysis.heads import kv_group, sharing_note
 from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention
 from ui.context import Context, figure_font, friendly
 from ui.models import ModelRegistry
@@ -74,19 +75,34 @@ def live_view(registry: ModelRegistry, text, model, layer, head, kind, presenter
         simple = viz_steps.parameter_free_figure(plain.probs, att.queries, font_size=font, scaled=bool(scale),
                                                  temperature=temperature)
     return (
-        viz_steps.caption(steps, q.shape[-1]),
+        viz_steps.caption(steps, q.shape[-1]) + model_note(registry.get(model).config, head0, att.kind),
         simple,
         viz_steps.scores_figure(steps, att.queries, att.keys, font_size=font),
         viz_steps.output_figure(steps, v, att.queries, att.keys, font_size=font),
     )
 
 
+def model_note(config, head0: int, kind: str) -> str:
+    """What differs in a Llama-family head: q and k turned by position, keys and values shared."""
+    notes = []
+    if config.positions == "rotary" and kind == "self":
+        notes.append("Q and K are shown after their turn by position (rotary positions, RoPE: Q = R_pos·X·W_q; "
+                     "the Positions tab shows why their product then depends only on the distance between tokens)")
+    shared = sharing_note(head0, config.n_heads, config.kv_heads)
+    if shared:
+        notes.append(f"{shared}, so K and V here are the same for each of them; only Q is this head's own")
+    return "".join(f"  \n{note}." for note in notes)
+
+
 def view(registry: ModelRegistry, text, model, layer, head, kind, presenter, log_temperature=0.0, scale=True):
     """Everything on the tab: caption, parameter-free map, Q/K/V, scores, output."""
     att, layer0, head0 = registry.layer_head(model, text, layer, head, kind)
     font = figure_font(presenter)
+    config = registry.get(model).config
+    group = kv_group(head0, config.n_heads, config.kv_heads)
     qkv = viz_steps.qkv_figure(att.q[layer0, head0], att.k[layer0, head0], att.v[layer0, head0], att.queries,
-                               att.keys, font_size=font, bias=registry.get(model).config.qkv_bias)
+                               att.keys, font_size=font, bias=config.qkv_bias, rotary=config.positions == "rotary",
+                               shared=f"H{group[0] + 1}–H{group[-1] + 1}" if len(group) > 1 else "")
     caption, simple, scores, output = live_view(registry, text, model, layer, head, kind, presenter,
                                                 log_temperature, scale)
     return caption, simple, qkv, scores, output

@@ -94,9 +94,11 @@ def similarity_figure(similarities: dict, t: int, font_size: int = 12) -> go.Fig
     return fig
 
 
-def addition_figure(token_embeddings, position_embeddings, tokens, font_size: int = 12, normed=None) -> go.Figure:
+def addition_figure(token_embeddings, position_embeddings, tokens, font_size: int = 12, normed=None,
+                    rotary: bool = False) -> go.Figure:
     """token embedding + position vector = what the first layer reads, for each token (t, k). normed: the
-    sum after the model's embedding LayerNorm (BERT), which is then what the first layer reads."""
+    sum after the model's embedding LayerNorm (BERT), which is then what the first layer reads.
+    rotary: the model adds none (its zero vectors are drawn, and the title says why)."""
     tok = np.asarray(token_embeddings, np.float32)
     pos = np.asarray(position_embeddings, np.float32)
     if tok.shape != pos.shape:
@@ -104,7 +106,8 @@ def addition_figure(token_embeddings, position_embeddings, tokens, font_size: in
     summed = "= sum" if normed is not None else "= input to layer 1"
     panels = [
         Panel(tok, "token embedding", tokens, None, value="value", col_title="dimension"),
-        Panel(pos, "+ position vector", tokens, None, value="value", col_title="dimension"),
+        Panel(pos, "+ position vector (none: rotary, q and k turn)" if rotary else "+ position vector", tokens,
+              None, value="value", col_title="dimension"),
         Panel(tok + pos, summed, tokens, None, value="value", col_title="dimension"),
     ]
     if normed is not None:

@@ -29,20 +29,28 @@ def parameter_free_figure(probs, tokens, font_size: int = 12, scaled: bool = Fal
     return attention_heatmap(probs, tokens, tokens, title=f"Without parameters: {how}", font_size=font_size)
 
 
-def qkv_figure(q, k, v, queries, keys, font_size: int = 12, bias: bool = False) -> go.Figure:
+def qkv_figure(q, k, v, queries, keys, font_size: int = 12, bias: bool = False, rotary: bool = False,
+               shared: str = "") -> go.Figure:
     """Queries (t, d), keys (s, d) and values (s, d) as tokens × dimensions heatmaps. bias: the model adds a
-    bias to each projection (BERT, GPT-2), and the panel titles write it."""
+    bias to each projection (BERT, GPT-2), and the panel titles write it. rotary: q and k were turned by
+    their positions (RoPE) after the projection, and the titles say so. shared: the heads these keys and
+    values belong to with grouped-query attention ("H1–H2"), or ""."""
     for name, a in (("q", q), ("k", k), ("v", v)):
         if np.asarray(a).ndim != 2:
             raise ValueError(f"{name} must be (tokens, dims) for one head, got shape {np.shape(a)}")
 
     def formula(m: str) -> str:
-        return f"{m.upper()} = X·W<sub>{m}</sub>" + (f" + b<sub>{m}</sub>" if bias else "")
+        projected = f"X·W<sub>{m}</sub>" + (f" + b<sub>{m}</sub>" if bias else "")
+        if rotary and m in "qk":  # turned after the projection, bias included
+            projected = f"R<sub>pos</sub>·({projected})" if bias else f"R<sub>pos</sub>·{projected}"
+        return f"{m.upper()} = {projected}"
 
+    turned = " turned by position" if rotary else ""
+    of = f", of {shared}" if shared else ""
     panels = [
-        Panel(q, f"{formula('q')} (queries)", queries, None, value="query", col_title="dimension"),
-        Panel(k, f"{formula('k')} (keys)", keys, None, value="key", col_title="dimension"),
-        Panel(v, f"{formula('v')} (values)", keys, None, value="value", col_title="dimension"),
+        Panel(q, f"{formula('q')} (queries{turned})", queries, None, value="query", col_title="dimension"),
+        Panel(k, f"{formula('k')} (keys{turned}{of})", keys, None, value="key", col_title="dimension"),
+        Panel(v, f"{formula('v')} (values{of})", keys, None, value="value", col_title="dimension"),
     ]
     return heatmap_row(panels, title="Each token's query, key and value vector for this head", font_size=font_size)
 

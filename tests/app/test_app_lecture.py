@@ -148,7 +148,7 @@ def test_app_wires_every_lecture_tab_with_ids_and_api_names(registry):
 
     demo = app.build_demo(registry=registry)
     names = {fn.api_name for fn in demo.fns.values()}
-    assert {"steps", "steps_live", "masking", "positions", "shuffle", "encoder_decoder", "decoding_step", "beams",
+    assert {"steps", "steps_live", "masking", "positions", "shuffle", "rotary", "encoder_decoder", "decoding_step", "beams",
             "learning", "multihead"} <= names
     ids = {c["props"].get("id") for c in demo.get_config_file()["components"] if c["type"] == "tabitem"}
     assert {"steps", "masking", "positions", "encoder_decoder", "learning", "multihead"} <= ids

@@ -76,7 +76,7 @@ def test_a_new_attention_kind_refits_the_sliders_then_redraws_once(demo):
 
 
 @pytest.mark.parametrize("open_tab,views", [("attention", ["head", "quiz", "analyze", "predict"]), ("steps", ["steps"]),
-                                            ("masking", ["masking"]), ("positions", ["positions", "shuffle"]),
+                                            ("masking", ["masking"]), ("positions", ["positions", "shuffle", "rotary"]),
                                             ("multihead", ["multihead"])])
 def test_the_dispatcher_computes_only_the_open_tabs_views_in_order(demo, open_tab, views):
     (dispatcher,) = listeners_of(demo, "analyze", "click")

@@ -9,21 +9,14 @@ import json
 import numpy as np
 import pytest
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-
 from model import api
 from model.checkpoint import CheckpointError
 from model.positions import rotary_frequencies
 from model.switches import Switches
+from tests.llama_checkpoints import SENTENCES, oracle, save_tiny
 
 transformers = pytest.importorskip("transformers", reason="transformers is the test oracle (requirements-dev.txt)")
 
-SENTENCES = [
-    "The animal didn't cross the street because it was too tired.",
-    "Walking and talking, she kept smiling!",
-    "ÜBER café 🍕 x",
-    "the cat sat on the mat " * 4,
-]
 ATOL = 1e-5
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 16}
@@ -39,47 +32,6 @@ CASES = {
     "qwen2-gqa-tied": ("qwen2", dict(num_key_value_heads=2, tie_word_embeddings=True, rope_theta=1000000.0)),
     "mistral-window": ("mistral", dict(num_key_value_heads=2, sliding_window=6)),
 }
-CLASSES = {"llama": ("LlamaConfig", "LlamaForCausalLM"), "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
-           "mistral": ("MistralConfig", "MistralForCausalLM")}
-
-
-def byte_bpe(specials: list[str]) -> Tokenizer:
-    """A byte-level BPE tokenizer.json as SmolLM2's and Qwen2's are, trained here on a few sentences."""
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=specials, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tokenizer.train_from_iterator(SENTENCES * 20, trainer=trainer)
-    return tokenizer
-
-
-def save_tiny(family: str, folder, layers: int = 2, bos: bool = False, **fields):
-    """A random `family` model of hidden size 32 with 4 query heads, in Hugging Face format, with a tokenizer.json
-    (bos=True: one that starts every text with <s>, as Llama-2's and TinyLlama's do)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    tokenizer = byte_bpe(["<s>", "</s>"] if bos else ["<|endoftext|>"])
-    if bos:
-        tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
-    tokenizer.save(str(folder / "tokenizer.json"))
-    config_class, model_class = (getattr(transformers, name) for name in CLASSES[family])
-    config = config_class(vocab_size=tokenizer.get_vocab_size(), hidden_size=32, num_hidden_layers=layers,
-                          num_attention_heads=4, intermediate_size=48, max_position_embeddings=64,
-                          bos_token_id=0, eos_token_id=1 if bos else 0, **fields)
-    torch.manual_seed(0)
-    model = model_class(config)
-    with torch.no_grad():  # far from the tiny init, so every attention map is sharp and every weight matters
-        for p in model.parameters():
-            p.normal_(0.0, 0.4)
-    model.save_pretrained(str(folder), safe_serialization=True)
-    return folder
-
-
-def oracle(folder, family: str):
-    model_class = getattr(transformers, CLASSES[family][1])
-    return model_class.from_pretrained(str(folder), attn_implementation="eager").eval()
-
-
 def max_diffs(loaded: api.LoadedModel, hf_model, text: str) -> dict[str, float]:
     ids = loaded.encode(text).ids
     trace = loaded.trace(text)

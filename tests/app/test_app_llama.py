@@ -1,0 +1,153 @@
+"""Llama-family checkpoints in the app: a tiny Llama (grouped-query attention, a BOS token from its
+tokenizer_config.json) and a tiny Qwen2 (one key/value head, q/k/v biases, linear rope scaling), listed in
+$ATTENTION_MODELS as a server would, open in every view: the attention tab with its head statistics, step by
+step (q and k turned by position), multi-head (who shares keys and values), positions (the rotary
+demonstration, whose numbers are the model's own), interventions, copying from context."""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from tokenizers import Tokenizer
+
+from tests.llama_checkpoints import save_tiny
+from ui import attention, induction, interventions, learning, multihead, positions, steps
+from ui.models import InputError, ModelRegistry
+from viz.labels import token_labels
+
+TEXT = "The animal didn't cross the street because it was too tired."
+MODELS = ("tiny-llama", "tiny-qwen2")
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory, model_assets):
+    """The two folders, with the project's byte-level BPE tokenizer.json (a word vocabulary for copying)."""
+    root = tmp_path_factory.mktemp("llama-family")
+    vocabulary = lambda: Tokenizer.from_file(str(model_assets / "tokenizer.json"))  # noqa: E731
+    llama = save_tiny("llama", root / "tiny-llama", tokenizer=vocabulary(), num_key_value_heads=2,
+                      bos_token_id=1, eos_token_id=2, max_position_embeddings=256)
+    (llama / "tokenizer_config.json").write_text(json.dumps({"add_bos_token": True}))  # starts texts with <s>
+    qwen = save_tiny("qwen2", root / "tiny-qwen2", tokenizer=vocabulary(), num_key_value_heads=1,
+                     tie_word_embeddings=True, eos_token_id=2, max_position_embeddings=256,
+                     rope_scaling={"rope_type": "linear", "factor": 2.0})
+    return {"tiny-llama": llama, "tiny-qwen2": qwen}
+
+
+@pytest.fixture(scope="module")
+def registry(folders, model_assets) -> ModelRegistry:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ATTENTION_MODELS", ", ".join(f"{name}={folder}" for name, folder in folders.items()))
+        loaded = ModelRegistry.load(model_assets, names=("lm", "mlm"), device="cpu")
+    assert not loaded.errors, loaded.errors
+    return loaded
+
+
+def _figures(result):
+    return [x for x in result if isinstance(x, go.Figure)]
+
+
+def test_both_are_listed_and_read_as_their_tokenizers_say(registry):
+    assert registry.names == ("lm", "mlm", *MODELS)
+    assert registry.shape("tiny-llama") == (2, 4) and registry.kinds("tiny-qwen2") == ("self",)
+    llama, qwen = (attention.analyze(registry, TEXT, name)[1] for name in MODELS)
+    assert llama[0][0] == "<s>" and qwen[0][0] == "The"  # Llama's tokenizer_config adds BOS; Qwen2's none
+    assert [t for t, _ in llama[1:]] == [t for t, _ in qwen]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_the_attention_tab_and_head_statistics(registry, name):
+    note, tokens, grid, average, columns, _ = attention.analyze(registry, TEXT, name)
+    assert note == "" and isinstance(grid, go.Figure) and isinstance(average, go.Figure)
+    assert columns["head"] == [f"L{layer} H{head}" for layer in (1, 2) for head in (1, 2, 3, 4)]
+    assert "next token" in attention.predictions(registry, name, TEXT).lower()
+    detail = attention.show_head(registry, TEXT, name, 2, 3)
+    assert list(detail.layout.xaxis.ticktext) == token_labels([t for t, _ in tokens])
+    shared = "keys and values shared by " + ("H3–H4" if name == "tiny-llama" else "H1–H4")
+    assert detail.layout.title.text.endswith(shared)
+    assert attention.grid_view(registry, TEXT, name, 2, 3) is not None
+    with pytest.raises(InputError, match="between 1 and 4"):
+        attention.show_head(registry, TEXT, name, 1, 5)
+
+
+def test_step_by_step_says_q_and_k_are_turned_and_who_shares_them(registry):
+    caption, simple, qkv, scores, output = steps.view(registry, TEXT, "tiny-llama", 2, 3, None, False, 0.0, True)
+    assert "turn by position" in caption and "H3–H4 share one set of keys and values" in caption
+    titles = [a.text for a in qkv.layout.annotations]
+    assert any("turned by position" in t and "W<sub>q</sub>" in t for t in titles)
+    assert any("of H3–H4" in t for t in titles)
+    att = registry.attention("tiny-llama", TEXT)
+    assert np.array_equal(att.k[1, 2], att.k[1, 3]) and not np.array_equal(att.q[1, 2], att.q[1, 3])
+    plain = steps.view(registry, TEXT, "lm", 1, 1, None, False, 0.0, True)[0]
+    assert "turn by position" not in plain and "keys and values" not in plain
+
+
+def test_multihead_counts_the_shared_keys_and_values(registry):
+    for name, kv in (("tiny-llama", 2), ("tiny-qwen2", 1)):
+        heads, sizes, table = multihead.view(registry, TEXT, name, 1, None, False)
+        own = sum(p.numel() for p in registry.get(name).model.stack.blocks[0].self_attention.parameters())
+        assert f"share {kv} key/value head" in sizes and f"{own:,} parameters" in sizes
+    assert "(multi-query attention)" in multihead.view(registry, TEXT, "tiny-qwen2", 1, None, False)[1]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_positions_show_the_rotation_with_the_models_own_numbers(registry, name):
+    tables, waves, similar, added = positions.view(registry, TEXT, name, "0, 1, 6", False)
+    assert "none: rotary" in added.layout.annotations[1].text
+    assert not registry.trace(name, TEXT).position_embeddings.any()
+    summary, turned, slid, table = positions.rotary_view(registry, TEXT, name, 2, False)
+    rows = [dict(zip(table["headers"], row)) for row in table["data"]]
+    assert len({r["rotary score"] for r in rows[:3]}) == 1  # the same offset, the same score, wherever they stand
+    assert len({r["offset m − n"] for r in rows[:3]}) == 1 and rows[3]["rotary score"] != rows[0]["rotary score"]
+    assert len({r["added sinusoids"] for r in rows[:3]}) == 3  # added vectors: where they stand matters
+    for r in rows:  # the explanation quotes the table
+        assert f"**{r['rotary score']:.4f}**" in summary
+    assert f"uses rotary positions** (θ = {registry.get(name).config.rope_theta:g}" in summary
+    # the first row is the model's own layer-1 score of those two tokens, rotation and all
+    att = registry.attention(name, TEXT)
+    m, n = rows[0]["query position m"], rows[0]["key position n"]
+    assert rows[0]["rotary score"] == pytest.approx(float(att.scores[0, 1, m, n]), abs=1e-4)
+    assert turned.layout.title.text.startswith("One pair of dimensions of layer 1, head 2")
+    assert len(slid.data) >= 4 and all(np.ptp(trace.y) < 1e-6 for trace in slid.data if trace.xaxis == "x")
+    if name == "tiny-qwen2":
+        assert "linear scaling × 2" in summary
+    demo, *_ = positions.shuffle_view(registry, TEXT, name, 2, 0, False)
+    difference = float(re.search(r"differ from the original by at most \*\*([0-9.e+-]+)\*\*", demo).group(1))
+    assert difference < 1e-4  # no rotation: the same weights, permuted
+
+
+def test_positions_on_an_added_position_model_show_what_rope_would_do(registry):
+    summary, turned, slid, table = positions.rotary_view(registry, TEXT, "lm", 1, False)
+    assert "lm adds position vectors and does not rotate" in summary
+    with pytest.raises(InputError, match="at least two tokens"):
+        positions.rotary_view(registry, "a", "tiny-qwen2", 1, False)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_interventions_knock_out_one_query_head_of_a_shared_group(registry, name):
+    result = interventions.ablate(registry, TEXT, name, ["L1 H2"], "zero")
+    assert result["heads"] == ["L1 H2"] and result["change"] > 0
+    summary, guesses, importance, *_ = interventions.view(registry, TEXT, name, ["L1 H2"], "uniform", False)
+    assert "Knocked out (uniform)" in summary and isinstance(importance, go.Figure)
+    assert np.shape(importance.data[0].z) == (2, 4)
+    assert isinstance(interventions.head_view(registry, TEXT, name, "L2 H4", False), go.Figure)
+    about, figure = interventions.explanations(registry, TEXT, name, None, False)
+    assert about.startswith("Explaining") and isinstance(figure, go.Figure)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_copying_from_context_measures_the_induction_scores(registry, name):
+    summary, *rest = induction.view(registry, name, 0, 12, induction.STRONGEST, "zero", False)
+    assert "12 random words" in summary and "*" + name not in summary  # its own model, not a stand-in
+    m = induction.measure(registry, name, 0, 12)
+    assert m["induction"].shape == (2, 4) and len(m["ids"]) == 25
+    start = registry.get(name).start_id
+    assert m["ids"][0] == (start if start is not None else registry.get(name).end_id)
+
+
+def test_learning_says_it_does_not_apply(registry):
+    summary, *figures, slider = learning.view(registry, learning.SnapshotTraces(registry), TEXT, "tiny-llama", 1, 1,
+                                              None, 1, False)
+    assert re.search("does not apply to tiny-llama.*pretrained", summary)

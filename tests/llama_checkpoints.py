@@ -1,0 +1,61 @@
+"""Tiny random Llama, Mistral and Qwen2 checkpoints in Hugging Face format, built locally with `transformers`
+(a dev requirement: the test oracle) and a byte-level BPE tokenizer.json trained on a few sentences: no test
+downloads a model."""
+from __future__ import annotations
+
+import pytest
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+SENTENCES = [
+    "The animal didn't cross the street because it was too tired.",
+    "Walking and talking, she kept smiling!",
+    "ÜBER café 🍕 x",
+    "the cat sat on the mat " * 4,
+]
+CLASSES = {"llama": ("LlamaConfig", "LlamaForCausalLM"), "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
+           "mistral": ("MistralConfig", "MistralForCausalLM")}
+
+
+def byte_bpe(specials: list[str]) -> Tokenizer:
+    """A byte-level BPE tokenizer.json as SmolLM2's and Qwen2's are, trained here on a few sentences."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=specials, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tokenizer.train_from_iterator(SENTENCES * 20, trainer=trainer)
+    return tokenizer
+
+
+def save_tiny(family: str, folder, layers: int = 2, bos: bool = False, tokenizer: Tokenizer | None = None,
+              heads: int = 4, **fields):
+    """A random `family` model of hidden size 32 with `heads` query heads, in Hugging Face format, with a
+    tokenizer.json: `tokenizer`, or one trained on SENTENCES (bos=True: one that starts every text with <s>,
+    as Llama-2's and TinyLlama's do). fields: more of the config (num_key_value_heads, rope_scaling, …)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if tokenizer is None:
+        tokenizer = byte_bpe(["<s>", "</s>"] if bos else ["<|endoftext|>"])
+        fields = {"bos_token_id": 0, "eos_token_id": 1 if bos else 0, **fields}
+    if bos:
+        tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
+    tokenizer.save(str(folder / "tokenizer.json"))
+    transformers = pytest.importorskip("transformers", reason="transformers builds the checkpoints (requirements-dev.txt)")
+    config_class, model_class = (getattr(transformers, name) for name in CLASSES[family])
+    config = config_class(vocab_size=tokenizer.get_vocab_size(), hidden_size=32, num_hidden_layers=layers,
+                          num_attention_heads=heads, intermediate_size=48,
+                          **{"max_position_embeddings": 64, **fields})
+    torch.manual_seed(0)
+    model = model_class(config)
+    with torch.no_grad():  # far from the tiny init, so every attention map is sharp and every weight matters
+        for p in model.parameters():
+            p.normal_(0.0, 0.4)
+    model.save_pretrained(str(folder), safe_serialization=True)
+    return folder
+
+
+def oracle(folder, family: str):
+    """transformers' own model of the folder, with the explicit (eager) attention that returns its weights."""
+    transformers = pytest.importorskip("transformers")
+    model_class = getattr(transformers, CLASSES[family][1])
+    return model_class.from_pretrained(str(folder), attn_implementation="eager").eval()

@@ -1,0 +1,90 @@
+"""Rotary positions (RoPE) drawn: a query/key pair turned by position, and the score along a text.
+
+Takes an analysis.rotary.RotaryDemo (numbers only) and returns Plotly figures.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz.labels import token_label
+
+QUERY_COLOR, KEY_COLOR, ADDED_COLOR = "#d62728", "#1f77b4", "#7f7f7f"
+SHOWN_SHIFT = 2  # the pair moved this far in the rotation figure: small, so the turn stays visible
+KEY_POSITIONS = 64  # the offset figure slides the pair of tokens over this many key positions
+
+
+def _arrow(fig, x, y, color, name, col, dash=None, showlegend=True):
+    fig.add_trace(go.Scatter(x=[0, x], y=[0, y], mode="lines+markers", name=name, legendgroup=name,
+                             showlegend=showlegend, line=dict(color=color, width=3, dash=dash),
+                             marker=dict(size=[0, 10], color=color, symbol="circle"),
+                             hovertemplate=f"{name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>"), row=1, col=col)
+
+
+def _angle(a: tuple[float, float], b: tuple[float, float]) -> float:
+    """The angle from b to a, in degrees, in (−180, 180]."""
+    turn = np.degrees(np.arctan2(a[1], a[0]) - np.arctan2(b[1], b[0]))
+    return float((turn + 180) % 360 - 180)
+
+
+def rotation_figure(demo, pair: int = 0, font_size: int = 12) -> go.Figure:
+    """Pair `pair` of the query and the key (dimensions i and i + d/2) at positions (m, n) and at (m + s, n + s):
+    both arrows turn by s·ω_i more, so the angle between them, and their product, stay the same."""
+    m, n, s = demo.query_pos, demo.key_pos, SHOWN_SHIFT
+    half = demo.d // 2
+    speed = float(demo.speeds[pair])
+    q0, k0 = (demo.q[pair], demo.q[pair + half]), (demo.k[pair], demo.k[pair + half])
+    places = ((m, n), (m + s, n + s))
+    turned = [(demo.pair(demo.q, pair, a), demo.pair(demo.k, pair, b)) for a, b in places]
+    titles = [(f"positions ({a}, {b}){'' if i == 0 else f': both moved {s} positions on'}<br>query turned "
+               f"{np.degrees(a * speed) % 360:.0f}°, key {np.degrees(b * speed) % 360:.0f}°; angle between "
+               f"{abs(_angle(qa, kb)):.1f}°, adds {qa[0] * kb[0] + qa[1] * kb[1]:.3f} to q·k")
+              for i, ((a, b), (qa, kb)) in enumerate(zip(places, turned))]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.08)
+    extent = 1.15 * max(np.hypot(*q0), np.hypot(*k0), 1e-6)
+    query, key = token_label(demo.query_token), token_label(demo.key_token)
+    for col, (qa, kb) in enumerate(turned, start=1):
+        first = col == 1
+        _arrow(fig, *q0, QUERY_COLOR, "query, before turning", col, dash="dot", showlegend=first)
+        _arrow(fig, *k0, KEY_COLOR, "key, before turning", col, dash="dot", showlegend=first)
+        _arrow(fig, *qa, QUERY_COLOR, f"query of {query}, turned by its position", col, showlegend=first)
+        _arrow(fig, *kb, KEY_COLOR, f"key of {key}, turned by its position", col, showlegend=first)
+        fig.update_xaxes(range=[-extent, extent], zeroline=True, title_text=f"dimension {pair}", row=1, col=col)
+        fig.update_yaxes(range=[-extent, extent], zeroline=True, scaleanchor=f"x{'' if first else 2}",
+                         title_text=f"dimension {pair + half}", row=1, col=col)
+    fig.update_layout(
+        title=dict(text=(f"One pair of dimensions of layer 1, head {demo.head + 1}: turned by position · ω "
+                         f"(ω = {speed:.3g} radian per position)"), x=0.01, font=dict(size=font_size + 4)),
+        height=520, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white",
+        margin=dict(l=10, r=10, t=110 + 3 * font_size, b=10), legend=dict(orientation="h", y=-0.2),
+    )
+    return fig
+
+
+def offset_figure(demo, offsets: tuple[int, ...] | None = None, font_size: int = 12) -> go.Figure:
+    """The score of the same query and key slid along a text at fixed offsets: flat with rotary positions,
+    waving with sinusoids added. x: the key's position n; the query stands at n + offset."""
+    offsets = offsets or tuple(sorted({1, demo.offset, demo.offset + 4}))
+    positions = np.arange(KEY_POSITIONS)
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=False, horizontal_spacing=0.1, subplot_titles=[
+        "rotary: q and k turned by position", "sinusoids added to q and k instead"])
+    colors = ["#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    for offset, color in zip(offsets, colors):
+        name = f"offset {offset}"
+        rotary = [demo.score(n + offset, n) for n in positions]
+        added = [demo.added_score(n + offset, n) for n in positions]
+        for col, y in ((1, rotary), (2, added)):
+            fig.add_trace(go.Scatter(x=positions, y=y, mode="lines", name=name, legendgroup=name, showlegend=col == 1,
+                                     line=dict(color=color, width=2),
+                                     hovertemplate=f"{name}: key at %{{x}}, query at %{{x}}+{offset}<br>"
+                                                   "q·k = %{y:.4f}<extra></extra>"), row=1, col=col)
+    fig.update_xaxes(title_text="key position n (query at n + offset)")
+    fig.update_yaxes(title_text="score q·k", row=1, col=1)
+    fig.update_layout(
+        title=dict(text="The same two tokens slid along a text: only the offset matters with rotary positions",
+                   x=0.01, font=dict(size=font_size + 4)),
+        height=420, font=dict(size=font_size), paper_bgcolor="white",
+        margin=dict(l=10, r=10, t=70 + 2 * font_size, b=10),
+    )
+    return fig
