@@ -106,7 +106,7 @@ def test_positions_show_the_rotation_with_the_models_own_numbers(registry, name)
         assert f"**{r['rotary score']:.4f}**" in summary
     assert f"uses rotary positions** (θ = {registry.get(name).config.rope_theta:g}" in summary
     # the first row is the model's own layer-1 score of those two tokens, rotation and all
-    att = registry.attention(name, TEXT)
+    att = registry.get(name).trace(TEXT).attention["self"]  # the model's own trace, raw scores kept
     m, n = rows[0]["query position m"], rows[0]["key position n"]
     assert rows[0]["rotary score"] == pytest.approx(float(att.scores[0, 1, m, n]), abs=1e-4)
     assert turned.layout.title.text.startswith("One pair of dimensions of layer 1, head 2")
@@ -130,7 +130,7 @@ def test_interventions_knock_out_one_query_head_of_a_shared_group(registry, name
     result = interventions.ablate(registry, TEXT, name, ["L1 H2"], "zero")
     assert result["heads"] == ["L1 H2"] and result["change"] > 0
     summary, guesses, importance, *_ = interventions.view(registry, TEXT, name, ["L1 H2"], "uniform", False)
-    assert "Knocked out (uniform)" in summary and isinstance(importance, go.Figure)
+    assert "Knocked out (weights made uniform): **L1 H2**" in summary and isinstance(importance, go.Figure)
     assert np.shape(importance.data[0].z) == (2, 4)
     assert isinstance(interventions.head_view(registry, TEXT, name, "L2 H4", False), go.Figure)
     about, figure = interventions.explanations(registry, TEXT, name, None, False)
