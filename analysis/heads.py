@@ -45,3 +45,54 @@ def sharing_note(head: int, n_heads: int, n_kv_heads: int) -> str:
         return ""
     return (f"H{heads[0] + 1}–H{heads[-1] + 1} share one set of keys and values (grouped-query attention: "
             f"{n_kv_heads} key/value head{'s' if n_kv_heads > 1 else ''} for {n_heads} query heads)")
+
+
+def head_choices(shapes: dict[str, tuple[int, int]]) -> list[str]:
+    """Every head of a model as the app writes it, from attention kind -> (layers, heads): 'L2 H3' for a
+    model with one kind; with several (the encoder-decoder), the kind first ('cross L2 H3') and, per kind,
+    'cross all' for all of its heads."""
+    if len(shapes) == 1:
+        return head_names(*next(iter(shapes.values())))
+    names = []
+    for kind, (layers, heads) in shapes.items():
+        names += [f"{kind} all"] + [f"{kind} {head}" for head in head_names(layers, heads)]
+    return names
+
+
+def parse_heads(spec, shapes: dict[str, tuple[int, int]], model: str = "this model",
+                kind_labels: dict[str, str] | None = None) -> frozenset[tuple[str, int, int]]:
+    """0-based (kind, layer, head) from head names as head_choices writes them: a comma-separated text
+    ('L2 H3, L1 H1'; 'cross L2 H3, encoder all') or a list of names. ValueError says what is wrong, for
+    the person who wrote it."""
+    if spec is None:
+        return frozenset()
+    if isinstance(spec, str):
+        items = [item.strip() for item in spec.split(",")]
+    elif isinstance(spec, (list, tuple)) and all(isinstance(item, str) for item in spec):
+        items = [item.strip() for item in spec]
+    else:
+        raise ValueError("Heads must be a comma-separated text such as 'L2 H3, L1 H1'.")
+    single = len(shapes) == 1
+    only = next(iter(shapes)) if single else None
+    example = "'L2 H3'" if single else "'cross L2 H3', 'encoder L1 H1', 'decoder L1 H2' or 'cross all'"
+    chosen = set()
+    for item in filter(None, items):
+        quoted = repr(item if len(item) <= 40 else item[:39] + "…")
+        words = item.split(maxsplit=1)
+        named = words[0].lower() if words[0].lower() in shapes and len(words) > 1 else None
+        kind, rest = (named, words[1]) if named else (only, item)
+        if kind is None:
+            raise ValueError(f"Unknown head {quoted}: for {model} name the kind first, e.g. {example}.")
+        layers, heads = shapes[kind]
+        if rest.strip().lower() == "all":
+            chosen |= {(kind, layer, head) for layer in range(layers) for head in range(heads)}
+            continue
+        try:
+            layer, head = parse_head_name(rest)
+        except ValueError:
+            raise ValueError(f"Unknown head {quoted}: write heads like {example}.") from None
+        if not (0 <= layer < layers and 0 <= head < heads):
+            label = (kind_labels or {}).get(kind, f"{kind} attention")
+            raise ValueError(f"{quoted} does not exist: {model}'s {label} has {layers} layers × {heads} heads.")
+        chosen.add((kind, layer, head))
+    return frozenset(chosen)

@@ -7,8 +7,7 @@ induction heads"). It usually works with a previous-token head in an earlier lay
 "the token before me was X" into each position, so the induction head can find "the position after
 the earlier X" by matching keys.
 
-    words = whole_word_ids(tokenizer.get_vocab())
-    ids = repeated_sequences(words, n=8, length=20, seed=0, bos=1)  # (8, 41)
+    ids = copying.repeated_ids(lm, n=8, length=20)   # model.copying: (8, 41) random words repeated
     induction_scores(probs, ids[0])   # (L, H) for one sequence's attention probs (L, H, t, t)
 
 Shapes: L layers, H heads, t tokens; probs rows sum to 1.
@@ -18,32 +17,6 @@ from __future__ import annotations
 import re
 
 import numpy as np
-
-_WORD = re.compile(r"^Ġ[a-z]{3,}$")  # a byte-level BPE piece holding a whole lower-case word after a space
-
-
-def whole_word_ids(vocab: dict[str, int]) -> np.ndarray:
-    """Sorted ids of the tokens that are a whole word of 3+ lower-case letters with a leading space
-    (byte-level BPE writes the space as "Ġ"), so each random word is exactly one token."""
-    ids = sorted(i for piece, i in vocab.items() if _WORD.match(piece))
-    if len(ids) < 2:
-        raise ValueError("the tokenizer has fewer than 2 whole-word tokens; induction needs a word vocabulary")
-    return np.array(ids, dtype=np.int64)
-
-
-def repeated_sequences(words, n: int, length: int, seed: int = 0, bos: int | None = None) -> np.ndarray:
-    """(n, [1 +] 2 * length) token ids: `length` distinct random words, then the same words again;
-    <s> first if `bos` is given. The same seed gives the same sequences."""
-    words = np.asarray(words)
-    if length < 2 or length > len(words):
-        raise ValueError(f"length must be between 2 and the number of words ({len(words)}), got {length}")
-    gen = np.random.default_rng(seed)
-    rows = []
-    for _ in range(n):
-        first = gen.choice(words, size=length, replace=False)
-        rows.append(np.concatenate([[bos] if bos is not None else [], first, first]))
-    return np.array(rows, dtype=np.int64)
-
 
 def induction_pairs(ids) -> tuple[np.ndarray, np.ndarray]:
     """(queries, keys): for every token that occurred before, the position after its most recent

@@ -64,7 +64,7 @@ class TextTask:
             words = copying.word_ids(self.tokenizer)
             length = min(20, (preset.model["max_len"] - 1) // 2, len(words))
             self.probe_ids = torch.from_numpy(
-                induction.repeated_sequences(words, 8, length, seed=0, bos=self.ids[tok.BOS]))
+                copying.repeated_sequences(words, 8, length, seed=0, bos=self.ids[tok.BOS]))
 
     def _stream(self, lines: list[str]) -> np.ndarray:
         bos, eos = self.ids[tok.BOS], self.ids[tok.EOS]

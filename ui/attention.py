@@ -13,10 +13,10 @@ import numpy as np
 
 from analysis import head_stats as stats
 from analysis.heads import head_name, kv_group, parse_head_name
-from analysis.heads import head_names as head_names_of
 from ui import components
 from ui.context import Context, figure_font, friendly
-from ui.models import KIND_LABELS, InputError, ModelRegistry, attention_of, check_beam, check_index, clean_text
+from ui.models import (KIND_LABELS, InputError, ModelRegistry, attention_of, check_beam, check_index, clean_text,
+                       head_choices)
 from viz import heatmap
 from viz.labels import EMPTY, markdown_label, plain_label, token_labels
 
@@ -181,11 +181,6 @@ def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, prese
     return heads_grid(att, figure_font(presenter), selected), (head_name(*selected) if selected else None)
 
 
-def head_names(registry: ModelRegistry, name, kind=None) -> list[str]:
-    """Every head of one attention kind ("L1 H1", ...): the tile picker's choices."""
-    return head_names_of(*registry.shape(name, kind))
-
-
 def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False, quiz=False):
     """The detail figure of one head (layer and head are 1-based, as shown); in quiz mode without its weights."""
     att, layer0, head0 = registry.layer_head(name, text, layer, head, kind)
@@ -305,7 +300,7 @@ def build(ctx: Context) -> None:
                 with gr.Column(scale=1, min_width=160):
                     # its choices follow the model (and kind) alone, below: /analyze sends only the value
                     tile = components.ModelChoices(label="Open a head in detail", value=None, interactive=True,
-                                                   choices=head_names(registry, ctx.model.value), elem_id="tile-picker")
+                                                   choices=head_choices(registry, ctx.model.value, "self"), elem_id="tile-picker")
                     gr.Markdown("Pick a head to open it in detail above (the page scrolls up to it); its tile is outlined "
                                 "in orange. Hover a tile to read its query and key tokens. Every tile uses the same "
                                 "0 – 1 colour scale.")
@@ -371,12 +366,12 @@ def build(ctx: Context) -> None:
                outputs=[info, tokens, grid, average, table, tile], api_name="analyze",
                triggers=ctx.triggers + [ctx.kind.input], quick=small)
     ctx.listen(run_predict, inputs=[ctx.text, ctx.model], outputs=[predicted], api_name="predict")
-    gr.on([ctx.model.change, ctx.kind.change], lambda name, kind: gr.Dropdown(choices=friendly(head_names)(
-        registry, name, kind)), inputs=[ctx.model, ctx.kind], outputs=[tile], api_visibility="private", queue=False)
+    gr.on([ctx.model.change, ctx.kind.change], lambda name, kind: gr.Dropdown(choices=friendly(head_choices)(
+        registry, name, kind or "self")), inputs=[ctx.model, ctx.kind], outputs=[tile], api_visibility="private", queue=False)
     download.click(None, inputs=[table, ctx.model], js=CSV_JS)
     ctx.quiz.change(lambda on: (gr.Column(visible=not on), gr.Markdown(visible=bool(on))), inputs=[ctx.quiz],
                     outputs=[overview, quiz_hidden], api_visibility="private", queue=False)
     # the detail view sits above the grid: bring it into view as it redraws
-    picked = tile.input(run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head",
+    picked = tile.input(run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head", api_visibility="private",
                         js=SCROLL_TO_DETAIL_JS)
     ctx.run_after(picked, "picked", head_only=True)

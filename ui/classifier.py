@@ -14,13 +14,12 @@ import numpy as np
 
 from analysis import pooling as pooling_math
 from analysis.attribution import rollout, shares
-from analysis.heads import head_name, head_names, parse_head_name
+from analysis.heads import head_name
 from model import interventions
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui.context import Context, figure_font, friendly
 from ui.interventions import head_picker
-from ui.messages import shown
-from ui.models import InputError, ModelRegistry, clean_text
+from ui.models import InputError, ModelRegistry, clean_text, head_choices, parse_heads
 from viz import classifier as viz
 from viz.interventions import explanations_figure, guesses_figure
 from viz.labels import markdown_label
@@ -118,24 +117,14 @@ def view(registry: ModelRegistry, text, presenter):
             viz.pooling_figure(decision.tokens, decision.features, decision.pooled, decision.pooling, font_size=font))
 
 
-def head_choices(registry: ModelRegistry) -> list[str]:
-    if MODEL not in registry.available:
-        return []
-    return head_names(*registry.shape(MODEL))
-
-
 def _switches(registry: ModelRegistry, heads, method) -> Switches:
     if method not in ABLATION_METHODS:
         raise InputError(f"Choose how to knock heads out: one of {', '.join(ABLATION_METHODS)}.")
     names = [heads] if isinstance(heads, str) else list(heads or [])
     if not names:
         raise InputError("Choose at least one head to knock out, or press “Find a head”.")
-    valid = set(head_choices(registry))
-    wrong = [n for n in names if n not in valid]
-    if wrong:
-        raise InputError(f"This model has no head {shown(wrong[0])}: "
-                         f"choose from L1 H1 to {max(valid, default='L1 H1')}.")
-    return Switches(ablate={("self", *parse_head_name(n)) for n in names}, method=method)
+    _model(registry)  # loaded, or a message saying it is not
+    return Switches(ablate=parse_heads(names, registry, MODEL), method=method)
 
 
 def ablate_view(registry: ModelRegistry, text, heads, method, presenter):
@@ -163,7 +152,7 @@ def strongest_head(registry: ModelRegistry, text, method) -> str:
     loaded = _model(registry)
     label = loaded.classify(text, 1)[0][0]
     best, best_key = None, None
-    for name in head_choices(registry):
+    for name in head_choices(registry, MODEL):
         guesses = dict(loaded.classify(text, None, _switches(registry, [name], method)))
         changed = max(guesses, key=guesses.get) != label
         key = (changed, -guesses[label])
@@ -174,7 +163,7 @@ def strongest_head(registry: ModelRegistry, text, method) -> str:
 
 def build(ctx: Context) -> None:
     registry = ctx.registry
-    choices = head_choices(registry)
+    choices = head_choices(registry, MODEL) if MODEL in registry.available else []
     with ctx.tab("Classifier", id="classifier"):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         summary = gr.Markdown(elem_id="classifier-summary")

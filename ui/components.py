@@ -144,8 +144,8 @@ class ModelChoices(Dropdown):
 
 class ClampedSlider(Slider):
     """A Slider that takes a number past its ends as the nearest end, as the browser's slider does when its
-    box loses the focus. For sliders redrawn as their box is typed in: typing "30" sends 3 first, which
-    Gradio refused below a minimum of 4, and after that refusal the page dropped the 30 that followed."""
+    box loses the focus. For sliders redrawn as their box is typed in: typing "30" sends 3 first, and the 3
+    must be drawn as the minimum, not refused, or the page drops the 30 that follows the refusal."""
 
     def preprocess(self, payload):
         if is_number(payload):

@@ -9,7 +9,7 @@ import numpy as np
 from analysis import head_stats as stats
 from ui import components
 from ui.context import Context, friendly
-from ui.links import ViewSettings, make_link, parse_query
+from ui.links import ViewSettings, make_link, parse_query, whole_number
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
 from ui.steps import shown_temperature, slider_from_temperature
 from ui.messages import toast
@@ -172,18 +172,10 @@ def fit_controls(registry: ModelRegistry, name, layer, head, kind):
     kinds = registry.kinds(name)
     kind = kind if kind in kinds else kinds[0]
     layers, heads = registry.shape(name, kind)
-    layer, head = min(max(_whole(layer), 1), layers), min(max(_whole(head), 1), heads)
+    layer, head = min(max(whole_number(layer), 1), layers), min(max(whole_number(head), 1), heads)
     return (gr.Slider(minimum=1, maximum=slider_max(layers), value=layer, step=1),
             gr.Slider(minimum=1, maximum=slider_max(heads), value=head, step=1),
             gr.Radio(value=kind, visible=True) if len(kinds) > 1 else gr.Radio(visible=False))
-
-
-def _whole(value) -> int:
-    """A slider's value as sent (a number; anything through the API) as a whole number, 1 if it is none."""
-    try:
-        return int(float(value))
-    except (TypeError, ValueError, OverflowError):  # None, "x", NaN, inf
-        return 1
 
 
 def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, gr.Dropdown]:
@@ -268,10 +260,10 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
     # unchecked: the picker's second event (ui/runtime/repeats.py) carries the old layer, past the range the first has
     # just shrunk ("Value 6 is greater than maximum value 2"); fit_controls fits any value, refuses a bad model
     model_event = ctx.model.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_controls",
-                                  preprocess=False)
+                                  api_visibility="private", preprocess=False)
     ctx.run_after(model_event, "model")
     kind_event = ctx.kind.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_kind",
-                                preprocess=False)
+                                api_visibility="private", preprocess=False)
     ctx.run_after(kind_event, "kind", like=ctx.kind.input)
 
     def on_example(index, request: gr.Request):
@@ -298,7 +290,8 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
         return (text, name) + friendly(fit_controls)(registry, name, layer, head, None) + (None,)
 
     example_event = examples.input(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls
-                                   + [examples], api_name="example")
+                                   + [examples], api_name="example",
+                                   api_visibility="private")
     ctx.run_after(example_event, "example")
 
     tab_controls = tab_settings_controls(ctx)
@@ -319,7 +312,7 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
     load_event = ctx.demo.load(on_load, inputs=None,
                                outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab, ctx.quiz,
                                         *tab_controls.values()],
-                               api_name="load_settings", api_visibility="undocumented")
+                               api_name="load_settings", api_visibility="private")
     ctx.run_after(load_event, "load")
 
     def view_link(text, name, layer, head, kind, presenter, tab, quiz=False, log_temperature=0.0, step=6, beam=4,
@@ -346,17 +339,18 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
                    *link_inputs_order(tab_controls)]
     for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event)):
         event.then(view_link, inputs=link_inputs, outputs=[link], preprocess=False,
-                   api_name=f"link_{suffix}", api_visibility="undocumented", show_progress="hidden")
+                   api_name=f"link_{suffix}", api_visibility="private", show_progress="hidden")
     # preprocess=False: a slider's range can change on the server a moment before the browser sends its old value
     # (a link to minilm opened on lm's 10th snapshot); Gradio would refuse it, view_link clamps it
     ctx.after_tab_opened(view_link, inputs=link_inputs, outputs=[link], api_name="link_tab", preprocess=False,
-                         api_visibility="undocumented", show_progress="hidden", queue=False)
+                         api_visibility="private", show_progress="hidden", queue=False)
     gr.on(triggers=[ctx.text.change, ctx.layer.change, ctx.head.change, ctx.kind.change,
                     ctx.presenter.change, ctx.quiz.change] + [c.change for c in link_inputs_order(tab_controls) if hasattr(c, "change")],
           fn=view_link, inputs=link_inputs, outputs=[link],
-          api_name="link", api_visibility="undocumented", show_progress="hidden", trigger_mode="always_last",
+          api_name="link", api_visibility="private", show_progress="hidden", trigger_mode="always_last",
           queue=False, preprocess=False)
-    ctx.presenter.change(None, inputs=[ctx.presenter], outputs=None, js=PRESENTER_JS, api_name="presenter_css")
+    ctx.presenter.change(None, inputs=[ctx.presenter], outputs=None, js=PRESENTER_JS, api_name="presenter_css",
+                         api_visibility="private")
     # the address bar follows the view: a refresh or a copied address keeps it (replaced, so Back still leaves)
     link.change(None, inputs=[link], js="(l) => { try { history.replaceState(null, '', new URL(l).search); } catch (e) {} }")
     ctx.finish()

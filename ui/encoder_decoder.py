@@ -7,10 +7,10 @@ import re
 import gradio as gr
 
 from analysis.alignment import month_attention, month_span, most_month_attentive_head
-from analysis.heads import head_name, head_names, parse_head_name
+from analysis.heads import head_name, parse_head_name
 from ui import components
 from ui.context import Context, figure_font, friendly
-from ui.models import MAX_BEAM, InputError, ModelRegistry, check_beam, check_index, clean_text
+from ui.models import MAX_BEAM, InputError, ModelRegistry, check_beam, check_index, clean_text, head_choices
 from viz import cross
 from viz.heatmap import attention_heatmap
 
@@ -41,19 +41,12 @@ more likely). With a confident model both agree; the beams show what the runners
 """
 
 
-def head_choices(registry: ModelRegistry) -> list[str]:
-    if MODEL not in registry.available:
-        return ["L1 H1"]
-    config = registry.get(MODEL).config
-    return head_names(config.n_decoder_layers, config.n_heads)
-
-
 def opening_head(registry: ModelRegistry) -> str:
     """The head the tab opens on: evaluation's best cross head, else the best month-aligned head on an
     example date, else the last layer's first head."""
-    choices = head_choices(registry)
     if MODEL not in registry.available:
-        return choices[0]
+        return "L1 H1"
+    choices = head_choices(registry, MODEL, "cross")
     loaded = registry.get(MODEL)
     best = registry.history(MODEL).head("best_cross_head")
     if best is not None and head_name(best.layer, best.head) in choices:
@@ -172,7 +165,7 @@ def beams_view(registry: ModelRegistry, text, width):
 
 
 def build(ctx: Context) -> None:
-    choices = head_choices(ctx.registry)
+    choices = head_choices(ctx.registry, MODEL, "cross") if MODEL in ctx.registry.available else ["L1 H1"]
     with ctx.tab("Encoder-decoder", id="encoder_decoder"):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         summary = gr.Markdown(elem_id="dates-summary")
@@ -220,6 +213,6 @@ def build(ctx: Context) -> None:
     # .input fires on every way of moving a slider (dragging, arrow keys, typing in its box), not only on
     # the mouse's release; always_last draws the last position once the running redraw ends.
     step.input(on_step, inputs=[ctx.text, head, step, ctx.presenter], outputs=[heat, bars],
-               api_name="decoding_step", trigger_mode="always_last")
+               api_name="decoding_step", api_visibility="private", trigger_mode="always_last")
     ctx.listen(on_beams, inputs=[ctx.text, width], outputs=[greedy_table, beam_table], api_name="beams",
                triggers=[ctx.text.submit, ctx.analyze.click, width.input])

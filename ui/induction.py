@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 
 from analysis import induction
-from analysis.heads import head_name, head_names, parse_head_name
+from analysis.heads import head_name, parse_head_name
 from model import copying
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
 from ui.context import Context, figure_font, friendly
 from ui.messages import shown
-from ui.models import InputError, ModelRegistry
+from ui.models import InputError, ModelRegistry, head_choices
 from viz import induction as viz
 
 TAB_ID = "induction"
@@ -47,10 +47,6 @@ def decoder_name(registry: ModelRegistry, name: str) -> tuple[str, str]:
         raise InputError("Copying from context needs a causal language model (lm), and none is loaded.")
     return fallback, (f"*{name} is not a causal language model (it reads the whole sentence at once, so it "
                       f"could see the answer): showing {fallback}.*\n\n")
-
-
-def head_choices(registry: ModelRegistry, name: str) -> list[str]:
-    return [STRONGEST] + head_names(*registry.shape(name, "self"))
 
 
 def _losses(loaded, ids, switches=None):
@@ -132,7 +128,7 @@ def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
     font = figure_font(presenter)
     name, note = decoder_name(registry, model)
     m = measure(registry, name, seed, words, method)
-    choices = head_choices(registry, name)
+    choices = [STRONGEST] + head_choices(registry, name, "self")
     chosen = head if head in choices else STRONGEST
     layer, head0 = m["induction_head"] if chosen == STRONGEST else parse_head_name(chosen)
     stripe = viz.stripe_figure(m["probs"][layer, head0], m["tokens"], layer, head0, m["induction"][layer, head0],

@@ -12,13 +12,13 @@ import gradio as gr
 import numpy as np
 
 from analysis.attribution import cross_rollout, rollout, shares
-from analysis.heads import head_name, head_names, parse_head_name
+from analysis.heads import head_name
 from model import interventions
 from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
 from ui.context import Context, figure_font, friendly
-from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text
+from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text, head_choices, parse_heads
 from viz import interventions as viz
 from viz.heatmap import attention_heatmap
 from viz.labels import markdown_label
@@ -54,52 +54,6 @@ WHAT_CHANGE = {"sentence vector": "1 − cosine similarity of the sentence vecto
 def kinds_of(registry: ModelRegistry, name: str) -> dict[str, tuple[int, int]]:
     """Attention kind -> (layers, heads) for the model."""
     return {kind: registry.shape(name, kind) for kind in registry.kinds(name)}
-
-
-def head_choices(registry: ModelRegistry, name: str) -> list[str]:
-    """Every head as the app writes it: 'L2 H3', or 'cross L2 H3' (and 'cross all') for the encoder-decoder."""
-    kinds = kinds_of(registry, name)
-    if list(kinds) == ["self"]:
-        return head_names(*kinds["self"])
-    names = []
-    for kind, (layers, heads) in kinds.items():
-        names += [f"{kind} all"] + [f"{kind} {head}" for head in head_names(layers, heads)]
-    return names
-
-
-def parse_heads(spec, registry: ModelRegistry, name: str) -> frozenset:
-    """(kind, layer, head) 0-based from a comma-separated string or a list of head names, or InputError."""
-    if spec is None:
-        return frozenset()
-    if isinstance(spec, str):
-        items = [item.strip() for item in spec.split(",")]
-    elif isinstance(spec, (list, tuple)) and all(isinstance(item, str) for item in spec):
-        items = [item.strip() for item in spec]
-    else:
-        raise InputError("Heads must be a comma-separated text such as 'L2 H3, L1 H1'.")
-    kinds = kinds_of(registry, name)
-    single = list(kinds) == ["self"]
-    chosen = set()
-    for item in filter(None, items):
-        words = item.split(maxsplit=1)
-        kind = words[0].lower() if words[0].lower() in kinds else ("self" if single else None)
-        rest = words[1] if kind is not None and words[0].lower() == kind and len(words) > 1 else item
-        example = "'L2 H3'" if single else "'cross L2 H3', 'encoder L1 H1', 'decoder L1 H2' or 'cross all'"
-        if kind is None:
-            raise InputError(f"Unknown head {item[:40]!r}: for {name} name the kind first, e.g. {example}.")
-        layers, heads = kinds[kind]
-        if rest.strip().lower() == "all":
-            chosen |= {(kind, layer, head) for layer in range(layers) for head in range(heads)}
-            continue
-        try:
-            layer, head = parse_head_name(rest)
-        except ValueError:
-            raise InputError(f"Unknown head {item[:40]!r}: write heads like {example}.") from None
-        if not (0 <= layer < layers and 0 <= head < heads):
-            raise InputError(f"{item[:40]!r} does not exist: {name}'s {KIND_LABELS[kind]} has {layers} layers × "
-                             f"{heads} heads.")
-        chosen.add((kind, layer, head))
-    return frozenset(chosen)
 
 
 def head_label(kind: str, layer: int, head: int, single: bool) -> str:
@@ -327,7 +281,9 @@ def build(ctx: Context) -> None:
                    api_name="explain_output")
     picked.change(on_pick, inputs=[ctx.text, ctx.model, picked, ctx.presenter], outputs=[one_head],
                   api_name="importance_head")
-    month.click(lambda: [month_head(registry)], outputs=[heads], api_name="month_head").then(
-        on_view, inputs=view_inputs, outputs=view_outputs, api_name="knock_out_month")
-    clear.click(lambda: [], outputs=[heads], api_name="restore_heads").then(
-        on_view, inputs=view_inputs, outputs=view_outputs, api_name="restore_view")
+    month.click(lambda: [month_head(registry)], outputs=[heads], api_name="month_head",
+                api_visibility="private").then(
+        on_view, inputs=view_inputs, outputs=view_outputs, api_name="knock_out_month", api_visibility="private")
+    clear.click(lambda: [], outputs=[heads], api_name="restore_heads",
+                api_visibility="private").then(
+        on_view, inputs=view_inputs, outputs=view_outputs, api_name="restore_view", api_visibility="private")

@@ -51,8 +51,8 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
     final, layer0, head0 = registry.layer_head(model, text, layer, head, kind)
     steps = snapshots.steps(model)
     if not steps:
-        # said in the tab itself, in place of the figures: as a refusal the last model's figures stayed
-        # under it, and read as this model's
+        # said in the tab itself, in place of the figures (a refusal would leave the last model's figures
+        # under it, to be read as this model's)
         if registry.get(model).pretrained:
             why = (f"Learning does not apply to {model}: it is a pretrained model, and its publishers kept no "
                    "snapshots from its training.")
@@ -118,4 +118,4 @@ def build(ctx: Context) -> None:
     # .input fires on every way of moving the slider (dragging, arrow keys, typing in its box). This run
     # leaves the slider alone: a late answer must not pull it back while the viewer is still moving it.
     snapshot.input(on_snapshot, inputs=inputs, outputs=[summary, heat, curve, strip], api_name="learning_snapshot",
-                   trigger_mode="always_last")
+                   api_visibility="private", trigger_mode="always_last")

@@ -40,7 +40,9 @@ TAB_SETTINGS = {"temperature": (1.0, MIN_TEMPERATURE, MAX_TEMPERATURE), "step": 
                 "beam": (4, 1, MAX_BEAM), "snapshot": (0, 0, 10_000), "seed": (0, 0, 2**32 - 1)}
 
 
-def _int(value, default: int) -> int:
+def whole_number(value, default: int = 1) -> int:
+    """A number as sent (a slider's value, a link's text, anything through the API) as a whole number, or
+    `default` when it is none (None, "x", NaN, inf)."""
     try:
         return int(float(value))
     except (TypeError, ValueError, OverflowError):
@@ -83,8 +85,8 @@ def parse_query(params: dict, registry: ModelRegistry, defaults: ViewSettings,
     if kind not in kinds:
         kind = kinds[0]
     layers, heads = registry.shape(model, kind) if model in registry.available else (1, 1)
-    layer = min(max(_int(params.get("layer"), defaults.layer), 1), layers)
-    head = min(max(_int(params.get("head"), defaults.head), 1), heads)
+    layer = min(max(whole_number(params.get("layer"), defaults.layer), 1), layers)
+    head = min(max(whole_number(params.get("head"), defaults.head), 1), heads)
     if "layer" in params and str(layer) != str(params["layer"]):
         notes.append(f"layer {shown(params['layer'])} is out of range; showing layer {layer}")
     if "head" in params and str(head) != str(params["head"]):

@@ -294,12 +294,12 @@ def build(ctx: Context) -> None:
 
     ctx.listen(on_preview, inputs=model_controls + [ctx.presenter, trained],
                outputs=[status, curve, heads_plot, text, trained, answer, answer_grid, answer_detail],
-               api_name="toy_preview", triggers=[c.input for c in model_controls] + [ctx.presenter.input])
+               api_name="toy_preview", triggers=[c.input for c in model_controls] + [ctx.presenter.input],
+               api_visibility="private")
 
     @repeat_outputs  # the lock and the last curve stay set while later updates stream in
-    def on_train(request: gr.Request, *values):  # Gradio passes a gr.Request only to a positional parameter
-        *settings_values, presenter = values
-        settings = checked_settings(*settings_values)
+    def on_train(request: gr.Request, task, positions, heads_kind, layers, heads, width, seconds, presenter):
+        settings = checked_settings(task, positions, heads_kind, layers, heads, width, seconds)
         yield {**lock(True), status: "**Starting** a trainer…"}
         events = trainings.run(owner_of(request), [settings])
         last = None
@@ -320,9 +320,8 @@ def build(ctx: Context) -> None:
         yield {trained: result, text: task_of.example, answer: summary, answer_grid: grid, answer_detail: detail}
 
     @repeat_outputs  # the lock and the last curve stay set while later updates stream in
-    def on_compare(request: gr.Request, *values):
-        *settings_values, presenter = values
-        narrow = checked_settings(*settings_values)
+    def on_compare(request: gr.Request, task, positions, heads_kind, layers, heads, width, seconds, presenter):
+        narrow = checked_settings(task, positions, heads_kind, layers, heads, width, seconds)
         pair = [toy.ToySettings(**{**narrow.to_dict(), "wide": False}), toy.ToySettings(**{**narrow.to_dict(), "wide": True})]
         font = figure_font(presenter)
         yield {**lock(True), compare_status: "**Starting** a trainer…"}
@@ -360,7 +359,7 @@ def build(ctx: Context) -> None:
                                                   *controls, *buttons],
                                          api_name="toy_compare", concurrency_limit=None, show_progress="hidden")
     compare_event.then(lambda: lock(False), outputs=[*controls, *buttons], api_visibility="private", queue=False)
-    stop_button.click(on_stop, inputs=None, outputs=None, api_name="toy_stop", queue=False)
+    stop_button.click(on_stop, inputs=None, outputs=None, api_name="toy_stop", api_visibility="private", queue=False)
 
     def on_predict(text_value, trained_value, presenter):
         try:

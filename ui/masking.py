@@ -74,8 +74,7 @@ def view(registry: ModelRegistry, text, layer, head, presenter, pattern="previou
         gr.Info(f"Comparing with each &lt;mask&gt; written as the word “{MASK_STAND_IN}”: only mlm knows "
                 "the mask token.")
     # The tab always compares lm and mlm, whichever model is chosen above: a layer or head past lm's own
-    # (the sliders follow minilm's 6 x 12) shows lm's last one, and says so, instead of a refusal about
-    # "this model" that read as if it were about minilm
+    # (the sliders follow the chosen model, e.g. minilm's 6 x 12) shows lm's last one and says so
     asked = (layer, head)
     layer, head = (fit_to(value, count) for value, count in zip(asked, registry.shape("lm", "self")))
     lm, layer0, head0 = registry.layer_head("lm", text, layer, head, "self")

@@ -22,6 +22,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis import heads
 from model import api, pretrained
 from model.cache import ByteLRU
 from model.checkpoint import CheckpointError
@@ -282,3 +283,17 @@ class ModelRegistry:
         config = self.get(name).config
         layers = getattr(config, "n_decoder_layers", None) if kind in ("decoder", "cross") else None
         return (layers or config.n_layers), config.n_heads
+
+
+def head_choices(registry: ModelRegistry, name: str, kind: str | None = None) -> list[str]:
+    """Every head of the model as the app writes it (analysis.heads.head_choices), or of one attention kind."""
+    kinds = (kind,) if kind is not None else registry.kinds(name)
+    return heads.head_choices({k: registry.shape(name, k) for k in kinds})
+
+
+def parse_heads(spec, registry: ModelRegistry, name: str) -> frozenset:
+    """0-based (kind, layer, head) from head names as head_choices writes them, or InputError."""
+    try:
+        return heads.parse_heads(spec, {k: registry.shape(name, k) for k in registry.kinds(name)}, name, KIND_LABELS)
+    except ValueError as e:
+        raise InputError(str(e)) from None

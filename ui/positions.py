@@ -184,12 +184,14 @@ def build(ctx: Context) -> None:
                api_name="positions")
     # a bad entry ("abc", 9999, nothing) is one warning on the page; the four figures stay
     ctx.page_event([dims.submit], on_view, inputs=[ctx.text, ctx.model, dims, ctx.presenter],
-                   outputs=[tables, waves, similar, added], api_name="positions_dims")
+                   outputs=[tables, waves, similar, added], api_name="positions_dims",
+                   api_visibility="private")
     shuffle_inputs = [ctx.text, ctx.model, ctx.head, seed, ctx.presenter]
     shuffle_outputs = [summary, plain, positioned, seed]
     ctx.listen(on_shuffle, inputs=shuffle_inputs, outputs=shuffle_outputs, api_name="shuffle",
                triggers=ctx.triggers + [ctx.head.input, seed.submit])
-    shuffle.click(on_shuffle_again, inputs=shuffle_inputs, outputs=shuffle_outputs, api_name="shuffle_again")
+    shuffle.click(on_shuffle_again, inputs=shuffle_inputs, outputs=shuffle_outputs, api_name="shuffle_again",
+                  api_visibility="private")
 
     @friendly
     def on_rotary(text, model, head, presenter):
@@ -208,4 +210,4 @@ def build(ctx: Context) -> None:
     # arrow keys and typing change the seed without Enter: redraw then too, leaving the box alone (an
     # answer arriving late must not overwrite what is being typed)
     seed.input(on_seed_typed, inputs=shuffle_inputs, outputs=shuffle_outputs[:3], api_name="shuffle_seed",
-               api_visibility="undocumented", trigger_mode="always_last")
+               api_visibility="private", trigger_mode="always_last")

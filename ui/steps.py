@@ -120,9 +120,9 @@ def build(ctx: Context) -> None:
             shown_t = components.Number(1.0, label="T", info="type a T and press Enter", elem_id="temperature-value",
                                 scale=1, min_width=120)
             scale = gr.Checkbox(value=True, label="divide scores by √d (scaling)", elem_id="scaling", scale=1)
-        # the T the box last showed (from the slider or typed): its blur redraws only a T typed since. A click
-        # on the slider takes the focus from the box, and redrawing the box's T then pulled the knob back.
-        # (Inside the tab: a gr.Tabs may hold only tabs; a State beside them shifted the tabs' names.)
+        # the T the box last showed (from the slider or typed): its blur redraws only a T typed since, so a
+        # click on the slider, which takes the focus from the box, leaves the knob where it was clicked.
+        # Inside the tab: a gr.Tabs holds only tabs.
         last_t = gr.State(1.0)
         caption = gr.Markdown(elem_id="steps-caption")
         simple = gr.Plot(show_label=False, label="parameter-free attention")
@@ -146,13 +146,13 @@ def build(ctx: Context) -> None:
     # positions passed while a redraw was running and draws the last one.
     live_outputs = [caption, simple, scores, output]
     gr.on([temperature.input, scale.change], on_live, inputs=inputs, outputs=live_outputs, api_name="steps_live",
-          trigger_mode="always_last")
+          api_visibility="private", trigger_mode="always_last")
     def on_slider_t(log_temperature):
         shown = shown_temperature(log_temperature)
         return shown, shown
 
     temperature.input(on_slider_t, inputs=[temperature], outputs=[shown_t, last_t], api_name="steps_t_shown",
-                      api_visibility="undocumented", queue=False, show_progress="hidden")
+                      api_visibility="private", queue=False, show_progress="hidden")
 
     @friendly
     def on_typed_t(text, model, layer, head, kind, presenter, typed, scaled, last):
@@ -167,4 +167,4 @@ def build(ctx: Context) -> None:
 
     gr.on([shown_t.submit, shown_t.blur], on_typed_t, inputs=inputs[:-2] + [shown_t, scale, last_t],
           outputs=[temperature, shown_t, last_t] + live_outputs, api_name="steps_typed_t",
-          api_visibility="undocumented", trigger_mode="always_last")
+          api_visibility="private", trigger_mode="always_last")

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from analysis import induction
+from model import copying  # the inputs: random words repeated
 
 
 def _pattern(ids, key_of) -> np.ndarray:
@@ -29,7 +30,7 @@ def test_adjacent_repeats_are_not_counted():
 
 
 def test_perfect_induction_pattern_scores_one_and_previous_token_pattern_scores_zero():
-    ids = induction.repeated_sequences(np.arange(100, 200), n=1, length=12, seed=3, bos=1)[0]
+    ids = copying.repeated_sequences(np.arange(100, 200), n=1, length=12, seed=3, bos=1)[0]
     queries, keys = induction.induction_pairs(ids)
     target = dict(zip(queries.tolist(), keys.tolist()))
     perfect = _pattern(ids, lambda i: target.get(i, max(i - 1, 0)))
@@ -49,9 +50,9 @@ def test_no_repeats_gives_nan_and_wrong_lengths_are_refused():
 
 def test_random_repeated_sequences_are_deterministic_and_repeat_distinct_words():
     words = np.arange(50, 90)
-    a = induction.repeated_sequences(words, n=3, length=8, seed=7, bos=1)
-    b = induction.repeated_sequences(words, n=3, length=8, seed=7, bos=1)
-    c = induction.repeated_sequences(words, n=3, length=8, seed=8, bos=1)
+    a = copying.repeated_sequences(words, n=3, length=8, seed=7, bos=1)
+    b = copying.repeated_sequences(words, n=3, length=8, seed=7, bos=1)
+    c = copying.repeated_sequences(words, n=3, length=8, seed=8, bos=1)
     assert a.shape == (3, 17) and (a == b).all() and not (a == c).all()
     assert (a[:, 0] == 1).all() and (a[:, 1:9] == a[:, 9:]).all()
     assert all(len(set(row[1:9].tolist())) == 8 and set(row[1:].tolist()) <= set(words.tolist()) for row in a)
@@ -59,7 +60,7 @@ def test_random_repeated_sequences_are_deterministic_and_repeat_distinct_words()
 
 def test_whole_words_skip_fragments_specials_and_subwords():
     vocab = {"<s>": 1, "Ġcat": 5, "Ġdog": 6, "cat": 7, "Ġa": 8, "ĠThe": 9, "Ġhouse": 10}
-    assert induction.whole_word_ids(vocab).tolist() == [5, 6, 10]
+    assert copying.whole_word_ids(vocab).tolist() == [5, 6, 10]
     assert induction.common_words(["the cat sat", "a cat, a house", "cats"], vocab, min_count=1) == ["cat", "house"]
 
 
@@ -79,7 +80,7 @@ def test_best_head_ignores_nan():
 def test_head_stats_label_a_head_induction_only_when_the_sentence_repeats():
     from analysis.head_stats import head_stats
 
-    ids = induction.repeated_sequences(np.arange(100, 200), n=1, length=10, seed=0, bos=1)[0]
+    ids = copying.repeated_sequences(np.arange(100, 200), n=1, length=10, seed=0, bos=1)[0]
     queries, keys = induction.induction_pairs(ids)
     target = dict(zip(queries.tolist(), keys.tolist()))
     probs = _pattern(ids, lambda i: target.get(i, 0))  # the first copy rests on <s>

@@ -10,7 +10,7 @@ import pytest
 from analysis import head_stats as stats
 from ui import attention
 from ui.links import ViewSettings, make_link, parse_query
-from ui.models import MAX_CHARS, InputError, ModelRegistry, check_index, clean_text
+from ui.models import MAX_CHARS, InputError, ModelRegistry, check_index, clean_text, head_choices
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,7 @@ def test_analyze_lm_gives_every_core_output(registry):
     assert shown == "L2 H3" and attention.analyze(registry, "The cat sat on the mat", "lm")[-1] is None
     with pytest.raises(InputError, match="4 layers"):  # checked against the model named, whatever the sliders' range
         attention.analyze(registry, "The cat sat on the mat", "lm", layer=9, head=1)
-    names = attention.head_names(registry, "lm")
+    names = head_choices(registry, "lm")
     assert names[0] == "L1 H1" and names[-1] == f"L{att.n_layers} H{att.n_heads}" and names == frame["head"]
 
 

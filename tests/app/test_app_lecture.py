@@ -14,7 +14,7 @@ from model.config import TransformerConfig
 from model.transformer import build
 from ui import encoder_decoder, learning, masking, multihead, positions, steps
 from ui.context import friendly
-from ui.models import InputError, ModelRegistry
+from ui.models import InputError, ModelRegistry, head_choices
 
 SENTENCE = "the small cat holds a green lamp"
 DATE = "Saturday, 21st of November 2026"
@@ -100,7 +100,7 @@ def test_positions_bad_input_gives_clear_messages(registry):
 
 def test_encoder_decoder_view_cross_attention_is_target_by_source(registry):
     head = encoder_decoder.opening_head(registry)
-    assert head in encoder_decoder.head_choices(registry)
+    assert head in head_choices(registry, "dates", "cross")
     summary, heat, bars, enc_fig, dec_fig, slider = encoder_decoder.view(registry, DATE, head, 3, False)
     trace = registry.trace("dates", DATE)
     t, s = len(trace.target_tokens), len(trace.tokens)

@@ -16,7 +16,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 
 from model import api
 from ui import attention, controls, learning, masking, multihead, positions, steps
-from ui.models import InputError, ModelRegistry
+from ui.models import InputError, ModelRegistry, head_choices
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
@@ -41,7 +41,7 @@ def test_minilm_is_listed_after_the_trained_models(registry):
 def test_analyze_on_minilm(registry):
     note, tokens, grid, average, columns, _ = attention.analyze(registry, ANIMAL, "minilm")
     frame = pd.DataFrame(columns)
-    names = attention.head_names(registry, "minilm")
+    names = head_choices(registry, "minilm")
     assert note == ""
     assert [t for t, _ in tokens][:3] == ["[CLS]", "the", "animal"] and tokens[-1][0] == "[SEP]"
     assert len(names) == 72 and names[-1] == "L6 H12"

@@ -5,13 +5,9 @@ import numpy as np
 import pytest
 
 from analysis import pooling
-from model.api import SHIPPED
 from training.evaluate import CLASSIFIER_EXAMPLES
 from ui import classifier
 from ui.models import MAX_CHARS, InputError, ModelRegistry
-
-pytestmark = pytest.mark.skipif("classifier" not in SHIPPED, reason="the classifier is not shipped yet")
-
 
 @pytest.fixture(scope="module")
 def registry(model_assets) -> ModelRegistry:
@@ -83,7 +79,7 @@ def test_ablation_input_is_checked(registry):
     text = CLASSIFIER_EXAMPLES[0][0]
     with pytest.raises(InputError, match="at least one head"):
         classifier.ablate_view(registry, text, [], "zero", False)
-    with pytest.raises(InputError, match="no head"):
+    with pytest.raises(InputError, match="does not exist"):
         classifier.ablate_view(registry, text, ["L9 H9"], "zero", False)
     with pytest.raises(InputError, match="how to knock"):
         classifier.ablate_view(registry, text, ["L1 H1"], "sideways", False)

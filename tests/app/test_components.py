@@ -14,6 +14,11 @@ def built(make):
         return make()
 
 
+def gradio_block_name(cls) -> str:
+    """The name the page draws Gradio's own component by: our subclasses must be drawn as it."""
+    return built(cls).get_block_name()
+
+
 def test_a_layer_slider_leaves_the_range_to_the_model_named():
     """Drawn for lm (4 layers), asked for minilm's layer 6 by an API call: the handler checks it against minilm."""
     layer = built(lambda: components.ModelSlider(1, 4, value=1, step=1, label="Layer"))
@@ -21,7 +26,7 @@ def test_a_layer_slider_leaves_the_range_to_the_model_named():
     for bad in ("6", math.inf, True, [6]):
         with pytest.raises(gr.Error, match="Layer must be a whole number from 1"):
             layer.preprocess(bad)
-    assert layer.get_block_name() == "slider"
+    assert layer.get_block_name() == gradio_block_name(gr.Slider)  # the page draws it as Gradio's slider
 
 
 def test_a_number_box_refuses_what_is_not_a_number_in_its_range():
@@ -33,7 +38,7 @@ def test_a_number_box_refuses_what_is_not_a_number_in_its_range():
             seed.preprocess(bad)
     with pytest.raises(gr.Error, match="greater than maximum"):
         seed.preprocess(10)
-    assert seed.get_block_name() == "number"
+    assert seed.get_block_name() == gradio_block_name(gr.Number)
 
 
 def test_a_textbox_takes_text_only():
@@ -42,7 +47,7 @@ def test_a_textbox_takes_text_only():
     for bad, kind in ((12345, "int"), (["a", "b"], "list"), ({"a": 1}, "dict")):
         with pytest.raises(gr.Error, match=f"Sentence must be a string, not {kind}"):
             text.preprocess(bad)
-    assert text.get_block_name() == "textbox"
+    assert text.get_block_name() == gradio_block_name(gr.Textbox)
 
 
 def test_model_choices_check_the_form_and_leave_membership_to_the_handler():
@@ -66,4 +71,4 @@ def test_numbered_choices_are_integers_in_the_api_schema():
     radio = built(lambda: components.Radio([1, 2, 4], value=1))
     assert numbered.api_info() == {"type": "integer", "enum": [0, 1]}
     assert named.api_info()["type"] == "string" and several.api_info()["items"]["type"] == "integer"
-    assert radio.api_info()["type"] == "integer" and radio.get_block_name() == "radio"
+    assert radio.api_info()["type"] == "integer" and radio.get_block_name() == gradio_block_name(gr.Radio)

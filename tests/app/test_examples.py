@@ -1,4 +1,4 @@
-"""The lecture examples show what their models really do, measured on the shipped weights (issue 19).
+"""The lecture examples show what their models really do, measured on the shipped weights.
 
 Nothing about the lm is pinned here: it is retrained from time to time, so its previous-token head is read
 from its training history and measured on each example."""

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.hostile_strings import HOSTILE, LONE_SURROGATES, MAX_CHARS, expects_result
-from tests.live_app import ARTIFACTS, Endpoints, assert_clear_message, live_app
+from tests.live_app import ARTIFACTS, ROOT, Endpoints, assert_clear_message, live_app
 from viz.labels import labelled_positions
 
 NORMAL = "The cat sat on the mat"
@@ -267,7 +267,7 @@ def test_a_fresh_api_session_reaches_every_head_of_the_model_it_names(app):
 
 
 @pytest.mark.parametrize("api_name,field,value", [
-    ("shuffle", "seed_value", "abc"), ("shuffle", "seed_value", [1]), ("shuffle_again", "seed_value", -1),
+    ("shuffle", "seed_value", "abc"), ("shuffle", "seed_value", [1]), ("shuffle", "seed_value", -1),
     ("copying", "seed_value", math.nan), ("copying", "seed_value", -1), ("analyze", "text", ["a", "b"]),
     ("predict", "text", 12345), ("steps", "log_temperature", "warm")])
 def test_bad_numbers_and_texts_get_a_message_not_a_silent_failure(app, client, api, api_name, field, value):
@@ -311,11 +311,35 @@ def test_a_quiz_guess_the_mask_hides_is_said_so(client, api):
     assert "cannot see" in answer and "ranks" not in answer
 
 
-def test_numbered_choices_are_integers_in_the_schema(client, api):
-    """A script reading the schema sends what the app accepts (Gradio listed 0, 1, ... as strings)."""
-    example = api.info["/example"]["parameters"][0]
-    assert example["type"]["type"] == "integer"
-    client.predict(0, api_name="/example")
+PAGE_EVENTS = ("fit_controls", "fit_kind", "restore_view", "restore_heads", "toy_preview", "learning_snapshot",
+               "pick_head", "month_head", "example", "steps_live", "decoding_step", "shuffle_again", "toy_stop")
+README_ENDPOINT = re.compile(r"^- `/(\w+)\(([^)]*)\)`", re.M)
+
+
+def readme_endpoints() -> dict[str, list[str]]:
+    """The README's list of public endpoints ("#### Every endpoint"): name -> parameter names."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("#### Every endpoint")
+    section = text[start:text.index("\n#", start + 1)]
+    return {name: [p.strip() for p in params.split(",") if p.strip()]
+            for name, params in README_ENDPOINT.findall(section)}
+
+
+def test_the_readme_lists_exactly_the_endpoints_the_server_publishes(api):
+    published = {name.lstrip("/"): [p["parameter_name"] for p in info["parameters"]] for name, info in api.info.items()}
+    listed = readme_endpoints()
+    assert listed == published, (f"README lists but the server does not publish: {sorted(set(listed) - set(published))}; "
+                                 f"published, not in the README: {sorted(set(published) - set(listed))}; parameters "
+                                 f"differ: {sorted(n for n in set(listed) & set(published) if listed[n] != published[n])}")
+    assert not any(p.startswith("param_") for params in published.values() for p in params)
+    for name in ("analyze", "head", "predict", "translate", "ablate", "classify", "train_toy", "ping"):
+        assert name in published
+
+
+def test_events_that_keep_the_page_in_step_are_not_api(client, api):
+    assert not set(PAGE_EVENTS) & {name.lstrip("/") for name in api.info}
+    with pytest.raises(ValueError, match="example"):  # gradio_client does not call a private event
+        client.predict(0, api_name="/example")
 
 
 def test_the_monitoring_pages_are_closed(app):

@@ -1,10 +1,11 @@
-"""The "Copying from context" tab's handler on the shipped lm (issue 16): an induction head, measured."""
+"""The "Copying from context" tab's handler on the shipped lm: an induction head, measured."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from model import api, copying
+from analysis import copying
+from model import api
 from ui import induction as ui_induction
 from ui.models import InputError, ModelRegistry
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from ui import interventions
-from ui.models import InputError, ModelRegistry
+from ui.models import InputError, ModelRegistry, parse_heads
 
 
 @pytest.fixture(scope="module")
@@ -44,16 +44,16 @@ def test_interventions_view_on_lm_has_guesses_and_no_month_button(registry):
     (["L2 H1"], {("self", 1, 0)}), ("self L1 H1", {("self", 0, 0)}),
 ])
 def test_head_names_parse_as_the_app_writes_them(registry, spec, expected):
-    assert interventions.parse_heads(spec, registry, "lm") == expected
+    assert parse_heads(spec, registry, "lm") == expected
 
 
 def test_dates_head_names_carry_their_kind(registry):
-    assert interventions.parse_heads("cross L2 H3, encoder L1 H1", registry, "dates") == {
+    assert parse_heads("cross L2 H3, encoder L1 H1", registry, "dates") == {
         ("cross", 1, 2), ("encoder", 0, 0)}
-    assert len(interventions.parse_heads("decoder all", registry, "dates")) == 8
+    assert len(parse_heads("decoder all", registry, "dates")) == 8
     for bad in ("L2 H3", "cross L3 H1", "cross", 42, ["L1 H1", 3]):
         with pytest.raises(InputError):
-            interventions.parse_heads(bad, registry, "dates")
+            parse_heads(bad, registry, "dates")
 
 
 @pytest.mark.parametrize("method,words,title", [("zero", "output zeroed", "One head zeroed"),

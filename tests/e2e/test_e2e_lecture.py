@@ -1,4 +1,4 @@
-"""Issue 19 in a real browser, as a lecturer would use it: every control redraws when moved by keyboard
+"""The lecture views in a real browser, as a lecturer would use them: every control redraws when moved by keyboard
 (arrow keys, typing a number and Enter), an empty sentence is one clear message that keeps the last
 view and link, and each lecture example shows what it claims, measured on the shipped weights."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Training windows that reward copying (issue 16), and the snapshots kept around the induction jump."""
+"""Training windows that reward copying, and the snapshots kept around the induction jump."""
 import numpy as np
 
 from training import batches

@@ -5,8 +5,8 @@
   call its `quick` check finds cheap (a trace already cached) runs on the event loop, where the request
   arrived.
 - `repeat_outputs`: Gradio streams a generator's yields as diffs, which the page applies in place to the
-  object it already queued; an output one yield set and the next skipped was turned into an empty update
-  before a busy page drew it. Each yield repeats every output set so far, so an unchanged one's diff is
+  object it already queued; an output one yield set and the next skipped would be turned into an empty
+  update before a busy page drew it. Each yield repeats every output set so far, so an unchanged one's diff is
   empty.
 """
 from __future__ import annotations

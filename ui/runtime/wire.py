@@ -1,25 +1,16 @@
 """What a view's inputs and outputs look like on the wire, read and made in the handler's own thread.
 
-For every output of every event, Gradio runs the component's `postprocess` in a worker thread of
-its own (one thread hop per output) and, for a returned component such as `gr.Dropdown(choices=...)`,
-builds a new component and its JSON schema (about 1 ms each). With 100 students pressing the button
-at once, that was a third of what /analyze cost the server beyond the model and the figures.
+Gradio 6.31 runs each output's `postprocess`, and each input's `preprocess`, in a worker thread of its
+own, and for a returned component such as `gr.Dropdown(choices=...)` builds a new component and its
+JSON schema. For an output left unchanged (`gr.skip()`) it builds a new copy of the component and its
+configuration (three JSON schemas) for the visitor's session, to change nothing. The costs are measured
+in ui/runtime/README.md.
 
-The views' events are registered with `postprocess=False` (ui/context.py) and hand Gradio their
-outputs already in the form the browser receives, made here by the same `postprocess` Gradio would
-call. The browser and API callers get byte-for-byte what they got before (tests/app/test_wire.py
-compares the two).
-
-Outputs left unchanged (`gr.skip()`): Gradio 6.31 treats one as an update of the component's
-properties and, for every output and every yield, builds a new copy of the component and its
-configuration (three JSON schemas) for the visitor's session, to change nothing. A click's dispatcher
-(ui/context.py) lists every tab's outputs and sets only the open tab's, so a click in the browser cost
-~200 ms of server CPU, twenty /pings. `Blocks` passes those outputs over.
-
-Inputs likewise: Gradio runs each input's `preprocess` in a worker thread of its own, six thread hops
-for /analyze before the handler starts, and on a 2-core server each hop wakes a sleeping core. The API
-endpoints are registered with `preprocess=False` and `received` runs the same `preprocess` calls here,
-with the same checks and messages.
+So the views' events are registered with `postprocess=False` (ui/context.py) and hand Gradio their
+outputs already in the form the browser receives, made here by the same `postprocess` Gradio would call
+(tests/app/test_wire.py compares the two, byte for byte); `Blocks` passes skipped outputs over; and the
+API-only endpoints are registered with `preprocess=False`, `received` running the same `preprocess`
+calls here, with the same checks and messages.
 """
 from __future__ import annotations
 
