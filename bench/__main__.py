@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import browser, load, measure, report
+from bench import browser, llama_family, load, measure, report
 from bench.bertviz_compare import bertviz_sizes
 from bench.sentences import sentence
 from tests.live_app import ARTIFACTS, ROOT, Endpoints, live_app
@@ -176,6 +176,9 @@ def run(quick: bool) -> dict:
 
     print("bertviz ...", file=sys.stderr)
     results["bertviz"] = {n: bertviz_sizes(lm, sentence(lm, n, seed=7)) for n in (64, 256)}
+
+    print("Llama-family checkpoints at 512 tokens ...", file=sys.stderr)
+    results["llama_family"] = llama_family.timings(ROOT / "runs" / "bench-models", repeats=1 if quick else 3)
     return results
 
 

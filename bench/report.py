@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from bench import llama_family
+
 KB = 1000
 
 
@@ -318,6 +320,7 @@ def markdown(r: dict) -> str:
         "through Gradio, model forward pass and figures included.",
         "",
     ]
+    lines += llama_family.section(r)
     return "\n".join(lines)
 
 
