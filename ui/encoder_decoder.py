@@ -99,6 +99,12 @@ def step_view(registry: ModelRegistry, text, head_label, step, presenter):
     return heat, bars
 
 
+def shown_step(registry: ModelRegistry, text, step) -> int:
+    """The decoding step the figures show for a typed or linked step: 1 to the translation's length."""
+    rows = registry.trace(MODEL, text).attention["cross"].probs.shape[2]
+    return min(max(int(step or 1), 1), rows)
+
+
 def _self_head(registry: ModelRegistry, text, label, kind: str) -> tuple[int, int]:
     """0-based (layer, head) of the encoder's or decoder's own self-attention head, from 'L1 H2'."""
     try:
@@ -214,5 +220,16 @@ def build(ctx: Context) -> None:
     # the mouse's release; always_last draws the last position once the running redraw ends.
     step.input(on_step, inputs=[ctx.text, head, step, ctx.presenter], outputs=[heat, bars],
                api_name="decoding_step", api_visibility="private", trigger_mode="always_last")
+
+    def on_step_typed(text, step_value):
+        """A step typed past the translation (99 of 11) shows in the box as the step the figures show."""
+        try:
+            fitted = shown_step(ctx.registry, text, step_value)
+        except (InputError, TypeError, ValueError):  # the view itself answers a bad text or step
+            return gr.skip()
+        return gr.skip() if fitted == step_value else fitted
+
+    step.input(on_step_typed, inputs=[ctx.text, step], outputs=[step], api_visibility="private",
+               trigger_mode="always_last", show_progress="hidden")
     ctx.listen(on_beams, inputs=[ctx.text, width], outputs=[greedy_table, beam_table], api_name="beams",
                triggers=[ctx.text.submit, ctx.analyze.click, width.input])

@@ -87,10 +87,10 @@ def parse_query(params: dict, registry: ModelRegistry, defaults: ViewSettings,
     layers, heads = registry.shape(model, kind) if model in registry.available else (1, 1)
     layer = min(max(whole_number(params.get("layer"), defaults.layer), 1), layers)
     head = min(max(whole_number(params.get("head"), defaults.head), 1), heads)
-    if "layer" in params and str(layer) != str(params["layer"]):
-        notes.append(f"layer {shown(params['layer'])} is out of range; showing layer {layer}")
-    if "head" in params and str(head) != str(params["head"]):
-        notes.append(f"head {shown(params['head'])} is out of range; showing head {head}")
+    for name, value in (("layer", layer), ("head", head)):
+        if name in params and str(value) != str(params[name]):
+            why = "is out of range" if whole_number(params[name], None) is not None else "is not a number"
+            notes.append(f"{name} {shown(params[name])} {why}; showing {name} {value}")
     presenter = str(params.get("presenter", "1" if defaults.presenter else "0")).lower() in TRUE
     tab = params.get("tab", defaults.tab)
     if tabs and tab not in tabs:

@@ -190,3 +190,10 @@ def test_the_multi_head_figure_names_tokens_on_hover(registry):
     tokens = registry.attention("lm", SENTENCE).queries
     hover = hover_strings(figure)
     assert all(any(token_label(token) in h for h in hover) for token in tokens), "the hover names every token"
+
+
+def test_a_links_layer_or_head_that_is_no_number_is_called_that(registry):
+    settings, notes = parse_query({"head": "abc", "layer": "9"}, registry, ViewSettings("x", "lm"))
+    assert (settings.layer, settings.head) == (4, 1)
+    assert "head 'abc' is not a number; showing head 1" in notes
+    assert "layer '9' is out of range; showing layer 4" in notes

@@ -117,6 +117,10 @@ def test_decoding_step_and_beam_width_follow_the_keyboard(page, live):
     page.wait_for_function("() => /step=11.*beam=3|beam=3.*step=11/.test(document.querySelector("
                            "'#view-link textarea, #view-link input').value)")
     assert not error_toasts(page)
+    # a step typed past the translation's 11 characters shows in the box as the step the figures show
+    type_number(page, page.locator("#decoding-step input[type=number]"), "99")
+    page.wait_for_function("() => document.querySelector('#decoding-step input[type=number]').value === '11'")
+    assert wait_for_title(page, "#step-bars", r"^Step 11: writing ").startswith("Step 11: writing </s>")
 
 
 def test_snapshot_and_layer_follow_the_keyboard(page, live):
