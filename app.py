@@ -69,7 +69,7 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
             """Does nothing; for measuring the round trip."""
             return "ok"
 
-        gr.api(translate, api_name="translate")
+        ctx.api(translate, api_name="translate")
         gr.api(ping, api_name="ping", concurrency_limit=None, queue=False)
     demo.registry = registry  # handy in notebooks and tests
     return demo

@@ -17,7 +17,7 @@ from analysis.attribution import rollout, shares
 from analysis.heads import head_name
 from model import interventions
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
-from ui.context import Context, figure_font, friendly
+from ui.context import Context, figure_font, friendly, handler
 from ui.interventions import head_picker
 from ui.models import InputError, ModelRegistry, clean_text, head_choices, parse_heads
 from viz import classifier as viz
@@ -188,18 +188,18 @@ def build(ctx: Context) -> None:
             """The classifier's top categories for a definition, as {category: probability} (gr.Label's value)."""
             return friendly(classify)(registry, text)
 
-        gr.api(classify_endpoint, api_name="classify")  # inside the tab: a gr.Tabs may hold only tabs
+        ctx.api(classify_endpoint, api_name="classify")  # inside the tab: a gr.Tabs may hold only tabs
 
-    @friendly
+    @handler
     def on_view(text, presenter):
         return view(registry, text, presenter)
 
-    @friendly
+    @handler
     def on_ablate(text, chosen, how, presenter):
         summary_text, figure = ablate_view(registry, text, chosen, how, presenter)
         return summary_text, gr.Plot(value=figure, visible=True)
 
-    @friendly
+    @handler
     def on_find(text, how, presenter):
         name = strongest_head(registry, text, how)
         return (gr.Dropdown(value=[name]), *on_ablate(text, [name], how, presenter))

@@ -15,7 +15,8 @@ from typing import Callable
 import gradio as gr
 
 from ui.models import InputError, ModelRegistry, public_message
-from ui.messages import toast
+from ui.gpu import LENT_GPU, on_gpu
+from ui.messages import refusal
 from ui.runtime.events import on_event_loop, repeat_outputs
 from ui.runtime.repeats import Repeats, is_pick
 from ui.runtime.wire import received, received_in_handler, sent_all
@@ -30,21 +31,9 @@ def figure_font(presenter) -> int:
     return FIGURE_FONT[bool(presenter)]
 
 
-try:  # a Hugging Face ZeroGPU Space lends a GPU to each call decorated with spaces.GPU
-    import spaces
-
-    on_gpu = spaces.GPU
-    LENT_GPU = True
-except ImportError:  # anywhere else (the package is only there on Spaces): run as is, on CUDA if present
-    def on_gpu(fn: Callable) -> Callable:
-        return fn
-
-    LENT_GPU = False
-
-
 def friendly(fn: Callable) -> Callable:
-    """Wrap a handler so bad input reaches the viewer as a clear gr.Error, never a traceback; on a
-    ZeroGPU Space the handler runs with a GPU (every handler that runs a model goes through here)."""
+    """Wrap a handler so bad input reaches the viewer as a clear gr.Error, never a traceback (ui.gpu lends
+    it a GPU on ZeroGPU, where it is registered)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
@@ -52,14 +41,20 @@ def friendly(fn: Callable) -> Callable:
         except gr.Error:
             raise
         except InputError as e:
-            raise gr.Error(toast(e), print_exception=False) from None
+            raise refusal(e) from None
         except Exception as e:  # a bug: log it for us, say something useful to the viewer
             log.exception("handler %s failed", getattr(fn, "__name__", fn))
-            raise gr.Error(toast(public_message(f"Something went wrong ({type(e).__name__}: {e}). Try another "
-                                                "sentence; the rest of the demo keeps working.")),
-                           print_exception=False) from None
-    return functools.wraps(fn)(on_gpu(wrapper))
+            raise refusal(public_message(f"Something went wrong ({type(e).__name__}: {e}). Try another "
+                                         "sentence; the rest of the demo keeps working.")) from None
+    return wrapper
 
+
+
+def handler(fn: Callable) -> Callable:
+    """A handler as registered with Gradio directly (not through Context.listen or page_event, which do
+    this themselves): bad input as a clear message (friendly), and on ZeroGPU a GPU lent for each call
+    (ui.gpu). Apply once, where the handler is built (`@handler` above its def in a tab's build)."""
+    return on_gpu(friendly(fn))
 
 @dataclass
 class Context:
@@ -134,9 +129,10 @@ class Context:
         # event keeps Gradio's preprocessing: it checks each value against the visitor's own copy of the
         # control (a slider whose maximum followed the model they chose), which only Gradio holds.
         inline = local == [self._hidden_button.click] and received_in_handler(inputs)
+        view = on_gpu(fn)  # once, here: every way of running the view (endpoint, dispatchers) calls this one
 
         def answer(*values):
-            return sent_all(outputs, fn(*values))
+            return sent_all(outputs, view(*values))
 
         def read(values):
             return received(inputs, values) if inline else values
@@ -152,17 +148,23 @@ class Context:
               **{"trigger_mode": "always_last", **kwargs})
         if picks:
             self._on_page(picks, answer, inputs, outputs, api_name, {"postprocess": False, **kwargs})
-        self._views.append(_View(fn, list(inputs), list(outputs), self._building_tab, shared))
+        self._views.append(_View(view, list(inputs), list(outputs), self._building_tab, shared))
+
+    def api(self, fn: Callable, api_name: str, **kwargs) -> None:
+        """fn as the API-only endpoint /<api_name> (gr.api: its parameters and type hints are the API's),
+        lent a GPU on ZeroGPU. Call it inside a tab or beside the controls (a gr.Tabs holds only tabs)."""
+        gr.api(on_gpu(fn), api_name=api_name, **kwargs)
 
     def page_event(self, triggers: list, fn: Callable, inputs: list, outputs: list, api_name: str, **kwargs):
         """fn as the endpoint /<api_name> for API callers (bad input: an error, as everywhere in the API),
         and as what `triggers` run on the page (_on_page). Returns the page's event."""
+        fn = on_gpu(fn)
         gr.on(triggers=[self._hidden_button.click], fn=fn, inputs=inputs, outputs=outputs, api_name=api_name,
               **kwargs)
         return self._on_page(triggers, fn, inputs, outputs, api_name, kwargs)
 
     def _on_page(self, triggers: list, fn: Callable, inputs: list, outputs: list, api_name: str, kwargs: dict):
-        """A page-only handler: a dropdown pick's second event is answered "unchanged" (ui/runtime/repeats.py), and
+        """A page-only handler around fn (already lent a GPU by its caller, ui.gpu): a dropdown pick's second event is answered "unchanged" (ui/runtime/repeats.py), and
         bad input is one warning with the figures left as they were, as the dispatchers do (an error puts
         an "Error" badge over every output and blanks the figures)."""
         def on_page(request: gr.Request, *values):

@@ -9,6 +9,7 @@ import numpy as np
 from analysis import head_stats as stats
 from ui import components
 from ui.context import Context, friendly
+from ui.gpu import on_gpu
 from ui.links import ViewSettings, make_link, parse_query, whole_number
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
 from ui.steps import shown_temperature, slider_from_temperature
@@ -289,7 +290,7 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
         # the example back over what the student had typed since), and picking this example again is a change
         return (text, name) + friendly(fit_controls)(registry, name, layer, head, None) + (None,)
 
-    example_event = examples.input(on_example, inputs=[examples], outputs=[ctx.text, ctx.model] + controls
+    example_event = examples.input(on_gpu(on_example), inputs=[examples], outputs=[ctx.text, ctx.model] + controls
                                    + [examples], api_name="example",
                                    api_visibility="private")
     ctx.run_after(example_event, "example")

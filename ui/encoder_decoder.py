@@ -9,7 +9,7 @@ import gradio as gr
 from analysis.alignment import month_attention, month_span, most_month_attentive_head
 from analysis.heads import head_name, parse_head_name
 from ui import components
-from ui.context import Context, figure_font, friendly
+from ui.context import Context, figure_font, handler
 from ui.models import MAX_BEAM, InputError, ModelRegistry, check_beam, check_index, clean_text, head_choices
 from viz import cross
 from viz.heatmap import attention_heatmap
@@ -201,15 +201,15 @@ def build(ctx: Context) -> None:
             greedy_table = gr.Dataframe(label="greedy (beam width 1)", interactive=False)
             beam_table = gr.Dataframe(label="beam search", interactive=False, elem_id="beam-table")
 
-    @friendly
+    @handler
     def on_view(text, head_label, step_value, presenter, enc_label, dec_label):
         return view(ctx.registry, text, head_label, step_value, presenter, enc_label, dec_label)
 
-    @friendly
+    @handler
     def on_step(text, head_label, step_value, presenter):
         return step_view(ctx.registry, text, head_label, step_value, presenter)
 
-    @friendly
+    @handler
     def on_beams(text, width_value):
         return beams_view(ctx.registry, text, width_value)
 

@@ -11,7 +11,7 @@ from analysis.heads import head_name, parse_head_name
 from model import copying
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
-from ui.context import Context, figure_font, friendly
+from ui.context import Context, figure_font, handler
 from ui.messages import shown
 from ui.models import InputError, ModelRegistry, head_choices
 from viz import induction as viz
@@ -166,7 +166,7 @@ def build(ctx: Context) -> None:
                     "the Learning tab keeps: open it, type a sentence written twice, and pick the induction head "
                     "to see the stripe appear.")
 
-    @friendly
+    @handler
     def on_view(model, seed_value, words_value, head_value, method_value, presenter):
         return view(ctx.registry, model, seed_value, words_value, head_value, method_value, presenter)
 

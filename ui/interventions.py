@@ -17,7 +17,7 @@ from model import interventions
 from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
-from ui.context import Context, figure_font, friendly
+from ui.context import Context, figure_font, friendly, handler
 from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text, head_choices, parse_heads
 from viz import interventions as viz
 from viz.heatmap import attention_heatmap
@@ -251,23 +251,23 @@ def build(ctx: Context) -> None:
             after, and "change": the drop in log-probability of the intact output (1 - cosine for minilm)."""
             return friendly(ablate)(registry, text, model, heads, method)
 
-        gr.api(api_ablate, api_name="ablate")  # inside the tab: a gr.Tabs may hold only tabs
+        ctx.api(api_ablate, api_name="ablate")  # inside the tab: a gr.Tabs may hold only tabs
 
-    @friendly
+    @handler
     def on_view(text, name, chosen, how, presenter):
         return view(registry, text, name, chosen, how, presenter)
 
-    @friendly
+    @handler
     def on_explain(text, name, presenter):
         choices, first = output_rows_choices(registry, text, name)
         note, figure = explanations(registry, text, name, first, presenter)
         return gr.Dropdown(choices=choices, value=first, visible=bool(choices)), note, figure
 
-    @friendly
+    @handler
     def on_row(text, name, chosen_row, presenter):
         return explanations(registry, text, name, chosen_row, presenter)
 
-    @friendly
+    @handler
     def on_pick(text, name, chosen, presenter):
         return head_view(registry, text, name, chosen, presenter)
 

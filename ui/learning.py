@@ -7,7 +7,7 @@ import numpy as np
 from model.cache import ByteLRU
 from model.trace import for_views
 from ui import components
-from ui.context import Context, figure_font, friendly
+from ui.context import Context, figure_font, handler
 from ui.models import ModelRegistry, clean_text
 from viz import learning as viz_learning
 from viz.heatmap import attention_heatmap
@@ -103,7 +103,7 @@ def build(ctx: Context) -> None:
         curve = gr.Plot(show_label=False, label="loss curve")
         strip = gr.Plot(show_label=False, label="every snapshot")
 
-    @friendly
+    @handler
     def on_view(text, model, layer, head, kind, snapshot_value, presenter):
         return view(ctx.registry, snapshots, text, model, layer, head, kind, snapshot_value, presenter)
 
@@ -111,7 +111,7 @@ def build(ctx: Context) -> None:
     ctx.listen(on_view, inputs=inputs, outputs=[summary, heat, curve, strip, snapshot], api_name="learning",
                triggers=ctx.head_triggers)
 
-    @friendly
+    @handler
     def on_snapshot(*values):
         return view(ctx.registry, snapshots, *values)[:-1]
 

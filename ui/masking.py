@@ -11,7 +11,7 @@ from analysis.steps import attention_steps
 from model.api import MASK_MARKERS
 from model.switches import Switches
 from model.trace import for_views
-from ui.context import Context, figure_font, friendly
+from ui.context import Context, figure_font, handler
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import compare
 
@@ -122,7 +122,7 @@ def build(ctx: Context) -> None:
                            label="Compare the heads that look most at…", elem_id="mask-pattern")
         matched = gr.Plot(show_label=False, label="lm and mlm heads matched by pattern", elem_id="matched-heads")
 
-    @friendly
+    @handler
     def on_view(text, layer, head, presenter, pattern_value):
         return view(ctx.registry, text, layer, head, presenter, pattern_value)
 

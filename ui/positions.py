@@ -7,7 +7,7 @@ from analysis.order import order_demo
 from analysis.positions import cosine_similarity, position_table, sinusoidal_table
 from analysis.rotary import SHIFTS, rotary_demo
 from ui import components
-from ui.context import Context, figure_font, friendly
+from ui.context import Context, figure_font, handler
 from ui.models import InputError, ModelRegistry, check_index, clean_text
 from viz import positions as viz_positions
 from viz import rotary as viz_rotary
@@ -168,15 +168,15 @@ def build(ctx: Context) -> None:
         scores = gr.Dataframe(label="the same query and key at different positions", interactive=False,
                               elem_id="rotary-scores")
 
-    @friendly
+    @handler
     def on_view(text, model, dims_text, presenter):
         return view(ctx.registry, text, model, dims_text, presenter)
 
-    @friendly
+    @handler
     def on_shuffle(text, model, head, seed_value, presenter):
         return shuffle_view(ctx.registry, text, model, head, seed_value, presenter)
 
-    @friendly
+    @handler
     def on_shuffle_again(text, model, head, seed_value, presenter):
         return shuffle_view(ctx.registry, text, model, head, int(seed_value or 0) + 1, presenter)
 
@@ -193,7 +193,7 @@ def build(ctx: Context) -> None:
     shuffle.click(on_shuffle_again, inputs=shuffle_inputs, outputs=shuffle_outputs, api_name="shuffle_again",
                   api_visibility="private")
 
-    @friendly
+    @handler
     def on_rotary(text, model, head, presenter):
         return rotary_view(ctx.registry, text, model, head, presenter)
 
@@ -201,7 +201,7 @@ def build(ctx: Context) -> None:
                outputs=[rotary_summary_md, turned, slid, scores], api_name="rotary",
                triggers=ctx.triggers + [ctx.head.input])
 
-    @friendly
+    @handler
     def on_seed_typed(text, model, head, seed_value, presenter):
         if seed_value is None:  # the box is empty while a new seed is typed
             return gr.skip(), gr.skip(), gr.skip()

@@ -9,7 +9,7 @@ from ui import components
 
 from analysis.heads import kv_group, sharing_note
 from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention
-from ui.context import Context, figure_font, friendly
+from ui.context import Context, figure_font, handler
 from ui.models import ModelRegistry
 from viz import steps as viz_steps
 from viz.panels import note_figure
@@ -132,11 +132,11 @@ def build(ctx: Context) -> None:
 
     inputs = [ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter, temperature, scale]
 
-    @friendly
+    @handler
     def on_view(text, model, layer, head, kind, presenter, log_temperature, scaled):
         return view(ctx.registry, text, model, layer, head, kind, presenter, log_temperature, scaled)
 
-    @friendly
+    @handler
     def on_live(text, model, layer, head, kind, presenter, log_temperature, scaled):
         return live_view(ctx.registry, text, model, layer, head, kind, presenter, log_temperature, scaled)
 
@@ -154,7 +154,7 @@ def build(ctx: Context) -> None:
     temperature.input(on_slider_t, inputs=[temperature], outputs=[shown_t, last_t], api_name="steps_t_shown",
                       api_visibility="private", queue=False, show_progress="hidden")
 
-    @friendly
+    @handler
     def on_typed_t(text, model, layer, head, kind, presenter, typed, scaled, last):
         if typed is None or typed == last:  # the box is empty while a T is typed, or shows the T drawn
             return gr.skip()
