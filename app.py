@@ -28,7 +28,10 @@ from ui.controls import CSS, build_controls, wire_page  # noqa: E402
 from ui.models import ModelRegistry  # noqa: E402
 from ui.runtime import wire  # noqa: E402
 from ui.runtime.assets import CompressedAssets  # noqa: E402
+from ui.runtime.sessions import keep_no_output_values  # noqa: E402
 from ui.runtime.streams import CompressedStreams  # noqa: E402
+
+keep_no_output_values()  # a session keeps no copy of every figure sent to it (ui/runtime/sessions.py)
 from ui.runtime.draw_once import DRAW_ONCE_JS  # noqa: E402
 
 DESCRIPTION = """# Attention, made visible

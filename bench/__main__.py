@@ -1,8 +1,10 @@
-"""python -m bench [--quick]: every figure in docs/benchmarks.md, measured on this machine in one run.
+"""python -m bench [--quick] [--only main|long]: every figure in docs/benchmarks.md, measured on this machine
+in one run (--only: one section, the other's figures kept from the last run).
 
 Starts the real app (python app.py) once, then measures /analyze against /ping through
 gradio_client, the response size over raw HTTP, click-to-drawn in headless Chromium, 100
-simultaneous clients, the queue limit, and bertviz on the same attention tensors.
+simultaneous clients, the queue limit, and bertviz on the same attention tensors. Then long inputs:
+12 x 12-head BERT and GPT-2 checkpoints built here, at 512 tokens (bench/long_inputs.py).
 """
 from __future__ import annotations
 
@@ -182,12 +184,27 @@ def run(quick: bool) -> dict:
     return results
 
 
+SECTIONS = ("main", "long")  # the shipped models' figures; long inputs on 12 x 12-head checkpoints (bench/long_inputs.py)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run of the harness)")
+    parser.add_argument("--only", choices=SECTIONS, help="measure one section and keep the other's figures from "
+                        "the last run (docs/benchmarks.json)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     args = parser.parse_args(argv)
-    results = run(args.quick)
+    saved = args.out.with_suffix(".json")
+    if args.only == "long":
+        results = report.from_json(saved) if saved.is_file() else {}
+    else:
+        results = run(args.quick)
+        if args.only == "main" and saved.is_file() and "long" in (kept := report.from_json(saved)):
+            results["long"] = kept["long"]
+    if args.only != "main":
+        from bench import long_inputs
+
+        results["long"] = dict(long_inputs.run(args.quick), machine=machine())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
     args.out.write_text(report.markdown(results))

@@ -321,6 +321,10 @@ def markdown(r: dict) -> str:
         "",
     ]
     lines += llama_family.section(r)
+    if r.get("long"):
+        from bench.long_report import section
+
+        lines += ["", *section(r["long"])]
     return "\n".join(lines)
 
 

@@ -173,6 +173,22 @@ def test_gradio_sends_its_event_streams_uncompressed():
         demo.close()
 
 
+def test_gradio_keeps_every_value_sent_in_its_session():
+    """Delete: ui.runtime.sessions (Gradio would no longer keep a copy of every output per session). Read
+    from Gradio's source: the app's import has replaced these methods in this process."""
+    import gradio.state_holder as holder
+
+    source = Path(holder.__file__).read_text()
+    assert "self.config_values = {" in source and "def _update_value_in_config" in source, \
+        "Gradio's SessionState changed: check ui/runtime/sessions.py against it (or delete it)"
+    assert 'self.config_values[key]["props"]["value"] = value' in source, \
+        "Gradio no longer keeps output values per session: delete ui/runtime/sessions.py"
+    init = source[source.index("class SessionState"):source.index("def __getitem__", source.index("class SessionState"))]
+    kept = set(re.findall(r"self\.(\w+)(?::[^=\n]+)? =", init)) - {"config_values"}
+    assert kept == {"blocks_config", "state_data", "_state_ttl", "is_closed", "STATE_TTL_WHEN_CLOSED"}, \
+        f"SessionState.__init__ sets {kept}: make ui/runtime/sessions._lean_init set the same"
+
+
 def test_gradios_queue_reads_the_analytics_settings_app_py_changes():
     """Delete: ui/runtime/env.py, if Gradio stops reading these variables or keeps no per-event summary."""
     import gradio.queueing as queueing
