@@ -171,7 +171,8 @@ def selected_head(att, layer, head) -> tuple[int, int] | None:
 def heads_grid(att, font: int, selected: tuple[int, int] | None):
     return heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask, font_size=font, selected=selected,
                                   title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
-                                        + (" · ▶ open in detail above" if selected else ""))
+                                        + (" · ▶ the head open in detail above (pick another on the right)"
+                                           if selected else ""))
 
 
 def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from analysis.heads import head_name
 from viz.figure import colorscale, figure
-from viz.labels import axis_ticks, label_step, token_labels
+from viz.labels import axis_ticks, label_step, labelled_positions, token_labels
 
 COLORSCALE = colorscale("Blues")
 MASKED_COLOR = "#eeeeee"  # NaN cells (keys a query may not see) show the plot background
@@ -52,14 +52,15 @@ def _every(step: int) -> str:
     return f", every {step}{suffix} labelled"
 
 
+GRID_PX = 820  # the plot area of a tiled figure on a 1280-px screen, without its colour bar
 LABEL_CHARS = 16  # longer token labels may be clipped at the figure's edge
 
 
-def row_label_margin(labels, font_size: int, titled: bool = True) -> int:
+def row_label_margin(labels, font_size: int, titled: bool = True, cap: int = LABEL_CHARS) -> int:
     """Left margin (px) for a column of row labels (a character is ~0.62 em wide) and, if titled, the axis
     title beside them: set by the figures themselves, not found by Plotly's automargin, whose extra layout
-    passes doubled the time to draw a figure in the browser."""
-    chars = min(max((len(str(label)) for label in labels), default=1), LABEL_CHARS)
+    passes doubled the time to draw a figure in the browser. Labels past `cap` characters may be clipped."""
+    chars = min(max((len(str(label)) for label in labels), default=1), cap)
     return int(font_size * (0.62 * chars + (2.5 if titled else 0.5)) + 10)
 
 
@@ -219,6 +220,9 @@ def _tile_axis_names(names, key_labels, query_labels, gap_x: int, label_rows: in
     else:
         col_prefix = [names[0][c].split()[-1] for c in range(cols)]
         row_prefix = [names[r][0].split()[0] for r in range(rows)]
+        if len(set(row_prefix)) < rows:  # names that are not layer × head ("head 1" … in rows of 4)
+            row_prefix = [" | ".join(filter(None, names[r])) for r in range(rows)]
+            col_prefix = [f"tile {c + 1}" for c in range(cols)]
     x_names, y_names = [], []
     for c, prefix in enumerate(col_prefix):
         x_names += [f"{prefix} · {k}".lstrip(" ·") for k in key_labels]
@@ -231,13 +235,16 @@ def _tile_axis_names(names, key_labels, query_labels, gap_x: int, label_rows: in
 
 
 def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12, tile_px: int = 170,
-                  queries=None, keys=None, selected: tuple[int, int] | None = None) -> go.Figure:
+                  queries=None, keys=None, selected: tuple[int, int] | None = None,
+                  token_ticks: bool = False) -> go.Figure:
     """Many (t, s) maps tiled into ONE heatmap trace with one shared 0..1 colour scale.
 
     tiles  (R, C, t, s): R rows and C columns of maps
     names  R lists of C tile labels, written above each tile and shown in the hover
     queries, keys  optional t and s token labels: the hover then names the tile, the query and the key
     selected  optional 0-based (row, column) of a tile to outline (the head opened in detail)
+    token_ticks  label every tile's rows (queries, left) and columns (keys, below) with the tokens, for a
+             few large tiles compared side by side (unpooled inputs only)
     The tiles are copied into a single big matrix with blank gaps: one trace is far cheaper
     to build and draw than R*C subplots. Values are sent rounded to 0.01 (float32), on the 0..1 scale the
     rest of the app uses (the hover reads 0.35, as every other view does).
@@ -257,6 +264,9 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
                   "token pairs (max pooling), so a one-token stripe stays visible. Open a head to see every weight."
                   "</sub>")
     gap_x = max(1, round(0.12 * s))
+    # tiles no wider than the columns of tiles fit across GRID_PX: the height follows the tiles' drawn size
+    # (minilm's 12 columns had 55-px tiles in a figure as tall as 170-px ones, the rest left blank)
+    tile_px = min(tile_px, GRID_PX * s / (cols * (s + gap_x)))
     label_rows = int(np.ceil(1.6 * font_size / (tile_px / max(t, 1)))) + 1  # room for "L1 H2" above a tile
     step_x, step_y = s + gap_x, t + label_rows
     # An overview needs two decimals (open a head for exact values); they are read on the 0..1 scale of every
@@ -304,10 +314,30 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
     )
     layout["plot_bgcolor"] = "white"
+    if token_ticks and block == 1 and queries is not None and keys is not None:
+        _tile_token_ticks(layout, heatmap, token_labels(queries), token_labels(keys), rows, cols, step_x, step_y,
+                          label_rows, font_size)
     if block > 1:  # the title's second line, on pooling
         layout["margin"]["t"] += 2 * font_size
         layout["height"] += 2 * font_size
     return figure([heatmap], layout)
+
+
+def _tile_token_ticks(layout, heatmap, q_labels, k_labels, rows, cols, step_x, step_y, label_rows, font_size):
+    """Token labels beside every tile row (queries) and under every tile column (keys)."""
+    x_names, y_names = heatmap["x"], heatmap["y"]
+    shown_q, shown_k = labelled_positions(len(q_labels), 32), labelled_positions(len(k_labels), 32)
+    y_at = [r * step_y + label_rows + i for r in range(rows) for i in shown_q]
+    x_at = [c * step_x + j for c in range(cols) for j in shown_k]
+    small = dict(size=max(8, font_size - 2))
+    layout["yaxis"].update(visible=True, showgrid=False, zeroline=False, ticks="", tickfont=small,
+                           tickvals=[y_names[i] for i in y_at], ticktext=[q_labels[i] for i in shown_q] * rows)
+    layout["xaxis"].update(visible=True, showgrid=False, zeroline=False, ticks="", tickfont=small, tickangle=-60,
+                           tickvals=[x_names[i] for i in x_at], ticktext=[k_labels[j] for j in shown_k] * cols)
+    longest = max((len(label) for label in q_labels + k_labels), default=1)
+    layout["margin"].update(l=row_label_margin(q_labels, small["size"], titled=False),
+                            b=int(0.55 * small["size"] * min(longest, LABEL_CHARS)) + 20)
+    layout["height"] += layout["margin"]["b"]
 
 
 def all_heads_grid(probs, queries=None, keys=None, title: str = "Every head: rows are layers, columns are heads",

@@ -8,18 +8,26 @@ import plotly.graph_objects as go
 
 from viz.heatmap import tiled_heatmap
 
+PER_ROW = 4  # heads side by side: 12 in one strip left each tile too small to read its tokens
+
 
 def heads_figure(probs, layer: int, mask=None, font_size: int = 12, title: str | None = None, queries=None,
                  keys=None) -> go.Figure:
-    """probs (H, t, s) of one layer -> one row of H tiles with a shared 0..1 scale. `layer` is 0-based.
-    queries/keys (optional): token labels, named in the hover."""
+    """probs (H, t, s) of one layer -> rows of at most PER_ROW tiles with a shared 0..1 scale, each tile's
+    rows and columns labelled with the tokens. `layer` is 0-based. queries/keys (optional): token labels."""
     probs = np.asarray(probs, np.float32)
     if probs.ndim != 3:
         raise ValueError(f"probs must be (heads, t, s) for one layer, got shape {probs.shape}")
-    names = [[f"head {h + 1}" for h in range(probs.shape[0])]]
+    heads, t, s = probs.shape
+    cols = min(heads, PER_ROW)
+    rows = -(-heads // cols)
+    # a last row with fewer heads is padded with empty tiles (weight 0, no name)
+    tiles = np.zeros((rows * cols, t, s), np.float32)
+    tiles[:heads] = probs
+    names = [[f"head {r * cols + c + 1}" if r * cols + c < heads else "" for c in range(cols)] for r in range(rows)]
     title = title or f"Layer {layer + 1}: every head on the same sentence"
-    return tiled_heatmap(probs[None], names, title=title, mask=mask, font_size=font_size, tile_px=260,
-                         queries=queries, keys=keys)
+    return tiled_heatmap(tiles.reshape(rows, cols, t, s), names, title=title, mask=mask, font_size=font_size,
+                         tile_px=260, queries=queries, keys=keys, token_ticks=True)
 
 
 def sizes_table(sizes) -> pd.DataFrame:

@@ -61,6 +61,9 @@ def _repeats(labels, left) -> bool:
     return labels is not None and left is not None and list(labels) == list(left)
 
 
+ROW_NAME_CHARS = 36
+
+
 def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, height: int | None = None,
                 colorbars: bool = True, spacing: float = 0.06) -> go.Figure:
     """Panels left to right, each with its own colour scale (its colour bar below it).
@@ -91,7 +94,9 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
     # the left panel's row labels and title need room (with a margin of 10 px every row label was cut off)
     first = panels[0]
     rows = first.rows if first.rows is not None else [np.asarray(first.z).shape[0] - 1]  # numbered: the widest
-    left = row_label_margin(rows, font_size, titled=bool(first.row_title))
+    # row names such as "share of the pooled vector (max)" are shown whole (cut at 16 characters they lost
+    # their start); a token label rarely comes near the cap
+    left = row_label_margin(rows, font_size, titled=bool(first.row_title), cap=ROW_NAME_CHARS)
     traces, layout, annotations = [], {}, []
     for i, p in enumerate(panels):
         z = np.asarray(p.z, dtype=np.float32)

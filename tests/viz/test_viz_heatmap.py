@@ -138,3 +138,31 @@ def test_no_zero_line_crosses_the_masked_cells():
     row = panels.heatmap_row([panels.Panel(probs[0, 0], "a", None, None), panels.Panel(probs[0, 1], "b", None, None)])
     axes = [one.layout.xaxis, one.layout.yaxis, row.layout.xaxis, row.layout.yaxis, row.layout.xaxis2, row.layout.yaxis2]
     assert all(axis.zeroline is False for axis in axes)
+
+
+def test_long_row_names_get_the_room_they_need():
+    """Classifier's "share of the pooled vector (max)" was cut to "the pooled vector (max)" at the left edge."""
+    z = np.full((2, 3), 0.5, np.float32)
+    short = panels.heatmap_row([panels.Panel(z, "", ["rollout", "attention"], ["a", "b", "c"])])
+    long = panels.heatmap_row([panels.Panel(z, "", ["share of the pooled vector (max)", "rollout"], ["a", "b", "c"])])
+    assert long.layout.margin.l >= 0.6 * 12 * len("share of the pooled vector (max)") > short.layout.margin.l
+
+
+def test_a_layers_heads_wrap_in_rows_of_four_with_their_tokens():
+    """Multi-head: minilm's 12 heads in one strip were too small to read, and had no token labels."""
+    from viz import multihead
+
+    probs, mask = causal(5, layers=1, heads=12)
+    fig = multihead.heads_figure(probs[0], 0, mask=mask, queries=list("abcde"), keys=list("abcde"))
+    names = [a.text for a in fig.layout.annotations]
+    assert names == [f"<b>head {h}</b>" for h in range(1, 13)]
+    assert len(set(fig.data[0].y)) == len(fig.data[0].y), "every row of the big matrix has its own name"
+    assert list(fig.layout.yaxis.ticktext) == list("abcde") * 3 and list(fig.layout.xaxis.ticktext) == list("abcde") * 4
+    assert fig.layout.yaxis.visible and fig.layout.xaxis.visible
+
+
+def test_many_columns_of_tiles_get_a_figure_as_tall_as_the_tiles_drawn():
+    """minilm's 6 × 12 grid: 55-px tiles sat in a figure sized for 170-px ones (650 px blank)."""
+    probs, _ = causal(12, layers=6, heads=12)
+    tall = heatmap.all_heads_grid(probs).layout.height
+    assert tall < 6 * heatmap.GRID_PX / 12 * 1.6 + 150
