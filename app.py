@@ -33,6 +33,7 @@ from ui.runtime.streams import CompressedStreams  # noqa: E402
 
 keep_no_output_values()  # a session keeps no copy of every figure sent to it (ui/runtime/sessions.py)
 from ui.runtime.draw_once import DRAW_ONCE_JS  # noqa: E402
+from ui.slides import SLIDES_JS, page_script  # noqa: E402
 
 DESCRIPTION = """# Attention, made visible
 Type a sentence and pick a model. Each **head** decides, for every token (a row), how much to look at
@@ -83,7 +84,8 @@ def launch_options() -> dict:
     for every visitor (ui/runtime/assets.py); results compressed (ui/runtime/streams.py); no /monitoring pages
     (Gradio's summary of every visitor's requests, open to anyone by default); host and port come from
     GRADIO_SERVER_*."""
-    return dict(theme=THEME, css=CSS, js=DRAW_ONCE_JS, footer_links=["api"], enable_monitoring=False,
+    return dict(theme=THEME, css=CSS, js=page_script(DRAW_ONCE_JS, SLIDES_JS), footer_links=["api"],
+                enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)]})
 
 

@@ -274,7 +274,7 @@ def build(ctx: Context) -> None:
         info = gr.Markdown(elem_id="attention-notice")
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
-                detail = gr.Plot(show_label=False, label="One head: each row shows where that token looks",
+                detail = components.Plot(show_label=False, label="One head: each row shows where that token looks",
                                  elem_id="head-detail")
             with gr.Column(scale=2):
                 with gr.Group(visible=False, elem_id="quiz-panel") as quiz_panel:
@@ -297,7 +297,7 @@ def build(ctx: Context) -> None:
         with gr.Column(elem_id="overview") as overview:
             with gr.Row(equal_height=False):
                 with gr.Column(scale=5):
-                    grid = gr.Plot(show_label=False, label="Every head at once", elem_id="all-heads")
+                    grid = components.Plot(show_label=False, label="Every head at once", elem_id="all-heads")
                 with gr.Column(scale=1, min_width=160):
                     # its choices follow the model (and kind) alone, below: /analyze sends only the value
                     tile = components.ModelChoices(label="Open a head in detail", value=None, interactive=True,
@@ -305,7 +305,7 @@ def build(ctx: Context) -> None:
                     gr.Markdown("Pick a head to open it in detail above (the page scrolls up to it); its tile is outlined "
                                 "in orange. Hover a tile to read its query and key tokens. Every tile uses the same "
                                 "0 – 1 colour scale.")
-            average = gr.Plot(show_label=False, label="Average over heads, per layer", elem_id="layer-average")
+            average = components.Plot(show_label=False, label="Average over heads, per layer", elem_id="layer-average")
             with gr.Accordion("Head statistics", open=True):
                 gr.Markdown(STATS_KEY)
                 table = gr.Dataframe(label="Per head", interactive=False, elem_id="head-stats", max_height=420)

@@ -17,6 +17,7 @@ from analysis.attribution import rollout, shares
 from analysis.heads import head_name
 from model import interventions
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
+from ui import components
 from ui.context import Context, figure_font, friendly, handler
 from ui.interventions import head_picker
 from ui.models import InputError, ModelRegistry, clean_text, head_choices, parse_heads
@@ -171,9 +172,9 @@ def build(ctx: Context) -> None:
             with gr.Column(scale=2):
                 categories = gr.Label(num_top_classes=TOP_K, label="Categories", elem_id="classifier-label")
             with gr.Column(scale=3):
-                contributions = gr.Plot(show_label=False, label="each token's part of the score")
-        explain = gr.Plot(show_label=False, label="which tokens the decision draws on")
-        pooled = gr.Plot(show_label=False, label="pooling")
+                contributions = components.Plot(show_label=False, label="each token's part of the score")
+        explain = components.Plot(show_label=False, label="which tokens the decision draws on")
+        pooled = components.Plot(show_label=False, label="pooling")
         gr.Markdown(ABLATE_EXPLANATION)
         heads, method = head_picker(choices, "classifier")
         with gr.Row():
@@ -181,7 +182,7 @@ def build(ctx: Context) -> None:
             find = gr.Button("Find a head", elem_id="classifier-find")
         ablation = gr.Markdown(elem_id="classifier-ablation")
         # hidden until a knock-out: an empty plot box drew a broken-figure icon under the buttons
-        guesses = gr.Plot(show_label=False, label="categories before and after", visible=False,
+        guesses = components.Plot(show_label=False, label="categories before and after", visible=False,
                           elem_id="classifier-guesses")
 
         def classify_endpoint(text: str) -> dict[str, float]:
@@ -197,7 +198,7 @@ def build(ctx: Context) -> None:
     @handler
     def on_ablate(text, chosen, how, presenter):
         summary_text, figure = ablate_view(registry, text, chosen, how, presenter)
-        return summary_text, gr.Plot(value=figure, visible=True)
+        return summary_text, components.Plot(value=figure, visible=True)
 
     @handler
     def on_find(text, how, presenter):
@@ -207,7 +208,7 @@ def build(ctx: Context) -> None:
     def on_new_text(text, chosen, how, presenter):
         """A new definition: the knock-out shown follows it (the chosen heads knocked out again), or goes if
         none is chosen; it used to stay, describing the last definition under the new one's categories."""
-        return on_ablate(text, chosen, how, presenter) if chosen else ("", gr.Plot(value=None, visible=False))
+        return on_ablate(text, chosen, how, presenter) if chosen else ("", components.Plot(value=None, visible=False))
 
     ctx.listen(on_view, inputs=[ctx.text, ctx.presenter], outputs=[summary, categories, explain, contributions, pooled],
                api_name="classifier")

@@ -6,10 +6,14 @@ an exception". These subclasses say what was wrong instead.
 """
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import gradio as gr
 import pandas as pd
+
+from viz.figure import title_of
 
 from ui.messages import refusal, shortened
 
@@ -151,6 +155,35 @@ class ClampedSlider(Slider):
         if is_number(payload):
             payload = min(max(payload, self.minimum), self.maximum)
         return super().preprocess(payload)
+
+
+def slide_config(name: str) -> dict:
+    """A figure's own Plotly config for slides: the toolbar's camera saves a PNG at twice the drawn size,
+    as attention-<name>.png (the SVG button beside it, ui.slides, saves under the same name); no logo."""
+    return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2, "filename": f"attention-{name}"}}
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a title: lower case, words joined by '-', markup left out, at most 60 characters."""
+    plain = re.sub(r"<[^>]*>", "", str(text)).lower()
+    return re.sub(r"[^a-z0-9]+", "-", plain).strip("-")[:60].strip("-")
+
+
+class Plot(gr.Plot):
+    """gr.Plot whose Plotly figures carry their own config (slide_config), named after the view: its
+    elem_id, else the figure's title. gr.Plot hands a figure's "config" to Plotly as it draws it."""
+
+    @classmethod
+    def get_block_name(cls) -> str:
+        return "plot"
+
+    def postprocess(self, value):
+        out = super().postprocess(value)
+        if out is None or out.type != "plotly" or not out.plot.startswith("{"):
+            return out
+        name = self.elem_id or slug(title_of(value)) or "figure"
+        out.plot = '{"config":' + json.dumps(slide_config(name)) + "," + out.plot[1:]
+        return out
 
 
 def table(frame: pd.DataFrame | dict[str, list]) -> dict:

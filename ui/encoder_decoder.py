@@ -181,8 +181,8 @@ def build(ctx: Context) -> None:
             # its range follows the translation's length (the view redraws it); a link may ask for any step
             step = components.ModelSlider(1, 11, value=6, step=1, label="decoding step",
                                           info="which output character is being written", elem_id="decoding-step")
-        heat = gr.Plot(show_label=False, label="cross-attention", elem_id="cross-heat")
-        bars = gr.Plot(show_label=False, label="one decoding step", elem_id="step-bars")
+        heat = components.Plot(show_label=False, label="cross-attention", elem_id="cross-heat")
+        bars = components.Plot(show_label=False, label="one decoding step", elem_id="step-bars")
         gr.Markdown("**Self-attention inside the encoder and the decoder.** These are other heads, with their "
                     "own weights: encoder head 3 is not related to cross-attention head 3, so each panel has "
                     "its own picker.")
@@ -190,11 +190,11 @@ def build(ctx: Context) -> None:
             with gr.Column():
                 enc_head = gr.Dropdown(choices, value=choices[0], label="encoder self-attention head",
                                        elem_id="encoder-head")
-                enc_fig = gr.Plot(show_label=False, label="encoder self-attention")
+                enc_fig = components.Plot(show_label=False, label="encoder self-attention")
             with gr.Column():
                 dec_head = gr.Dropdown(choices, value=choices[0], label="decoder self-attention head",
                                        elem_id="decoder-head")
-                dec_fig = gr.Plot(show_label=False, label="decoder self-attention")
+                dec_fig = components.Plot(show_label=False, label="decoder self-attention")
         gr.Markdown(BEAM_EXPLANATION)
         width = components.Slider(1, MAX_BEAM, value=4, step=1, label="beam width", elem_id="beam-width")
         with gr.Row():

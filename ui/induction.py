@@ -113,14 +113,14 @@ def summary(m: dict, note: str = "") -> str:
     return text
 
 
-def forming(registry: ModelRegistry, name: str, font_size: int) -> gr.Plot:
+def forming(registry: ModelRegistry, name: str, font_size: int) -> components.Plot:
     """The best head's induction score during training, from the model's training history (hidden for a
     model saved without the probe's record)."""
     history = registry.history(name)
     steps, scores = history.induction
     if not len(steps):
-        return gr.Plot(value=None, visible=False)
-    return gr.Plot(value=viz.forming_figure(steps, scores, history.snapshots, font_size=font_size), visible=True)
+        return components.Plot(value=None, visible=False)
+    return components.Plot(value=viz.forming_figure(steps, scores, history.snapshots, font_size=font_size), visible=True)
 
 
 def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
@@ -157,10 +157,10 @@ def build(ctx: Context) -> None:
         text = gr.Markdown()
         table = gr.Dataframe(label="loss (nats a word) on each copy, intact and with heads knocked out",
                              interactive=False, elem_id="copying-table")
-        stripe = gr.Plot(show_label=False, elem_id="copying-stripe")
-        scores = gr.Plot(show_label=False, elem_id="copying-scores")
-        losses = gr.Plot(show_label=False, elem_id="copying-losses")
-        formed = gr.Plot(show_label=False, visible=False, elem_id="copying-forming")
+        stripe = components.Plot(show_label=False, elem_id="copying-stripe")
+        scores = components.Plot(show_label=False, elem_id="copying-scores")
+        losses = components.Plot(show_label=False, elem_id="copying-losses")
+        formed = components.Plot(show_label=False, visible=False, elem_id="copying-forming")
         gr.Markdown("**Watch it form.** Above: the best head's induction score, measured every 50 steps while "
                     "the model trained (shown for a model whose training recorded it). The dots are the snapshots "
                     "the Learning tab keeps: open it, type a sentence written twice, and pick the induction head "

@@ -130,7 +130,7 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     month = month_head(registry) if registry.arch(name) == "encoder-decoder" else None
     note = f" (the month head, as measured: {month})" if month and month in (kept or []) else ""
     # a date or a sentence vector has no list of guesses: the summary's change measures it
-    guesses = gr.Plot(visible=bool(result["before_top"]), value=viz.guesses_figure(
+    guesses = components.Plot(visible=bool(result["before_top"]), value=viz.guesses_figure(
         result["before_top"], result["after_top"], result["what"], font_size=font) if result["before_top"] else None)
     maps = interventions.head_importance(registry.get(name), clean_text(text), kinds_of(registry, name),
                                          _check_method(method))
@@ -232,18 +232,18 @@ def build(ctx: Context) -> None:
             month = gr.Button(visible=False, elem_id="ablate-month")
             clear = gr.Button("Restore every head", elem_id="ablate-clear")
         summary = gr.Markdown(elem_id="ablate-summary")
-        guesses = gr.Plot(show_label=False, label="guesses before and after", elem_id="ablate-guesses")
+        guesses = components.Plot(show_label=False, label="guesses before and after", elem_id="ablate-guesses")
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
-                importance = gr.Plot(show_label=False, label="head importance", elem_id="importance")
+                importance = components.Plot(show_label=False, label="head importance", elem_id="importance")
             with gr.Column(scale=2):
                 picked = components.ModelChoices(choices=[], label="Open a head", elem_id="importance-pick")
-                one_head = gr.Plot(show_label=False, label="the picked head's attention", elem_id="importance-head")
+                one_head = components.Plot(show_label=False, label="the picked head's attention", elem_id="importance-head")
         gr.Markdown(ATTRIBUTION_EXPLANATION)
         row = components.ModelChoices(choices=[], label="Output character to explain", visible=False,
                                       elem_id="explain-row")
         about = gr.Markdown(elem_id="explain-about")
-        explained = gr.Plot(show_label=False, label="attention, rollout, gradient × input", elem_id="explain")
+        explained = components.Plot(show_label=False, label="attention, rollout, gradient × input", elem_id="explain")
 
         def api_ablate(text: str, model: str, heads: str, method: str = "zero") -> dict:
             """Knock out heads ("L2 H3, L1 H1"; for dates "cross L2 H3", "encoder all", ...) by zeroing their

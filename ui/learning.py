@@ -99,9 +99,9 @@ def build(ctx: Context) -> None:
                                      info="1 = earliest saved weights; the last one is the trained model",
                                      elem_id="snapshot")
         summary = gr.Markdown(elem_id="learning-summary")
-        heat = gr.Plot(show_label=False, label="attention at this snapshot", elem_id="learning-heat")
-        curve = gr.Plot(show_label=False, label="loss curve")
-        strip = gr.Plot(show_label=False, label="every snapshot")
+        heat = components.Plot(show_label=False, label="attention at this snapshot", elem_id="learning-heat")
+        curve = components.Plot(show_label=False, label="loss curve")
+        strip = components.Plot(show_label=False, label="every snapshot")
 
     @handler
     def on_view(text, model, layer, head, kind, snapshot_value, presenter):

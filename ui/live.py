@@ -253,8 +253,8 @@ def build(ctx: Context) -> None:
             compare_button = gr.Button("Compare wide and narrow", elem_id="toy-compare")
         status = gr.Markdown(elem_id="toy-status")
         with gr.Row():
-            curve = gr.Plot(show_label=False, label="loss and accuracy", elem_id="toy-progress")
-            heads_plot = gr.Plot(show_label=False, label="every head", elem_id="toy-heads-plot")
+            curve = components.Plot(show_label=False, label="loss and accuracy", elem_id="toy-progress")
+            heads_plot = components.Plot(show_label=False, label="every head", elem_id="toy-heads-plot")
         gr.Markdown(HOW_TO_READ)
         gr.Markdown("### Try the trained model")
         with gr.Row(equal_height=True):
@@ -262,14 +262,14 @@ def build(ctx: Context) -> None:
             predict_button = gr.Button("Predict", elem_id="toy-predict", scale=1)
         answer = gr.Markdown(elem_id="toy-answer")
         with gr.Row():
-            answer_grid = gr.Plot(show_label=False, visible=False, label="every head", elem_id="toy-answer-heads")
-            answer_detail = gr.Plot(show_label=False, visible=False, label="one head", elem_id="toy-answer-detail")
+            answer_grid = components.Plot(show_label=False, visible=False, label="every head", elem_id="toy-answer-heads")
+            answer_detail = components.Plot(show_label=False, visible=False, label="one head", elem_id="toy-answer-detail")
         gr.Markdown(WHY_POSITIONS, elem_id="toy-why")
         gr.Markdown(WIDE_VS_NARROW)
         compare_status = gr.Markdown(elem_id="toy-compare-status")
-        compare_plot = gr.Plot(show_label=False, visible=False, label="wide vs narrow", elem_id="toy-compare-plot")
+        compare_plot = components.Plot(show_label=False, visible=False, label="wide vs narrow", elem_id="toy-compare-plot")
         compare_table = gr.Dataframe(visible=False, interactive=False, label="wide vs narrow", elem_id="toy-compare-table")
-        compare_heads = gr.Plot(show_label=False, visible=False, label="heads side by side", elem_id="toy-compare-heads")
+        compare_heads = components.Plot(show_label=False, visible=False, label="heads side by side", elem_id="toy-compare-heads")
         trained = gr.State(None)
         # inside the tab: a gr.Tabs may hold only tabs
         gr.api(api_endpoint(trainings), api_name="train_toy", concurrency_limit=None)

@@ -11,6 +11,7 @@ from analysis.steps import attention_steps
 from model.api import MASK_MARKERS
 from model.switches import Switches
 from model.trace import for_views
+from ui import components
 from ui.context import Context, figure_font, handler
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import compare
@@ -110,8 +111,8 @@ def view(registry: ModelRegistry, text, layer, head, presenter, pattern="previou
 def build(ctx: Context) -> None:
     with ctx.tab("Masking", id="masking"):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
-        masks = gr.Plot(show_label=False, label="masks")
-        effect = gr.Plot(show_label=False, label="the lm without and with its mask", elem_id="mask-effect")
+        masks = components.Plot(show_label=False, label="masks")
+        effect = components.Plot(show_label=False, label="the lm without and with its mask", elem_id="mask-effect")
         gr.Markdown("Grey cells are −∞: the query is not allowed to see that key, and after the softmax its "
                     "weight is exactly 0. Each row still sums to 1 over the keys it may see.")
         types = gr.Dataframe(label="Heads by what they do on this sentence (the number: the share of attention on "
@@ -120,7 +121,7 @@ def build(ctx: Context) -> None:
                              column_widths=["22%", "39%", "39%"])
         pattern = gr.Radio([(f"looks at {where}", key) for key, where in PATTERNS.items()], value="previous",
                            label="Compare the heads that look most at…", elem_id="mask-pattern")
-        matched = gr.Plot(show_label=False, label="lm and mlm heads matched by pattern", elem_id="matched-heads")
+        matched = components.Plot(show_label=False, label="lm and mlm heads matched by pattern", elem_id="matched-heads")
 
     @handler
     def on_view(text, layer, head, presenter, pattern_value):

@@ -69,7 +69,7 @@ def view(registry: ModelRegistry, text, model, layer, kind, presenter):
 def build(ctx: Context) -> None:
     with ctx.tab("Multi-head", id="multihead"):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
-        heads = gr.Plot(show_label=False, label="every head of this layer")
+        heads = components.Plot(show_label=False, label="every head of this layer")
         sizes = gr.Markdown()
         table = gr.Dataframe(label="one attention layer, narrow vs wide", interactive=False)
 

@@ -147,10 +147,10 @@ def build(ctx: Context) -> None:
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         dims = components.Textbox(DEFAULT_DIMS, label="sinusoid dimensions to plot (comma-separated)", max_lines=1,
                                   elem_id="position-dims")
-        tables = gr.Plot(show_label=False, label="position tables")
-        waves = gr.Plot(show_label=False, label="sinusoids")
-        similar = gr.Plot(show_label=False, label="similarity of positions")
-        added = gr.Plot(show_label=False, label="token + position")
+        tables = components.Plot(show_label=False, label="position tables")
+        waves = components.Plot(show_label=False, label="sinusoids")
+        similar = components.Plot(show_label=False, label="similarity of positions")
+        added = components.Plot(show_label=False, label="token + position")
         gr.Markdown("### Shuffle the sentence\nThe first layer's chosen head, computed from the token embeddings "
                     "alone and from token embeddings plus positions (mask off, so only the vectors matter). "
                     "Columns list the same tokens as the rows, in the same order.")
@@ -159,12 +159,12 @@ def build(ctx: Context) -> None:
                                      elem_id="shuffle-seed")
             shuffle = gr.Button("Shuffle again")
         summary = gr.Markdown(elem_id="shuffle-summary")
-        plain = gr.Plot(show_label=False, label="without positions")
-        positioned = gr.Plot(show_label=False, label="with positions")
+        plain = components.Plot(show_label=False, label="without positions")
+        positioned = components.Plot(show_label=False, label="with positions")
         gr.Markdown(ROTARY_EXPLANATION)
         rotary_summary_md = gr.Markdown(elem_id="rotary-summary")
-        turned = gr.Plot(show_label=False, label="a query/key pair turned by position")
-        slid = gr.Plot(show_label=False, label="score against position")
+        turned = components.Plot(show_label=False, label="a query/key pair turned by position")
+        slid = components.Plot(show_label=False, label="score against position")
         scores = gr.Dataframe(label="the same query and key at different positions", interactive=False,
                               elem_id="rotary-scores")
 

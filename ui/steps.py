@@ -125,10 +125,10 @@ def build(ctx: Context) -> None:
         # Inside the tab: a gr.Tabs holds only tabs.
         last_t = gr.State(1.0)
         caption = gr.Markdown(elem_id="steps-caption")
-        simple = gr.Plot(show_label=False, label="parameter-free attention")
-        qkv = gr.Plot(show_label=False, label="queries, keys, values")
-        scores = gr.Plot(show_label=False, label="scores to weights", elem_id="steps-scores")
-        output = gr.Plot(show_label=False, label="weighted sum")
+        simple = components.Plot(show_label=False, label="parameter-free attention")
+        qkv = components.Plot(show_label=False, label="queries, keys, values")
+        scores = components.Plot(show_label=False, label="scores to weights", elem_id="steps-scores")
+        output = components.Plot(show_label=False, label="weighted sum")
 
     inputs = [ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter, temperature, scale]
 

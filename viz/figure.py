@@ -108,3 +108,10 @@ def colorscale(name: str) -> list:
 def figure(data: list[dict], layout: dict) -> Figure:
     """A figure from trace dicts ({"type": "heatmap", ...}) and a layout dict, unchecked."""
     return Figure(data, layout)
+
+
+def title_of(fig: go.Figure) -> str:
+    """The figure's title text ('' if none), read without building Plotly's objects for a Figure."""
+    layout = fig._plain_parts()[1] if isinstance(fig, Figure) else fig.to_plotly_json().get("layout", {})
+    title = layout.get("title") if isinstance(layout, dict) else None
+    return str((title.get("text") if isinstance(title, dict) else title) or "")

@@ -1,6 +1,7 @@
 """ui.components: what each component hands a handler for a raw API value, and what it says for a bad one."""
 from __future__ import annotations
 
+import json
 import math
 
 import gradio as gr
@@ -72,3 +73,18 @@ def test_numbered_choices_are_integers_in_the_api_schema():
     assert numbered.api_info() == {"type": "integer", "enum": [0, 1]}
     assert named.api_info()["type"] == "string" and several.api_info()["items"]["type"] == "integer"
     assert radio.api_info()["type"] == "integer" and radio.get_block_name() == gradio_block_name(gr.Radio)
+
+
+def test_a_plot_gives_each_figure_its_own_slide_config_named_after_the_view():
+    from viz.figure import figure
+
+    drawn = figure([{"type": "heatmap", "z": [[1, 2]]}], {"title": {"text": "Layer 2, <b>head 3</b> · lm"}})
+    named = built(lambda: components.Plot(elem_id="head-detail"))
+    untitled = built(lambda: components.Plot())
+    for plot, name in ((named, "head-detail"), (untitled, "layer-2-head-3-lm")):
+        sent = json.loads(plot.postprocess(drawn).plot)
+        assert sent["config"] == {"displaylogo": False,
+                                  "toImageButtonOptions": {"format": "png", "scale": 2, "filename": f"attention-{name}"}}
+        assert sent["data"][0]["type"] == "heatmap"
+    assert named.postprocess(None) is None
+    assert named.get_block_name() == gradio_block_name(gr.Plot)

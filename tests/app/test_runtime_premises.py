@@ -129,8 +129,9 @@ def test_gr_plot_draws_a_new_figure_with_react_then_resize():
     drawn = re.search(r"\.react\((\w+),\w+\.data,\w+\.layout,\w+\.config\),\w+(?:\.default)?\.Plots\.resize\(\1\)",
                       bundle)
     assert drawn, "gr.Plot no longer draws with react then resize: delete ui/runtime/draw_once.py"
-    # and it hands Plotly the figure's own "config"
-    assert re.search(r"(\w+)\.config=\1\.config\|\|\{\}", bundle), "gr.Plot no longer reads a figure's config"
+    # and it hands Plotly the figure's own "config" (ui.components.Plot's slide export relies on it)
+    assert re.search(r"(\w+)\.config=\1\.config\|\|\{\}", bundle), \
+        "gr.Plot no longer hands Plotly a figure's config: ui.components.Plot must set it another way"
 
 
 def test_gradio_compresses_per_request_and_skips_paths_without_an_extension():

@@ -8,22 +8,12 @@ DRAW_ONCE_JS = """() => {
   const once = (plotly) => {
     if (!plotly || plotly.__drawOnce) return plotly;
     const react = plotly.react, resize = plotly.Plots.resize;
-    // Slides: the camera saves a PNG at twice the drawn size, the disk an SVG; named after the view (id, else title).
-    const slug = (div) => ((((div || {}).layout || {}).title || {}).text || "").replace(/<[^>]*>/g, "").toLowerCase()
-      .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);
-    const fileName = (div) => "attention-" + (((div && div.closest("[id]")) || {}).id || slug(div) || "figure");
-    const slideConfig = (div, config) => Object.assign({}, config || {}, {
-      displaylogo: false,
-      toImageButtonOptions: {format: "png", scale: 2, filename: fileName(div)},
-      modeBarButtonsToAdd: [{name: "downloadSvg", title: "Download as SVG (for slides)", icon: plotly.Icons.disk,
-                             click: (gd) => plotly.downloadImage(gd, {format: "svg", filename: fileName(gd)})}],
-    });
     plotly.react = function (div, data, layout, config, ...rest) {
       if (div) div.__drawPending = true;
       return new Promise((resolve, reject) => requestAnimationFrame(() => {
         if (div) div.__drawPending = false;
         if (!div || !div.isConnected) return resolve(div);
-        Promise.resolve(react.call(plotly, div, data, layout, slideConfig(div, config), ...rest)).then(resolve, reject);
+        Promise.resolve(react.call(plotly, div, data, layout, config, ...rest)).then(resolve, reject);
       }));
     };
     // Gradio resizes right after each react; a deferred draw already fits its element, and the resize
