@@ -19,6 +19,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from ui.runtime import env  # noqa: E402 (imports no Gradio)
 
 env.apply()  # before Gradio is imported: undocumented settings of its queue (ui/runtime/env.py)
+from ui.runtime.memory import limit_allocator  # noqa: E402 (imports no Gradio, no torch)
+
+limit_allocator()  # freed trace arrays go back to the system (ui/runtime/memory.py): before any thread starts
 
 import gradio as gr  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402

@@ -192,6 +192,8 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run of the harness)")
     parser.add_argument("--only", choices=SECTIONS, help="measure one section and keep the other's figures from "
                         "the last run (docs/benchmarks.json)")
+    parser.add_argument("--long-requests", type=int, default=None, metavar="N",
+                        help="distinct 512-token requests for the long inputs' memory figure (default 200)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     args = parser.parse_args(argv)
     saved = args.out.with_suffix(".json")
@@ -204,7 +206,7 @@ def main(argv=None) -> None:
     if args.only != "main":
         from bench import long_inputs
 
-        results["long"] = dict(long_inputs.run(args.quick), machine=machine())
+        results["long"] = dict(long_inputs.run(args.quick, args.long_requests), machine=machine())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
     args.out.write_text(report.markdown(results))

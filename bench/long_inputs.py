@@ -120,7 +120,10 @@ def rss_run(client, endpoints, pid: int, name: str, model, n: int, tokens: int, 
                 growth_mb=round(points[-1][1] - start, 1))
 
 
-def run(quick: bool) -> dict:
+RSS_REQUESTS = 200
+
+
+def run(quick: bool, rss_requests: int | None = None) -> dict:
     from model import api
     from ui.models import assets_dir
 
@@ -147,8 +150,8 @@ def run(quick: bool) -> dict:
         for name in ("minilm", *BIG):
             results["browser"][name] = click_and_heap(app.url, name, models[name], LONG, clicks)
         print("long inputs: memory over distinct 512-token requests ...", file=sys.stderr)
-        results["rss_big"] = rss_run(client, endpoints, pid, "bert-base", models["bert-base"], 30 if quick else 200,
-                                     LONG, 10 if quick else 25)
+        n = rss_requests or (30 if quick else RSS_REQUESTS)
+        results["rss_big"] = rss_run(client, endpoints, pid, "bert-base", models["bert-base"], n, LONG, max(5, n // 8))
         results["rss_big"]["start_mb"] = results["rss_at_start_mb"]
         results["rss_big"]["growth_mb"] = round(results["rss_big"]["end_mb"] - results["rss_at_start_mb"], 1)
     # the ordinary app: shipped models only, lm at 256 tokens (a trace ~6 MB: its 1 GiB cache is full after

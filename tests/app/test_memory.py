@@ -1,0 +1,14 @@
+"""The allocator settings app.py makes before any thread starts (ui/runtime/memory.py)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from live_app import ROOT
+
+
+def test_glibc_takes_the_arena_and_mmap_settings():
+    """On Debian's glibc both settings are accepted (elsewhere limit_allocator does nothing, and says so)."""
+    result = subprocess.run([sys.executable, "-c", "from ui.runtime.memory import limit_allocator; "
+                             "print(limit_allocator())"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.strip() == "True", result.stderr
