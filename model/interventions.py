@@ -144,6 +144,9 @@ def head_importance(loaded, text: str, kinds: dict[str, tuple[int, int]], method
     before = outcome(loaded, text)
     maps = {}
     for kind, (layers, heads) in kinds.items():
+        if loaded.arch in ("decoder", "encoder"):  # one head a batch row: a few passes instead of L × H
+            maps[kind] = _batched_importance(loaded, text, before, kind, layers, heads, method)
+            continue
         effect = np.zeros((layers, heads), dtype=np.float32)
         for layer in range(layers):
             for head in range(heads):
@@ -152,6 +155,39 @@ def head_importance(loaded, text: str, kinds: dict[str, tuple[int, int]], method
                 effect[layer, head] = change(before, after)
         maps[kind] = effect
     return maps
+
+
+BATCH_CELLS = 4_000_000  # attention weights (rows × heads × t × t) one batched pass may hold
+
+
+@torch.no_grad()
+def _batched_importance(loaded, text, before: Outcome, kind, layers, heads, method) -> np.ndarray:
+    """head_importance of a decoder or encoder, each head knocked out alone in its own batch row; the same
+    numbers as one pass per head (tests/model/test_interventions.py)."""
+    ids = _ids(loaded, text)
+    t = ids.shape[1]
+    every = [(kind, layer, head) for layer in range(layers) for head in range(heads)]
+    chunk = max(1, BATCH_CELLS // (heads * t * t))
+    scores = []
+    for start in range(0, len(every), chunk):
+        rows = tuple(every[start:start + chunk])
+        switches = Switches(rows=rows, method=method)
+        batch = ids.expand(len(rows), t)
+        if not has_vocab_head(loaded):
+            features, _ = loaded.model.features(batch, switches=switches)
+            vectors = features.float().mean(1)  # (n, k)
+            reference = torch.as_tensor(before.vector, device=vectors.device)[None]
+            scores.append(torch.nn.functional.cosine_similarity(vectors, reference, dim=-1))
+            continue
+        logits, _ = loaded.model(batch, switches=switches)
+        if loaded.arch == "decoder":
+            position, keep = -1, (tok.EOS,)
+        else:
+            position, keep = _mask_position(loaded, ids[0].tolist()), ()
+        logp = torch.log_softmax(loaded._no_specials(logits[:, position], keep=keep), -1)  # (n, v)
+        scores.append(logp[:, before.reference[0]])
+    after = torch.cat(scores).float().cpu().numpy()
+    return (before.score - after).reshape(layers, heads).astype(np.float32)
 
 
 def gradient_times_input(score: torch.Tensor, inputs: torch.Tensor) -> np.ndarray:

@@ -117,19 +117,23 @@ class MultiHeadAttention(nn.Module):
 
     def _knock_out(self, out, probs, v, mask, heads: list[int], method: str):
         """out (b, h, t, d) and probs (b, h, t, s) with `heads` silenced; the probs returned are
-        the weights the layer really used (a zeroed head keeps its weights, its output is dropped)."""
-        if max(heads) >= self.heads:
-            raise ValueError(f"head {max(heads) + 1} does not exist: this layer has {self.heads} heads")
+        the weights the layer really used (a zeroed head keeps its weights, its output is dropped).
+        heads: head numbers (silenced in every batch row), or (row, head) pairs (each in its row only)."""
+        per_row = isinstance(heads[0], tuple)
+        numbers = [h for _, h in heads] if per_row else heads
+        if max(numbers) >= self.heads:
+            raise ValueError(f"head {max(numbers) + 1} does not exist: this layer has {self.heads} heads")
+        where = tuple(map(list, zip(*heads))) if per_row else (slice(None), heads)  # indexes (b, h)
         out, probs = out.clone(), probs.clone()
         if method == "zero":
-            out[:, heads] = 0.0
+            out[where] = 0.0
         elif method == "uniform":
             allowed = torch.ones_like(probs, dtype=torch.bool)
             if mask is not None:
                 allowed = allowed & mask  # (b, h, t, s)
             uniform = allowed.to(probs.dtype) / allowed.sum(-1, keepdim=True).clamp(min=1)
-            probs[:, heads] = uniform[:, heads]
-            out[:, heads] = probs[:, heads] @ v[:, heads]  # (b, n, t, d)
+            probs[where] = uniform[where]
+            out[where] = probs[where] @ v[where]  # (b, n, t, d), or (n, t, d) for (row, head) pairs
         else:
             raise ValueError(f"unknown ablation method {method!r}")
         return out, probs

@@ -28,6 +28,7 @@ class Switches:
     causal: bool = True
     ablate: frozenset = frozenset()
     method: str = "zero"
+    rows: tuple = ()  # batch row i knocks out rows[i], one (kind, layer, head): many single knock-outs in one pass
 
     def __post_init__(self):
         if self.method not in ABLATION_METHODS:
@@ -38,9 +39,18 @@ class Switches:
                 raise ValueError(f"ablate takes (kind, layer, head) with kind in {KINDS} and 0-based numbers, "
                                  f"got {(kind, layer, head)!r}")
         object.__setattr__(self, "ablate", heads)
+        rows = tuple(tuple(int(x) if i else x for i, x in enumerate(h)) for h in self.rows)
+        if rows and heads:
+            raise ValueError("knock heads out in every row (ablate) or one head per row (rows), not both")
+        for kind, layer, head in rows:
+            if kind not in KINDS or layer < 0 or head < 0:
+                raise ValueError(f"rows takes (kind, layer, head) per batch row, got {(kind, layer, head)!r}")
+        object.__setattr__(self, "rows", rows)
 
-    def heads_off(self, kind: str, layer: int) -> tuple[int, ...]:
-        """The heads of one attention layer to knock out, sorted."""
+    def heads_off(self, kind: str, layer: int) -> tuple:
+        """The heads of one attention layer to knock out, sorted; with `rows`, (batch row, head) pairs."""
+        if self.rows:
+            return tuple((row, h) for row, (k, l, h) in enumerate(self.rows) if k == kind and l == layer)
         return tuple(sorted(h for k, l, h in self.ablate if k == kind and l == layer))
 
 

@@ -79,3 +79,22 @@ def test_attribution_has_one_value_per_input_token(models):
         values = interventions.attribution(loaded, text)
         assert values.shape == (len(loaded.encode(text).ids),) and np.isfinite(values).all()
         assert np.abs(values).sum() > 0
+
+
+@pytest.mark.parametrize("name,text", [("lm", "The cat sat on the"), ("mlm", "The cat sat on the <mask>.")])
+@pytest.mark.parametrize("method", ["zero", "uniform"])
+def test_batched_importance_equals_one_pass_per_head(models, name, text, method):
+    """Each head knocked out in its own batch row gives the numbers of one forward pass per head."""
+    loaded = models[name]
+    maps = head_importance(loaded, text, {"self": (4, 4)}, method)
+    before = outcome(loaded, text)
+    for layer, head in [(0, 0), (1, 3), (3, 2)]:
+        alone = change(before, outcome(loaded, text, Switches(ablate={("self", layer, head)}, method=method), before,
+                                       describe=False))
+        assert maps["self"][layer, head] == pytest.approx(alone, abs=2e-4)
+
+
+def test_rows_and_a_shared_knock_out_do_not_mix():
+    with pytest.raises(ValueError, match="not both"):
+        Switches(ablate={("self", 0, 0)}, rows=(("self", 0, 1),))
+    assert Switches(rows=(("self", 1, 2), ("self", 0, 3))).heads_off("self", 1) == ((0, 2),)
