@@ -25,25 +25,34 @@ def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def require_number(payload, name: str, wanted: str) -> None:
+    """Refuse a value that is not a finite number: "<name> must be <wanted>, not <the value>"."""
+    if not is_number(payload):
+        raise refusal(f"{name} must be {wanted}, not {shortened(payload, 40)!r}.")
+
+
 def number_range(low, high) -> str:
     if low is not None and high is not None:
         return f" between {low:g} and {high:g}"
     return f" of at least {low:g}" if low is not None else (f" of at most {high:g}" if high is not None else "")
 
 
-class Slider(gr.Slider):
-    """gr.Slider whose API value must be a finite number."""
+class DrawnAsGradio:
+    """A subclass of a Gradio component that the page draws exactly as that component (Gradio names the
+    browser component after the class)."""
 
     @classmethod
     def get_block_name(cls) -> str:
-        return "slider"  # drawn by the browser exactly as a gr.Slider
+        return next(base for base in cls.__mro__ if base.__module__.startswith("gradio.")).__name__.lower()
+
+
+class Slider(DrawnAsGradio, gr.Slider):
+    """gr.Slider whose API value must be a finite number."""
 
     def preprocess(self, payload):
         if payload is None:  # the browser sends no value for a slider on a tab it has not drawn yet
             return None
-        if not is_number(payload):
-            raise refusal(f"{self.label or 'This slider'} must be a number{number_range(self.minimum, self.maximum)}, "
-                          f"not {shortened(payload, 40)!r}.")
+        require_number(payload, self.label or "This slider", f"a number{number_range(self.minimum, self.maximum)}")
         return super().preprocess(payload)
 
 
@@ -55,34 +64,22 @@ class ModelSlider(Slider):
     def preprocess(self, payload):
         if payload is None:
             return None
-        if not is_number(payload):
-            raise refusal(f"{self.label or 'This slider'} must be a whole number from 1, "
-                          f"not {shortened(payload, 40)!r}.")
+        require_number(payload, self.label or "This slider", "a whole number from 1")
         return gr.Number.round_to_precision(payload, self.precision)
 
 
-class Number(gr.Number):
+class Number(DrawnAsGradio, gr.Number):
     """gr.Number whose API value must be a finite number (a text, a list or NaN: a message, not a crash)."""
-
-    @classmethod
-    def get_block_name(cls) -> str:
-        return "number"
 
     def preprocess(self, payload):
         if payload is None:
             return None
-        if not is_number(payload):
-            raise refusal(f"{self.label or 'This number'} must be a number{number_range(self.minimum, self.maximum)}, "
-                          f"not {shortened(payload, 40)!r}.")
+        require_number(payload, self.label or "This number", f"a number{number_range(self.minimum, self.maximum)}")
         return super().preprocess(payload)
 
 
-class Textbox(gr.Textbox):
+class Textbox(DrawnAsGradio, gr.Textbox):
     """gr.Textbox whose API value must be text: Gradio's own reads a number or a list as its str()."""
-
-    @classmethod
-    def get_block_name(cls) -> str:
-        return "textbox"
 
     def preprocess(self, payload):
         if payload is not None and not isinstance(payload, str):
@@ -98,12 +95,8 @@ def _json_type(values) -> str:
     return "number" if values and all(is_number(v) for v in values) else "string"
 
 
-class Dropdown(gr.Dropdown):
+class Dropdown(DrawnAsGradio, gr.Dropdown):
     """gr.Dropdown whose API schema gives its choices' own type (integer for numbered choices)."""
-
-    @classmethod
-    def get_block_name(cls) -> str:
-        return "dropdown"
 
     def api_info(self) -> dict:
         info = super().api_info()
@@ -112,12 +105,8 @@ class Dropdown(gr.Dropdown):
         return info
 
 
-class Radio(gr.Radio):
+class Radio(DrawnAsGradio, gr.Radio):
     """gr.Radio whose API schema gives its choices' own type, as Dropdown."""
-
-    @classmethod
-    def get_block_name(cls) -> str:
-        return "radio"
 
     def api_info(self) -> dict:
         info = super().api_info()
@@ -169,13 +158,9 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", plain).strip("-")[:60].strip("-")
 
 
-class Plot(gr.Plot):
+class Plot(DrawnAsGradio, gr.Plot):
     """gr.Plot whose Plotly figures carry their own config (slide_config), named after the view: its
     elem_id, else the figure's title. gr.Plot hands a figure's "config" to Plotly as it draws it."""
-
-    @classmethod
-    def get_block_name(cls) -> str:
-        return "plot"
 
     def postprocess(self, value):
         out = super().postprocess(value)
