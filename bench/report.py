@@ -325,7 +325,26 @@ def markdown(r: dict) -> str:
         from bench.long_report import section
 
         lines += ["", *section(r["long"])]
+    lines.append(UI_REFACTOR_AB)
     return "\n".join(lines)
+
+
+# Measured by hand (two servers side by side), not by `make bench`: kept in the report as written.
+UI_REFACTOR_AB = """
+## The UI layer's refactor, before and after
+
+Measured by hand on 2026-11-24, 20:00-20:20 UTC, with bench's own functions (`server_cpu_per_call`, `browser.click_to_drawn`) and two servers side by side in one sitting: *before* is main at fd4efee (just before `ui/runtime/`, the private page events, the one head parser and ZeroGPU once per handler), *after* is main at 0b1020e, which also holds what other work landed meanwhile (longer traces per model, a byte-bounded trace cache, compressed result streams, a taller every-head grid, labelled Multi-head tiles). Five other engineers' tests ran on the same 2 cores (load average 14-17): every figure is inflated; compare the columns only. Calls alternated between the servers, 5 at a turn; clicks (32 tokens) in turns of 3 sentences. Two runs; the first run's figures in brackets.
+
+| | before | after |
+|---|---|---|
+| server CPU per `/analyze` (32 tokens) | 44.8 ms (39.6) | 35.0 ms (38.4) |
+| server CPU per `/ping` | 38.1 ms (33.2) | 28.7 ms (31.9) |
+| `/analyze` ÷ `/ping` | 1.17× (1.19×) | 1.22× (1.20×) |
+| click to drawn, p50 | 1,908 ms (1,765) | 2,429 ms (2,121) |
+| server CPU per click, p50 | 42.4 ms (46.5) | 42.7 ms (45.4) |
+
+The server's CPU per call and per click is the same within the noise. Click to drawn was slower *after* in both runs (+20 to +27%) while the server's work per click was not: the time went in the browser, where the figure changes landed between the two commits draw more. These runs cannot tell that apart from the refactor's page script (slides, ui/slides.py); `make bench` on an idle machine should.
+"""
 
 
 def from_json(path: Path) -> dict:

@@ -70,7 +70,15 @@ class Context:
         as they are ready, and runs a tab's views when the tab is opened.
     Code that sets the shared controls itself (model switch, example, page load, tile picker) re-runs
     the views with run_after, since the triggers are user actions (.input) and would not fire.
-    Handlers raise ui.models.InputError for bad input; wrap them in `friendly`.
+
+    The API is the views: fn's parameter names are the endpoint's (README, "Every endpoint", lists them
+    and tests/app/test_hostile_input.py compares the list with the server's). An endpoint only API
+    callers need goes through `ctx.api(fn, api_name)`. An event that only keeps the page in step (a
+    slider being dragged, a tile picked) is registered with `api_visibility="private"`; page_event gives
+    a page handler and its public endpoint in one call. Handlers raise ui.models.InputError for bad input:
+    ctx.listen and page_event turn it into a message; a handler registered with Gradio directly is
+    decorated `@handler` (a message, and a GPU on ZeroGPU, once); messages are cut and escaped by
+    ui/messages.py. Framework workarounds live in ui/runtime/ (its README), never in a tab.
     """
 
     demo: gr.Blocks

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 
 import gradio as gr
+
+from model.cache import ByteLRU
 
 # The repeat reaches the server within milliseconds of the pick; under a lecture hall's queue the two
 # start at most one handler apart. A person cannot pick the same thing twice, with something else in
@@ -32,8 +33,8 @@ class Repeats:
 
     def __init__(self, window: float = WINDOW_S, size: int = 4096, clock=time.monotonic):
         self.window, self.size, self.clock = window, size, clock
-        self._last: OrderedDict[tuple, tuple] = OrderedDict()
-        self._lock = threading.Lock()  # handlers run in several worker threads at once
+        self._last = ByteLRU(max_bytes=size, max_items=size, size_of=lambda call: 1)  # the oldest leave first
+        self._lock = threading.Lock()  # the pick's two events run in two worker threads at once: one reads first
 
     def seen(self, request: gr.Request | None, handler: str, values) -> bool:
         """Whether this session called `handler` with these values within the window; records the call.
@@ -44,10 +45,8 @@ class Repeats:
         key, now = (session, handler), self.clock()
         fingerprint = _fingerprint(values)
         with self._lock:
-            last = self._last.pop(key, None)
-            self._last[key] = (fingerprint, now)  # the newest at the end; the oldest leave first
-            while len(self._last) > self.size:
-                self._last.popitem(last=False)
+            last = self._last.peek(key)
+            self._last.put(key, (fingerprint, now))
         return last is not None and fingerprint is not None and last[0] == fingerprint and now - last[1] < self.window
 
 
