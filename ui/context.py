@@ -75,9 +75,9 @@ class Context:
     and tests/app/test_hostile_input.py compares the list with the server's). An endpoint only API
     callers need goes through `ctx.api(fn, api_name)`. An event that only keeps the page in step (a
     slider being dragged, a tile picked) is registered with `api_visibility="private"`; page_event gives
-    a page handler and its public endpoint in one call. Handlers raise ui.models.InputError for bad input:
-    ctx.listen and page_event turn it into a message; a handler registered with Gradio directly is
-    decorated `@handler` (a message, and a GPU on ZeroGPU, once); messages are cut and escaped by
+    a page handler and its public endpoint in one call. Handlers raise ui.models.InputError for bad input
+    and are decorated `@handler` (the message, and on ZeroGPU a GPU, applied once; ctx.listen, page_event
+    and ctx.api lend the GPU themselves, so `friendly` alone does there); messages are cut and escaped by
     ui/messages.py. Framework workarounds live in ui/runtime/ (its README), never in a tab.
     """
 
