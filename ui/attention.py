@@ -15,6 +15,7 @@ from analysis import head_stats as stats
 from analysis.heads import head_name, kv_group, parse_head_name
 from ui import components
 from ui.context import Context, figure_font, friendly
+from ui.messages import warn
 from ui.models import (KIND_LABELS, InputError, ModelRegistry, attention_of, check_beam, check_index, clean_text,
                        head_choices)
 from viz import heatmap
@@ -316,7 +317,7 @@ def build(ctx: Context) -> None:
         note, token_pairs, grid_fig, average_fig, columns, shown = friendly(analyze)(
             registry, text, name, kind, presenter, layer, head)
         if note:
-            gr.Warning(note)
+            warn(note, escaped=True)
         trace = registry.trace(name, text)  # cached: the trace analyze just read
         note = "\n\n".join(part for part in (note, token_notes(trace)) if part)
         return note, token_pairs, grid_fig, average_fig, components.table(columns), shown

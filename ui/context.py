@@ -16,7 +16,7 @@ import gradio as gr
 
 from ui.models import InputError, ModelRegistry, public_message
 from ui.gpu import LENT_GPU, on_gpu
-from ui.messages import refusal
+from ui.messages import refusal, warn
 from ui.runtime.events import on_event_loop, repeat_outputs
 from ui.runtime.repeats import Repeats, is_pick
 from ui.runtime.wire import received, received_in_handler, sent_all
@@ -181,7 +181,7 @@ class Context:
             try:
                 return fn(*values)
             except gr.Error as e:
-                gr.Warning(str(e.message))
+                warn(e.message, escaped=True)
                 return gr.skip()
 
         return gr.on(triggers=triggers, fn=on_page, inputs=inputs, outputs=outputs,
@@ -251,7 +251,7 @@ class Context:
             if first_error is not None:
                 # one message, and the views keep their last good figures: raising would put an
                 # "Error" badge over every output of this event
-                gr.Warning(str(first_error.message))
+                warn(first_error.message, escaped=True)
                 if not sent:  # a generator that yields nothing clears every output: say "unchanged"
                     yield {output: gr.skip() for output in outputs}
 

@@ -13,7 +13,7 @@ from ui.gpu import on_gpu
 from ui.links import ViewSettings, make_link, parse_query, whole_number
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
 from ui.steps import shown_temperature, slider_from_temperature
-from ui.messages import toast
+from ui.messages import inform, warn
 
 # Each example shows what its model really does, measured when clicked (example_claim) and checked against the
 # shipped weights by tests/app/test_examples.py (lm's previous-token head, fill-ins mlm gets right, dates it reads,
@@ -285,7 +285,7 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
         else:
             message = friendly(example_claim)(registry, text, name, layer, head) if say else None
         if say and message:
-            gr.Info(message)
+            inform(message, escaped=True)
         # the picker goes back to its label: closing it later sends None, not this example again (which put
         # the example back over what the student had typed since), and picking this example again is a change
         return (text, name) + friendly(fit_controls)(registry, name, layer, head, None) + (None,)
@@ -301,7 +301,7 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
         params = dict(request.query_params) if request is not None else {}
         settings, notes = parse_query(params, registry, defaults, tuple(ids))
         for note in notes:  # they quote the link's parameters, which anyone can write
-            gr.Warning(toast(note))
+            warn(note)
         fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
             if settings.model in registry.available else (gr.skip(),) * 3
         # the page opens on the default tab by itself: selecting it again would fire the tab's own redraw

@@ -18,7 +18,7 @@ from training.toy_session import TrainingFailed, TrainingRefused, Trainings, Wai
 from training.toy_tasks import TASKS, SettingsError
 from ui import components
 from ui.context import Context, figure_font
-from ui.messages import refusal, shown
+from ui.messages import inform, refusal, shown
 from ui.runtime.events import repeat_outputs
 from viz import toy as viz_toy
 
@@ -347,7 +347,7 @@ def build(ctx: Context) -> None:
 
     def on_stop(request: gr.Request = None):
         if not trainings.stop(owner_of(request)):
-            gr.Info("Nothing to stop: no training of yours is running.")
+            inform("Nothing to stop: no training of yours is running.")
 
     inputs = controls + [ctx.presenter]
     train_event = train_button.click(on_train, inputs=inputs, outputs=[status, curve, heads_plot, trained, text, answer,

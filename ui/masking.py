@@ -13,6 +13,7 @@ from model.switches import Switches
 from model.trace import for_views
 from ui import components
 from ui.context import Context, figure_font, handler
+from ui.messages import inform
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import compare
 
@@ -72,8 +73,8 @@ def view(registry: ModelRegistry, text, layer, head, presenter, pattern="previou
     if isinstance(text, str) and MASK_MARKERS.search(text):
         # only mlm has a mask token; a plain word keeps both models on the same tokens
         text = MASK_MARKERS.sub(MASK_STAND_IN, text)
-        gr.Info(f"Comparing with each &lt;mask&gt; written as the word “{MASK_STAND_IN}”: only mlm knows "
-                "the mask token.")
+        inform(f"Comparing with each &lt;mask&gt; written as the word “{MASK_STAND_IN}”: only mlm knows "
+               "the mask token.", escaped=True)
     # The tab always compares lm and mlm, whichever model is chosen above: a layer or head past lm's own
     # (the sliders follow the chosen model, e.g. minilm's 6 x 12) shows lm's last one and says so
     asked = (layer, head)

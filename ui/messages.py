@@ -33,3 +33,18 @@ def refusal(message):
     import gradio as gr  # here, not above: ui.models quotes values with `shown` and imports no Gradio
 
     return gr.Error(toast(message), print_exception=False)
+
+
+def warn(message, escaped: bool = False) -> None:
+    """A warning toast on the visitor's page: the figures stay as they were. `message` is escaped unless it
+    already is (escaped=True: a refusal's text, or markup of our own)."""
+    import gradio as gr
+
+    gr.Warning(str(message) if escaped else toast(message))
+
+
+def inform(message, escaped: bool = False) -> None:
+    """An information toast on the visitor's page (escaped as `warn`)."""
+    import gradio as gr
+
+    gr.Info(str(message) if escaped else toast(message))

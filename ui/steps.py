@@ -10,6 +10,7 @@ from ui import components
 from analysis.heads import kv_group, sharing_note
 from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention
 from ui.context import Context, figure_font, handler
+from ui.messages import warn
 from ui.models import ModelRegistry
 from viz import steps as viz_steps
 from viz.panels import note_figure
@@ -161,7 +162,7 @@ def build(ctx: Context) -> None:
         position = slider_from_temperature(typed)
         shown = shown_temperature(position)
         if float(f"{typed:.3g}") != shown:  # 0, -3, 1000: the box shows the T drawn, and says why
-            gr.Warning(temperature_warning(typed, shown))
+            warn(temperature_warning(typed, shown))
         return (position, shown, shown) + live_view(ctx.registry, text, model, layer, head, kind, presenter,
                                                     position, scaled)
 
