@@ -151,3 +151,11 @@ def test_learning_says_it_does_not_apply(registry):
     summary, *figures, slider = learning.view(registry, learning.SnapshotTraces(registry), TEXT, "tiny-llama", 1, 1,
                                               None, 1, False)
     assert re.search("does not apply to tiny-llama.*pretrained", summary)
+
+
+def test_the_default_dimensions_fit_a_small_model(registry):
+    """The box's default (0, 1, 6, 20, 60) keeps what a 32-dimensional model has; typed ones are checked."""
+    tables, waves, *_ = positions.view(registry, TEXT, "tiny-llama", positions.DEFAULT_DIMS, False)
+    assert [t.name for t in waves.data if str(t.name).startswith("dim ")] == ["dim 0", "dim 1", "dim 6", "dim 20"]
+    with pytest.raises(InputError, match="out of range"):
+        positions.view(registry, TEXT, "tiny-llama", "0, 60", False)
