@@ -159,3 +159,27 @@ def test_the_default_dimensions_fit_a_small_model(registry):
     assert [t.name for t in waves.data if str(t.name).startswith("dim ")] == ["dim 0", "dim 1", "dim 6", "dim 20"]
     with pytest.raises(InputError, match="out of range"):
         positions.view(registry, TEXT, "tiny-llama", "0, 60", False)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_the_logit_lens_reads_every_layer_through_the_rmsnorm(registry, name):
+    """The lens reads each layer through the model's final RMSNorm and head; after the last layer it is the
+    model's own prediction."""
+    from model import lens
+
+    loaded = registry.get(name)
+    reading = lens.logit_lens(loaded, TEXT)
+    assert reading.top_ids.shape == (2, len(reading.tokens))
+    assert reading.top_tokens[-1] == loaded.trace(TEXT).predictions
+    assert np.allclose(reading.final_probs[-1], reading.top_probs[-1], atol=1e-5)
+
+
+def test_the_every_head_overview_at_the_models_length(registry):
+    """A text as long as the tiny Llama reads (256 tokens, its max_position_embeddings): the overview and the
+    statistics cover every head, and a longer text is cut to that length and says so."""
+    long = " ".join(["the cat sat on the mat because it was tired"] * 40)
+    trace = registry.trace("tiny-llama", long)
+    assert trace.truncated and len(trace.tokens) == registry.get("tiny-llama").config.max_len == 256
+    note, tokens, grid, average, columns, _ = attention.analyze(registry, long, "tiny-llama")
+    assert len(tokens) == 256 and len(columns["head"]) == 8 and isinstance(grid, go.Figure)
+    assert note  # the cut is said
