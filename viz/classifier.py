@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.figure import plain_figure
 from viz.heatmap import _layout
 from viz.labels import token_labels
 from viz.panels import Panel, heatmap_row
@@ -57,4 +58,4 @@ def contributions_figure(tokens, contributions, category: str, font_size: int = 
                      height, font_size, xaxis=dict(title=dict(text="part of the score"), zeroline=True),
                      yaxis=dict(autorange="reversed", ticklabeloverflow="allow", type="category"))
     layout["plot_bgcolor"] = "white"
-    return go.Figure(data=[bar], layout=layout)
+    return plain_figure(go.Figure(data=[bar], layout=layout))

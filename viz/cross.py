@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from viz.figure import plain_figure
 from viz.heatmap import attention_heatmap
 from viz.labels import axis_ticks, token_labels
 
@@ -29,7 +30,7 @@ def cross_figure(probs, targets, sources, step: int | None = None, title: str = 
             raise ValueError(f"step must be between 0 and {probs.shape[0] - 1}, got {step}")
         fig.add_shape(type="rect", x0=-0.5, x1=probs.shape[1] - 0.5, y0=step - 0.5, y1=step + 0.5,
                       line=dict(color=HIGHLIGHT, width=3))
-    return fig
+    return plain_figure(fig)
 
 
 def step_figure(weights, sources, written: str, step: int, font_size: int = 12) -> go.Figure:
@@ -50,7 +51,7 @@ def step_figure(weights, sources, written: str, step: int, font_size: int = 12) 
         height=340, font=dict(size=font_size), margin=dict(l=10, r=10, t=60 + 2 * font_size, b=10),
         paper_bgcolor="white",
     )
-    return fig
+    return plain_figure(fig)
 
 
 def beams_table(translations) -> pd.DataFrame:

@@ -20,6 +20,8 @@ import orjson
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
+from viz.describe import with_alt
+
 # what plotly.io writes escaped in JSON: with "<", ">" and "/" escaped a token such as "</script>" stays
 # inert wherever the JSON is embedded; U+2028/U+2029 end a line in older JavaScript
 _ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("/", "\\u002f"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
@@ -62,7 +64,9 @@ def _encode(value):
 
 
 def to_json_text(data: list, layout: dict) -> str:
-    """A figure's JSON as plotly.io writes it: NaN as null, the characters in _ESCAPES escaped."""
+    """A figure's JSON as plotly.io writes it: NaN as null, the characters in _ESCAPES escaped; its text
+    alternative in layout.meta.alt (viz.describe), which the page gives screen readers."""
+    layout = with_alt(layout, data)
     text = orjson.dumps({"data": data, "layout": layout}, default=_encode, option=orjson.OPT_NON_STR_KEYS).decode()
     for character, escaped in _ESCAPES:
         if character in text:
@@ -115,3 +119,11 @@ def title_of(fig: go.Figure) -> str:
     layout = fig._plain_parts()[1] if isinstance(fig, Figure) else fig.to_plotly_json().get("layout", {})
     title = layout.get("title") if isinstance(layout, dict) else None
     return str((title.get("text") if isinstance(title, dict) else title) or "")
+
+
+def plain_figure(fig: go.Figure) -> Figure:
+    """A figure built with go.Figure's helpers (add_trace, add_shape) as one that serialises like the rest:
+    the same traces and layout, and its text alternative."""
+    if isinstance(fig, Figure):
+        return fig
+    return Figure(list(fig._data), dict(fig._layout))

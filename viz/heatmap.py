@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from analysis.heads import head_name
+from viz.describe import grid_alt, plain
 from viz.figure import colorscale, figure
 from viz.labels import axis_ticks, label_step, labelled_positions, token_labels
 
@@ -142,6 +143,7 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     # the key labels and their axis title sit on top: leave them room below the figure title
     layout["margin"].update(t=int(50 + 3 * font_size + tick_room), l=left)
     if hidden:  # the weights are not sent at all: nobody can read them from the page
+        layout["meta"] = dict(alt=f"{plain(title)}. Quiz mode: the weights are hidden; guess where each token looks.")
         heatmap.update(z=np.where(np.isnan(probs), np.nan, 0.0).astype(np.float32), showscale=False,
                        hovertemplate="%{text}<extra></extra>")
     if row is not None:
@@ -255,6 +257,8 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     rows, cols, t_full, s_full = tiles.shape
     if len(names) != rows or any(len(r) != cols for r in names):
         raise ValueError(f"names must be {rows} lists of {cols} labels, one per tile")
+    # the text alternative reads every weight, before any pooling
+    alt = grid_alt(title, tiles if mask is None else _masked(tiles, mask), names)
     # Masked and NaN cells are 0: the background the gaps have.
     block = pool_block(max(t_full, s_full))
     tiles = max_pool(tiles, block, None if mask is None else _mask(mask, tiles))
@@ -309,7 +313,8 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
         annotations[r * cols + c].update(text=f"<b>▶ {names[r][c]}</b>", font=dict(size=font_size, color=HIGHLIGHT))
     height = int(rows * step_y * tile_px / max(t, 1) + 60 + 3 * font_size)
     layout = _layout(
-        title, height, font_size, annotations=annotations, meta=dict(tiles=flat_names), shapes=shapes,
+        title, height, font_size, annotations=annotations, shapes=shapes,
+        meta=dict(tiles=flat_names, alt=alt),
         xaxis=dict(visible=False, constrain="domain", range=[-0.5, weights.shape[1] - 0.5]),
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
     )

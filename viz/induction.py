@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from analysis.heads import head_name
-from viz.figure import figure
+from viz.figure import figure, plain_figure
 from viz.heatmap import _layout, attention_heatmap
 from viz.labels import token_labels
 from viz.panels import Panel, heatmap_row
@@ -57,7 +57,7 @@ def scores_figure(induction, previous, font_size: int = 12, marked: list | None 
             shapes.append(dict(type="rect", xref=f"x{suffix}", yref=f"y{suffix}", x0=head - 0.5, x1=head + 0.5,
                                y0=layer - 0.5, y1=layer + 0.5, line=dict(color=CIRCUIT_COLOR, width=3)))
     fig.layout.shapes = shapes
-    return fig
+    return plain_figure(fig)
 
 
 def losses_figure(tokens, losses: dict, length: int, font_size: int = 12) -> go.Figure:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.figure import plain_figure
 from viz.heatmap import _layout
 from viz.labels import token_label
 from viz.panels import Panel, heatmap_row
@@ -55,7 +56,7 @@ def guesses_figure(before: list, after: list, what: str, font_size: int = 12) ->
                      yaxis=dict(autorange="reversed", ticklabeloverflow="allow"),
                      legend=dict(orientation="h", y=-0.2))
     layout["plot_bgcolor"] = "white"
-    return go.Figure(data=bars, layout=layout)
+    return plain_figure(go.Figure(data=bars, layout=layout))
 
 
 def explanations_figure(tokens, rows: dict, font_size: int = 12, title: str = "") -> go.Figure:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.figure import plain_figure
 from viz.heatmap import tiled_heatmap
 
 MARK = "#ff7f0e"
@@ -34,7 +35,7 @@ def loss_figure(steps, train_loss, val_loss, current: int | None = None, font_si
     )
     if log_x:  # powers of ten labelled only: Plotly's minor labels ("2 3 4 ...") read as steps 2, 3, 4
         fig.update_xaxes(type="log", dtick=1, tickformat=",d")
-    return fig
+    return plain_figure(fig)
 
 
 def snapshots_strip(probs_by_step, steps, mask=None, font_size: int = 12) -> go.Figure:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figure import colorscale, figure
+from viz.figure import colorscale, figure, plain_figure
 from viz.heatmap import COLORSCALE, LABEL_CHARS, MASKED_COLOR, row_label_margin
 from viz.labels import MAX_TICK_LABELS, axis_ticks, token_labels
 
@@ -164,4 +164,4 @@ def note_figure(text: str, height: int = 220, font_size: int = 12) -> go.Figure:
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     fig.update_layout(height=height, paper_bgcolor="white", plot_bgcolor="white", margin=dict(l=10, r=10, t=10, b=10))
-    return fig
+    return plain_figure(fig)

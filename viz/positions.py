@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.figure import plain_figure
 from viz.panels import Panel, heatmap_row
 
 SENTENCE_COLOR = "#ff7f0e"
@@ -20,7 +21,7 @@ def _mark_sentence(fig: go.Figure, t: int, n_cols: int, col: int = 1):
     axis = "" if col == 1 else str(col)
     fig.add_shape(type="rect", x0=-0.5, x1=n_cols - 0.5, y0=-0.5, y1=t - 0.5, xref=f"x{axis}", yref=f"y{axis}",
                   line=dict(color=SENTENCE_COLOR, width=2))
-    return fig
+    return plain_figure(fig)
 
 
 def robust_reach(table, share: float = 99.0, outlier: float = 2.0) -> tuple[float, bool]:
@@ -51,7 +52,7 @@ def tables_figure(tables: dict, t: int, font_size: int = 12) -> go.Figure:
                       font_size=font_size, height=520)
     for i, table in enumerate(tables.values(), start=1):
         _mark_sentence(fig, min(t, len(table)), np.shape(table)[1], col=i)
-    return fig
+    return plain_figure(fig)
 
 
 def waves_figure(table, dims, t: int, font_size: int = 12) -> go.Figure:
@@ -80,7 +81,7 @@ def waves_figure(table, dims, t: int, font_size: int = 12) -> go.Figure:
         height=380, font=dict(size=font_size), xaxis_title="position", yaxis_title="value",
         margin=dict(l=10, r=10, t=60 + 2 * font_size, b=10), paper_bgcolor="white",
     )
-    return fig
+    return plain_figure(fig)
 
 
 def similarity_figure(similarities: dict, t: int, font_size: int = 12) -> go.Figure:
@@ -91,7 +92,7 @@ def similarity_figure(similarities: dict, t: int, font_size: int = 12) -> go.Fig
                       font_size=font_size, height=520)
     for i, s in enumerate(similarities.values(), start=1):
         _mark_sentence(fig, min(t, len(s)), min(t, len(s)), col=i)
-    return fig
+    return plain_figure(fig)
 
 
 def addition_figure(token_embeddings, position_embeddings, tokens, font_size: int = 12, normed=None,

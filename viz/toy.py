@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.heads import head_name
+from viz.figure import plain_figure
 from viz.heatmap import attention_heatmap, tiled_heatmap
 
 LOSS_COLOR, ACCURACY_COLOR, GUESS_COLOR, BLIND_COLOR = "#1f77b4", "#2ca02c", "#7f7f7f", "#d62728"
@@ -78,7 +79,7 @@ def progress_figure(loss_steps, losses, eval_steps, accuracies, chance: float, b
         yaxis2=dict(anchor="x2", range=[0, 1.04], tickformat=".0%", title=dict(text="held-out accuracy"),
                     gridcolor="#eee", automargin=True),
     )
-    return go.Figure(data=data, layout=layout)
+    return plain_figure(go.Figure(data=data, layout=layout))
 
 
 def _caption(text: str, output: str) -> str:
@@ -144,7 +145,7 @@ def comparison_figure(runs: dict, chance: float, font_size: int = 12) -> go.Figu
                     gridcolor="#eee"),
         yaxis2=dict(anchor="x2", range=[0, 1.04], tickformat=".0%", gridcolor="#eee"),
     )
-    return go.Figure(data=data, layout=layout)
+    return plain_figure(go.Figure(data=data, layout=layout))
 
 
 def comparison_heads(attention: dict, text: str, font_size: int = 12) -> go.Figure:

@@ -1,0 +1,195 @@
+"""A figure's text alternative for screen readers, made from the numbers the figure draws.
+
+Every figure the app sends carries one sentence or a few in `layout.meta.alt` (viz/figure.py adds it
+when the figure has none of its own); the page reads it out as the figure's accessible name
+(ui/accessibility.py). A view that knows better says it itself (the every-head grid names each
+head's pattern); the rest are described here from their traces: an attention map by where each
+row puts most of its weight, other heatmaps by their range and largest cell, bars by the largest
+ones, lines by where they start, end and bottom out.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+
+MAX_CHARS = 600  # a screen reader reads it whole: a few sentences, never a table
+MAX_TRACES = 4
+
+# where a row's largest weight lies, as the sentence names it
+PLACES = {"previous": "the previous token", "self": "itself", "next": "the next token", "first": "the first token",
+          "last": "the last token"}
+
+
+def plain(text) -> str:
+    """Figure text (Plotly's subset of HTML, escaped tokens) as the words a screen reader should say."""
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]*>", " ", str(text or "")))).strip()
+
+
+def _values(value) -> np.ndarray | None:
+    if value is None:
+        return None
+    if isinstance(value, dict):  # a typed-array spec (bdata) is never written by the views themselves
+        return None
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+
+
+def attention_pattern(probs, queries=None, keys=None) -> str:
+    """Where the rows of a (t, s) attention map put most of their weight, e.g. "each token puts most of
+    its attention (0.99 on average) on the previous token"; NaN cells (masked) count as no weight."""
+    p = np.nan_to_num(np.asarray(probs, dtype=np.float64), nan=0.0)
+    t, s = p.shape
+    live = p.sum(axis=1) > 0
+    if not live.any():
+        return "no weights drawn"
+    rows = np.arange(t)
+    top, weight = p.argmax(axis=1), p.max(axis=1)
+    # a row chooses a place only where its largest weight stands out: at least 1.5 times an even share of
+    # the keys it sees (an even row has no place, whatever argmax says)
+    top = np.where(weight >= 1.5 / np.maximum((p > 0).sum(axis=1), 1), top, -2)
+    # which places each row may have (the first token has no previous one), and whether it chose it
+    chosen = {"first": (top == 0, live & (s > 1)), "last": (top == s - 1, live & (s > 1))}
+    if t == s:  # self-attention: positions line up
+        chosen.update(previous=(top == rows - 1, live & (rows > 0)), self=(top == rows, live),
+                      next=(top == rows + 1, live & (rows < t - 1)))
+    best, best_share, best_hits = None, 0.0, None
+    for place in ("previous", "self", "next", "first", "last"):
+        if place not in chosen:
+            continue
+        hits, eligible = chosen[place]
+        if eligible.sum() < 2:
+            continue
+        share = (hits & eligible).sum() / eligible.sum()
+        if share > best_share + 1e-9:
+            best, best_share, best_hits = place, share, hits & eligible
+    if best is not None and best_share >= 0.5:
+        mean = float(weight[best_hits].mean())
+        how = "most of its attention" if mean >= 0.5 else "the largest share of its attention"
+        who = "each token puts" if best_share == 1 else f"{best_hits.sum()} of {int(chosen[best][1].sum())} tokens put"
+        if best_share < 1:
+            how = how.replace("its", "their")
+        return f"{who} {how} ({mean:.2f} on average) on {PLACES[best]}"
+    q, k = np.unravel_index(p.argmax(), p.shape)
+    return (f"the attention is spread (largest weight per token {float(weight[live].mean()):.2f} on average); "
+            f"the strongest, {p[q, k]:.2f}, goes from {_name(queries, q)} to {_name(keys, k)}")
+
+
+def _name(labels, i: int) -> str:
+    if labels is not None and 0 <= i < len(labels):
+        return f"“{plain(labels[i])}”"
+    return f"position {i + 1}"
+
+
+def _axis_labels(trace: dict, layout: dict, letter: str, count: int) -> list | None:
+    """The label each position of a trace's axis shows (its category names, else the axis's tick texts)."""
+    names = trace.get(letter)
+    if isinstance(names, (list, tuple)) and names and isinstance(names[0], str) and len(names) == count:
+        return list(names)
+    axis = layout.get(f"{letter}axis{str(trace.get(f'{letter}axis', letter))[1:]}") or {}
+    vals, text = axis.get("tickvals"), axis.get("ticktext")
+    if vals is None or text is None:
+        return None
+    labels = [None] * count
+    for v, label in zip(vals, text):
+        if isinstance(v, (int, np.integer)) and 0 <= v < count:
+            labels[v] = label
+    return labels if any(label is not None for label in labels) else None
+
+
+def _is_attention(trace: dict, z: np.ndarray) -> bool:
+    if trace.get("zmin") != 0 or trace.get("zmax") != 1 or z.ndim != 2:
+        return False
+    finite = np.nan_to_num(z, nan=0.0)
+    sums = finite.sum(axis=1)
+    return bool(((finite >= -1e-6) & (finite <= 1 + 1e-6)).all() and np.all((np.abs(sums - 1) < 0.02) | (sums == 0)))
+
+
+def _heatmap(trace: dict, layout: dict) -> str | None:
+    z = _values(trace.get("z"))
+    if z is None or z.ndim != 2 or not np.isfinite(z).any():
+        return None
+    rows, cols = _axis_labels(trace, layout, "y", z.shape[0]), _axis_labels(trace, layout, "x", z.shape[1])
+    if _is_attention(trace, z):
+        return attention_pattern(z, rows, cols)
+    r, c = np.unravel_index(np.nanargmax(z), z.shape)
+    return (f"values from {np.nanmin(z):.3g} to {np.nanmax(z):.3g}; the largest at row {_name(rows, r)}, "
+            f"column {_name(cols, c)}")
+
+
+def _bars(trace: dict) -> str | None:
+    horizontal = trace.get("orientation") == "h"
+    values = _values(trace.get("x" if horizontal else "y"))
+    labels = trace.get("y" if horizontal else "x")
+    if values is None or values.ndim != 1 or not np.isfinite(values).any():
+        return None
+    labels = list(labels) if labels is not None and not isinstance(labels, dict) else None
+    order = np.argsort(-np.nan_to_num(values, nan=-np.inf))[:3]
+    listed = ", ".join(f"{_name(labels, int(i)) if labels and isinstance(labels[0], str) else _bar_at(labels, i)} "
+                       f"{values[i]:.3g}" for i in order)
+    return f"{len(values)} bars; the largest: {listed}"
+
+
+def _bar_at(labels, i) -> str:
+    return f"at {labels[i]}" if labels is not None and i < len(labels) else f"bar {int(i) + 1}"
+
+
+def _line(trace: dict) -> str | None:
+    y = _values(trace.get("y"))
+    if y is None or y.ndim != 1 or not np.isfinite(y).any():
+        return None
+    x = trace.get("x")
+    x = list(x) if x is not None and not isinstance(x, dict) else list(range(1, len(y) + 1))
+    finite = np.flatnonzero(np.isfinite(y))
+    first, last, low = finite[0], finite[-1], int(np.nanargmin(y))
+    at = (lambda i: f"at {plain(x[i])}" if i < len(x) else "")
+    return (f"from {y[first]:.3g} ({at(first)}) to {y[last]:.3g} ({at(last)}), lowest {y[low]:.3g} ({at(low)})")
+
+
+def describe(data: list, layout: dict) -> str:
+    """Title, then what each trace (up to MAX_TRACES) shows, cut to MAX_CHARS."""
+    title = plain((layout.get("title") or {}).get("text") if isinstance(layout.get("title"), dict)
+                  else layout.get("title"))
+    parts = []
+    for trace in data[:MAX_TRACES]:
+        kind = trace.get("type", "scatter")
+        said = _heatmap(trace, layout) if kind == "heatmap" else _bars(trace) if kind == "bar" else \
+            _line(trace) if kind == "scatter" else None
+        if said:
+            name = plain(trace.get("name")) if trace.get("name") and len(data) > 1 else ""
+            parts.append(f"{name}: {said}" if name else said)
+    text = ". ".join(p for p in [title] + [p[0].upper() + p[1:] for p in parts] if p)
+    text = text + "." if text and not text.endswith(".") else text
+    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 1].rstrip() + "…"
+
+
+def with_alt(layout: dict, data: list) -> dict:
+    """`layout` with its text alternative in meta.alt (kept if the view wrote its own), not changed in place."""
+    meta = layout.get("meta")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    if meta.get("alt"):
+        return layout
+    meta["alt"] = describe(data, layout)
+    return {**layout, "meta": meta}
+
+
+def grid_alt(title: str, tiles, names, limit: int = 8) -> str:
+    """The every-head grid: each head with one clear pattern named (up to `limit`), the others counted."""
+    tiles = np.asarray(tiles)
+    said, more, spread = [], 0, 0
+    for r, row in enumerate(names):
+        for c, name in enumerate(row):
+            pattern = attention_pattern(tiles[r, c])
+            if pattern.startswith("the attention is spread") or pattern == "no weights drawn":
+                spread += 1
+            elif len(said) < limit:
+                said.append(f"{plain(name)}: {pattern}")
+            else:
+                more += 1
+    count = sum(len(row) for row in names)
+    tail = ([f"{more} more with one clear pattern"] if more else []) + \
+        ([f"{spread} {'maps spread' if spread > 1 else 'map spreads'} their attention"] if spread else [])
+    return f"{plain(title)}. {count} maps. " + "; ".join(said + tail) + "."
