@@ -124,3 +124,16 @@ def type_number(page, box, value: str) -> None:
 
 def sentence_box(page):
     return page.locator("#sentence textarea, #sentence input").first
+
+
+# Gradio marks every output an event is still computing: a status tracker without "hide", a pending block.
+IDLE_JS = ("() => !document.querySelector('.pending') && ![...document.querySelectorAll("
+           "'[data-testid=status-tracker]')].some(e => !/\\bhide\\b/.test(e.className))")
+
+
+def wait_until_idle(page, timeout: float = WAIT_MS) -> None:
+    """Wait until no output on the page is still being computed: what the page asked for has arrived.
+    A test that acts before its page has settled races the page's own answers (the load's views may
+    set a control back after the test moved it), and a page closed while work is in flight leaves that
+    work queued on the shared app for the next test."""
+    page.wait_for_function(IDLE_JS, timeout=timeout, polling=100)

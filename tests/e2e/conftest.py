@@ -9,7 +9,7 @@ import pytest
 
 from tests.live_app import ARTIFACTS, CHROMIUM_ARGS, live_app, require_chromium
 
-from tests.e2e.browser_helpers import WAIT_MS
+from tests.e2e.browser_helpers import WAIT_MS, wait_until_idle
 
 SCREENS = ARTIFACTS / "screens"
 
@@ -68,6 +68,10 @@ def page(browser, request):
     page.on("dialog", on_dialog)
     page.on("pageerror", lambda error: page.page_errors.append(str(error)))
     yield page
+    try:  # leave no work queued on the shared app: the next test's requests would wait behind it
+        wait_until_idle(page, timeout=30_000)
+    except Exception:  # a failed test's page may never settle; its own failure is what matters
+        pass
     if getattr(request.node, "call_failed", False):
         try:
             screenshot(page, f"FAILED-{request.node.name}")

@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.browser_helpers import (DETAIL, close_toasts, error_toasts, expected_labels, message_toasts,
                                        press_analyze, sentence_box, type_number, wait_for_figures,
-                                       wait_for_ticks)
+                                       wait_for_ticks, wait_until_idle)
 from tests.e2e.conftest import screenshot
 from viz.labels import markdown_label
 
@@ -171,6 +171,8 @@ def test_a_long_paste_is_kept_whole_and_refused_with_the_limit(page, live):
 def test_picking_a_tile_shows_and_marks_the_head(page, live):
     page.goto(live.url)
     wait_for_figures(page, "#all-heads")
+    # the page's load draws the grid before its last views (which set the picker) arrive: pick after them
+    wait_until_idle(page)
     page.locator("#tile-picker").scroll_into_view_if_needed()
     page.locator("#tile-picker input").first.click()
     page.get_by_role("option", name="L3 H1", exact=True).first.click()
