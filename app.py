@@ -26,17 +26,18 @@ limit_allocator()  # freed trace arrays go back to the system (ui/runtime/memory
 import gradio as gr  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from ui import attention  # noqa: E402
+from ui import accessibility, attention  # noqa: E402
 from ui.controls import CSS, build_controls, wire_page  # noqa: E402
 from ui.models import ModelRegistry  # noqa: E402
 from ui.runtime import wire  # noqa: E402
+from ui.runtime.aria import ARIA_FIXES_JS  # noqa: E402
 from ui.runtime.assets import CompressedAssets  # noqa: E402
+from ui.runtime.draw_once import DRAW_ONCE_JS  # noqa: E402
 from ui.runtime.sessions import keep_no_output_values  # noqa: E402
 from ui.runtime.streams import CompressedStreams  # noqa: E402
+from ui.slides import SLIDES_JS, page_script  # noqa: E402
 
 keep_no_output_values()  # a session keeps no copy of every figure sent to it (ui/runtime/sessions.py)
-from ui.runtime.draw_once import DRAW_ONCE_JS  # noqa: E402
-from ui.slides import SLIDES_JS, page_script  # noqa: E402
 
 DESCRIPTION = """# Attention, made visible
 Type a sentence and pick a model. Each **head** decides, for every token (a row), how much to look at
@@ -47,8 +48,14 @@ every other token (a column); darker means more. Start with one head, then compa
 # The lecture tabs, in teaching order; each module has a build(ctx). A missing one is an error.
 LECTURE_TABS = ["ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning", "ui.multihead",
                 "ui.interventions", "ui.induction", "ui.classifier", "ui.live"]
+# Gradio's default orange and its light grey "subdued" text fail WCAG AA contrast (white on orange-500 is 2.8:1,
+# grey-400 on white 1.9:1): buttons, the open tab and checked boxes use orange-700 (white on it 5.2:1, it on
+# white 5.2:1) and quiet text grey-600 (7.6:1). tests/e2e/test_e2e_accessibility.py runs axe-core on every tab.
 THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
-                          font_mono=["ui-monospace", "SFMono-Regular", "monospace"])
+                          font_mono=["ui-monospace", "SFMono-Regular", "monospace"]).set(
+    button_primary_background_fill="*primary_700", button_primary_background_fill_hover="*primary_800",
+    button_primary_background_fill_dark="*primary_700", button_primary_background_fill_hover_dark="*primary_800",
+    color_accent="*primary_700", body_text_color_subdued="*neutral_600", input_placeholder_color="*neutral_600")
 
 
 def lecture_modules(names=LECTURE_TABS) -> list:
@@ -61,7 +68,8 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
     with wire.Blocks(title="Attention, made visible", analytics_enabled=False) as demo:
         gr.Markdown(DESCRIPTION, elem_id="intro")
         ctx, examples = build_controls(demo, registry)
-        with gr.Tabs() as tabs:
+        # eleven tabs: on a narrow screen they wrap onto rows (Gradio's default folds most into a "⋯" menu)
+        with gr.Tabs(overflow_behavior="wrap") as tabs:
             ctx.tabs = tabs
             attention.build(ctx)
             for module in lecture_modules():
@@ -83,12 +91,13 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
 
 
 def launch_options() -> dict:
-    """Theme, CSS and page script (Gradio 6 takes them in launch()); the page's script files compressed once
-    for every visitor (ui/runtime/assets.py); results compressed (ui/runtime/streams.py); no /monitoring pages
-    (Gradio's summary of every visitor's requests, open to anyone by default); host and port come from
-    GRADIO_SERVER_*."""
-    return dict(theme=THEME, css=CSS, js=page_script(DRAW_ONCE_JS, SLIDES_JS), footer_links=["api"],
-                enable_monitoring=False,
+    """Theme, CSS and page scripts (Gradio 6 takes them in launch(); ui/accessibility.py names the figures for
+    screen readers); the page's script files compressed once for every visitor (ui/runtime/assets.py); results
+    compressed (ui/runtime/streams.py); no /monitoring pages (Gradio's summary of every visitor's requests,
+    open to anyone by default); host and port come from GRADIO_SERVER_*."""
+    return dict(theme=THEME, css=CSS + accessibility.CSS,
+                js=page_script(DRAW_ONCE_JS, SLIDES_JS, ARIA_FIXES_JS, accessibility.PAGE_JS),
+                footer_links=["api"], enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)]})
 
 

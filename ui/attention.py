@@ -304,7 +304,7 @@ def build(ctx: Context) -> None:
                     tile = components.ModelChoices(label="Open a head in detail", value=None, interactive=True,
                                                    choices=head_choices(registry, ctx.model.value, "self"), elem_id="tile-picker")
                     gr.Markdown("Pick a head to open it in detail above (the page scrolls up to it); its tile is outlined "
-                                "in orange. Hover a tile to read its query and key tokens. Every tile uses the same "
+                                "in orange. Point at a tile (or tap it) to read its query and key tokens. Every tile uses the same "
                                 "0 – 1 colour scale.")
             average = components.Plot(show_label=False, label="Average over heads, per layer", elem_id="layer-average")
             with gr.Accordion("Head statistics", open=True):

@@ -190,9 +190,9 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
     # figure starts on the first screen: the examples are a picker, not a table that grows with every model.
     with gr.Row(equal_height=True, elem_id="input-row"):
         # no max_length: the browser would cut a long paste without a word; the server says what its limit is
-        text = components.Textbox(show_label=False, value=start.text, lines=1, max_lines=1, scale=5, min_width=320,
+        text = components.Textbox(label="Sentence", show_label=False, value=start.text, lines=1, max_lines=1, scale=5, min_width=320,
                                   placeholder="Type a sentence and press Enter", elem_id="sentence", container=False)
-        model = gr.Dropdown(show_label=False, choices=list(registry.names), value=start.model, elem_id="model",
+        model = gr.Dropdown(label="Model", show_label=False, choices=list(registry.names), value=start.model, elem_id="model",
                             scale=1, min_width=140, container=False)
         analyze = gr.Button("Show attention", variant="primary", elem_id="analyze", scale=1, min_width=150)
     with gr.Row(equal_height=True, elem_id="settings-row"):

@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from viz.figure import plain_figure
 from viz.labels import token_label
 
 QUERY_COLOR, KEY_COLOR, ADDED_COLOR = "#d62728", "#1f77b4", "#7f7f7f"
@@ -59,7 +60,7 @@ def rotation_figure(demo, pair: int = 0, font_size: int = 12) -> go.Figure:
         height=520, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white",
         margin=dict(l=10, r=10, t=110 + 3 * font_size, b=10), legend=dict(orientation="h", y=-0.2),
     )
-    return fig
+    return plain_figure(fig)
 
 
 def offset_figure(demo, offsets: tuple[int, ...] | None = None, font_size: int = 12) -> go.Figure:
@@ -87,4 +88,4 @@ def offset_figure(demo, offsets: tuple[int, ...] | None = None, font_size: int =
         height=420, font=dict(size=font_size), paper_bgcolor="white",
         margin=dict(l=10, r=10, t=70 + 2 * font_size, b=10),
     )
-    return fig
+    return plain_figure(fig)

@@ -45,3 +45,31 @@ def test_a_dropdown_sends_input_twice_for_one_pick(picker_page, page):
     assert calls == ["second", "second"], (
         f"one pick sent `input` {len(calls)} time(s) ({calls}): Gradio no longer sends the dropdown's input "
         "twice, delete ui/runtime/repeats.py and its uses")
+
+
+@pytest.fixture
+def empty_plot_and_copy_box_page():
+    """A page with a figure not drawn yet and a read-only text box with a copy button."""
+    with gr.Blocks() as demo:
+        gr.Plot(elem_id="empty-plot")
+        gr.Textbox(value="http://example.org/", label="Link to this view", interactive=False, buttons=["copy"],
+                   elem_id="copy-box")
+    _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True, server_name="127.0.0.1")
+    try:
+        yield url
+    finally:
+        demo.close()
+
+
+def test_gradio_names_a_roleless_placeholder_and_gives_a_copy_boxs_label_to_its_button(
+        empty_plot_and_copy_box_page, page):
+    """Delete ui/runtime/aria.py (and its call in app.launch_options) when this fails: Gradio 6.31 puts an
+    aria-label on its empty-value div without a role, and a copy button first in a text box's <label>."""
+    page.goto(empty_plot_and_copy_box_page, wait_until="load")
+    page.wait_for_selector("#copy-box textarea, #copy-box input")
+    roles = page.eval_on_selector_all("#empty-plot .empty[aria-label]", "els => els.map(e => e.getAttribute('role'))")
+    unnamed = page.get_by_role("textbox", name="Link to this view").count() == 0
+    assert roles == [None] or not unnamed, (
+        "Gradio's empty-value box has a role or is gone, and its copy box is named: delete ui/runtime/aria.py")
+    assert roles == [None], f"the empty-value box now has role {roles}: delete that half of ui/runtime/aria.py"
+    assert unnamed, "a copy box is named by its label now: delete that half of ui/runtime/aria.py"

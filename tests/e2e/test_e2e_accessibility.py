@@ -1,0 +1,146 @@
+"""Everyone in the room, in a real browser: axe-core (WCAG 2.1 A and AA) on every tab with and without
+presenter mode, a name for every control, a text alternative on every figure made from the numbers it
+draws, and a lecture walked with the keyboard alone, the focus visible at every step."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+
+from tests.e2e.browser_helpers import (DETAIL, PLOT, expected_labels, wait_for_figures, wait_for_ticks,
+                                       wait_until_idle)
+from tests.live_app import ARTIFACTS
+
+TABS = ["attention", "steps", "masking", "positions", "encoder_decoder", "learning", "multihead", "interventions",
+        "induction", "classifier", "live"]
+WCAG_21_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
+              "resultTypes": ["violations"]}
+SHOWN_PLOTS = f"[role=tabpanel] {PLOT}"
+
+
+def open_settled(page, live, tab: str, query: str = "") -> None:
+    page.goto(f"{live.url}?tab={tab}{query}")
+    wait_for_figures(page, "[role=tabpanel]")
+    wait_until_idle(page)
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["seated", "presenter"])
+def test_axe_finds_no_serious_or_critical_violation_on_any_tab(page, live, presenter):
+    axe, found, report = Axe(), {}, {}
+    for tab in TABS:
+        open_settled(page, live, tab, "&presenter=1" if presenter else "")
+        violations = axe.run(page, options=WCAG_21_AA).response["violations"]
+        report[tab] = {v["id"]: [v["impact"], len(v["nodes"])] for v in violations}
+        bad = [v for v in violations if v["impact"] in ("serious", "critical")]
+        if bad:
+            found[tab] = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}" for v in bad]
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / f"axe-{'presenter' if presenter else 'seated'}.json").write_text(json.dumps(report, indent=1))
+    assert not found, found
+
+
+def test_every_control_has_a_name_and_the_header_says_what_each_is(page, live):
+    open_settled(page, live, "attention")
+    assert page.get_by_role("textbox", name="Sentence").count() == 1
+    assert page.get_by_role("combobox", name="Model").count() == 1
+    assert page.get_by_role("button", name="Show attention").count() == 1
+    unnamed = page.evaluate("""() => [...document.querySelectorAll(
+            'input, textarea, select, button, [role=combobox], [role=slider], [role=tab], [role=checkbox]')]
+        .filter(e => e.getBoundingClientRect().width > 0 && e.type !== 'hidden')
+        .filter(e => {
+            const labelled = (e.getAttribute('aria-label') || '').trim()
+                || (e.getAttribute('aria-labelledby') || '').split(' ').some(id => (document.getElementById(id) || {}).textContent)
+                || (e.labels && [...e.labels].some(l => l.textContent.trim()))
+                || (e.tagName === 'BUTTON' && (e.textContent.trim() || e.title));
+            return !labelled; })
+        .map(e => e.outerHTML.slice(0, 120))""")
+    assert not unnamed, unnamed
+    # Gradio's generic names are no name: a screen reader would say "Textbox", "Dropdown"
+    generic = page.evaluate("() => [...document.querySelectorAll('[aria-label]')].map(e => e.getAttribute("
+                            "'aria-label')).filter(n => /^(Textbox|Dropdown|Slider|Number|Checkbox)$/.test(n))")
+    assert not generic, generic
+
+
+def test_every_figure_is_named_by_a_text_alternative_from_its_numbers(page, live):
+    for tab in TABS:
+        page.goto(f"{live.url}?tab={tab}")
+        wait_for_figures(page, "[role=tabpanel]")
+        wait_until_idle(page)
+        page.wait_for_function("(sel) => [...document.querySelectorAll(sel)].filter(p => p.getBoundingClientRect()"
+                               ".width > 0).every(p => p.getAttribute('aria-label'))", arg=SHOWN_PLOTS)
+        named = page.eval_on_selector_all(SHOWN_PLOTS, """els => els.filter(p => p.getBoundingClientRect().width > 0)
+            .map(p => ({role: p.getAttribute('role'), alt: p.getAttribute('aria-label'),
+                        title: (p.querySelector('.gtitle') || {}).textContent || ''}))""")
+        assert named, f"{tab}: no figure shown"
+        for figure in named:
+            assert figure["role"] == "figure", (tab, figure)
+            title = re.sub(r"[\s\u200b]+", "", figure["title"])  # Plotly writes sub- and superscripts apart
+            assert re.sub(r"[\s\u200b]+", "", figure["alt"]).startswith(title[:30]), (tab, figure)  # the title first
+            assert len(figure["alt"]) > len(title) + 10, (tab, figure)  # and more than the title
+    # the one head in detail: the number said is the one drawn (each row's largest weight, averaged)
+    page.goto(live.url)
+    wait_for_figures(page, DETAIL)
+    alt = page.get_attribute(f"{DETAIL} {PLOT}", "aria-label")
+    assert re.match(r"Layer 1, head 4\b.*each token puts most of its attention \(0\.\d\d on average\) on the "
+                    r"previous token\.", alt, re.I), alt
+    drawn = page.evaluate(f"""() => {{ const z = document.querySelector('{DETAIL} {PLOT}').calcdata[0][0].z;
+        const rows = [...Array(z.length).keys()].slice(1).map(i => Math.max(...[...z[i]].filter(Number.isFinite)));
+        return rows.reduce((a, b) => a + b, 0) / rows.length; }}""")
+    assert re.search(r"\((0\.\d\d) on average\)", alt)[1] == f"{drawn:.2f}", (alt, drawn)
+
+
+def focus_ring(page) -> dict:
+    return page.evaluate("""() => { const e = document.activeElement, s = getComputedStyle(e);
+        return {tag: e.tagName, id: (e.closest('[id]') || {}).id, style: s.outlineStyle,
+                width: parseFloat(s.outlineWidth), box: e.getBoundingClientRect().width > 0}; }""")
+
+
+def tab_to(page, selector: str, presses: int = 120, backwards: bool = False) -> None:
+    """Press Tab (or Shift+Tab) until the focus is in `selector`, then check that the focus is visible."""
+    for _ in range(presses):
+        page.keyboard.press("Shift+Tab" if backwards else "Tab")
+        if page.evaluate("(sel) => !!document.activeElement.closest(sel)", selector):
+            ring = focus_ring(page)
+            assert ring["box"] and ring["style"] != "none" and ring["width"] >= 2, (selector, ring)
+            return
+    raise AssertionError(f"{presses} Tab presses never reached {selector}")
+
+
+def test_a_lecture_walked_with_the_keyboard_alone(page, live):
+    page.goto(live.url)
+    wait_for_figures(page, DETAIL)
+    wait_until_idle(page)
+    # type a sentence, Enter
+    tab_to(page, "#sentence")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("The cat sat on the mat")
+    page.keyboard.press("Enter")
+    wait_for_ticks(page, expected_labels("The cat sat on the mat"))
+    wait_until_idle(page)
+    # choose a model: type in the picker to narrow its options, Enter takes the first
+    tab_to(page, "#model")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("mlm")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => /model=mlm/.test(document.querySelector('#view-link textarea, #view-link input')"
+                           ".value)")
+    wait_until_idle(page)
+    # open a head from the overview's picker
+    tab_to(page, "#tile-picker")
+    page.keyboard.type("L2 H3")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => /^Layer 2, head 3/.test((document.querySelector('#head-detail .gtitle') || {})"
+                           ".textContent || '')")
+    wait_until_idle(page)
+    # move through the tabs (each tab is a stop on the Tab key's way), and open one with Enter
+    tab_to(page, "[role=tab][data-tab-id=steps]", backwards=True)
+    page.keyboard.press("Enter")
+    wait_for_figures(page, "[role=tabpanel]")
+    page.wait_for_function("() => /Temperature 1,/.test((document.querySelector('#steps-caption') || {}).innerText)")
+    wait_until_idle(page)
+    # change a slider: the temperature, with the arrow keys
+    tab_to(page, "#temperature input[type=range]")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("() => /Temperature 0\\.891,/.test(document.querySelector('#steps-caption').innerText)")

@@ -1,0 +1,121 @@
+"""A student following on a phone (390 × 844, touch): every tab can be found, no toolbar lies over a figure's
+title, Step by step's four panels keep a readable width, a head opens from the overview by touch and reads
+whole, Train live trains, and nothing asks to "hover"."""
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.browser_helpers import DETAIL, PLOT, WAIT_MS, wait_for_figures, wait_until_idle
+from tests.e2e.conftest import screenshot
+
+PHONE = dict(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True)
+TAB_NAMES = ["Every head", "Step by step", "Masking", "Positions", "Encoder-decoder", "Learning", "Multi-head",
+             "Interventions", "Copying from context", "Classifier", "Train live"]
+
+
+@pytest.fixture
+def phone(browser):
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    try:
+        wait_until_idle(page, timeout=30_000)
+    except Exception:
+        pass
+    context.close()
+    assert not errors, errors[:3]
+
+
+def rect(page, selector: str) -> dict | None:
+    return page.evaluate("(s) => { const e = document.querySelector(s); if (!e) return null;"
+                         " const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, right: r.right,"
+                         " bottom: r.bottom, width: r.width, height: r.height}; }", selector)
+
+
+def toolbars_over_titles(page) -> list[str]:
+    """Every shown figure whose toolbar (when shown at all) overlaps its title."""
+    return page.evaluate(f"""() => [...document.querySelectorAll('[role=tabpanel] {PLOT}')].filter(p => {{
+        const bar = p.querySelector('.modebar-container'), title = p.querySelector('.gtitle');
+        if (!bar || !title || getComputedStyle(bar).display === 'none') return false;
+        const a = bar.getBoundingClientRect(), b = title.getBoundingClientRect();
+        return a.width > 0 && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    }}).map(p => (p.closest('[id]') || {{}}).id)""")
+
+
+def test_every_tab_is_in_reach_and_no_toolbar_covers_a_title(phone, live):
+    phone.goto(live.url)
+    wait_for_figures(phone, DETAIL)
+    wait_until_idle(phone)
+    tabs = phone.get_by_role("tab")
+    assert [t.strip() for t in tabs.all_inner_texts()] == TAB_NAMES
+    for tab in tabs.all():
+        box = tab.bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 391, (tab.inner_text(), box)
+    assert not phone.get_by_role("button", name="More tabs").is_visible(), "no tab hides behind a menu"
+    assert phone.evaluate("() => document.documentElement.scrollWidth") <= 391, "the page itself never scrolls sideways"
+    assert not toolbars_over_titles(phone)
+    # the overview says how to read a tile without a mouse
+    overview = phone.inner_text("#overview")
+    assert "hover" not in overview.lower(), overview
+    screenshot(phone, "phone-every-head")
+
+
+def test_a_head_opens_from_the_overview_by_touch_and_reads_whole(phone, live):
+    phone.goto(live.url)
+    wait_for_figures(phone, "#all-heads")
+    wait_until_idle(phone)
+    phone.locator("#tile-picker input").first.tap()
+    phone.get_by_role("option", name="L3 H1", exact=True).first.tap()
+    phone.wait_for_function("() => /^Layer 3, head 1/.test((document.querySelector('#head-detail .gtitle') || {})"
+                            ".textContent || '')")
+    wait_until_idle(phone)
+    detail = rect(phone, f"{DETAIL} {PLOT}")
+    assert detail["x"] >= -1 and detail["right"] <= 391, f"the one head fits the screen's width: {detail}"
+    ticks = phone.eval_on_selector_all(f"{DETAIL} .xtick text", "els => els.map(e => e.getBoundingClientRect().right)")
+    assert ticks and max(ticks) <= 391, "every key label is on the screen"
+    title = rect(phone, f"{DETAIL} .gtitle")
+    assert title["x"] >= 0 and title["right"] <= 391, f"the title is not cut: {title}"
+    assert not toolbars_over_titles(phone)
+    screenshot(phone, "phone-head-detail", DETAIL)
+
+
+def test_step_by_steps_panels_keep_a_readable_width(phone, live):
+    phone.goto(live.url + "?tab=steps")
+    wait_for_figures(phone, "#steps-scores")
+    wait_until_idle(phone)
+    plot = rect(phone, f"#steps-scores {PLOT}")
+    assert plot["width"] >= 700, f"four panels of a few tokens each need room: {plot}"
+    block = phone.evaluate("() => { const b = document.querySelector('#steps-scores').closest('.block') ||"
+                           " document.querySelector('#steps-scores'); const s = getComputedStyle(b);"
+                           " return [s.overflowX, b.clientWidth]; }")
+    assert block[0] in ("auto", "scroll") and block[1] <= 390, f"the panels scroll inside their box: {block}"
+    assert phone.evaluate("() => document.documentElement.scrollWidth") <= 391
+    titles = phone.eval_on_selector_all("#steps-scores .annotation-text", """els => els.map(e => {
+        const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom, e.textContent]; })""")
+    for i, a in enumerate(titles):
+        for b in titles[i + 1:]:
+            apart = a[1] <= b[0] + 1 or b[1] <= a[0] + 1 or a[3] <= b[2] + 1 or b[3] <= a[2] + 1
+            assert apart, f"panel titles overlap: {a[4]!r} and {b[4]!r}"
+    assert not toolbars_over_titles(phone)
+    screenshot(phone, "phone-steps")
+
+
+def test_train_live_trains_on_a_phone(phone, live):
+    phone.goto(live.url + "?tab=live")
+    wait_for_figures(phone, "#toy-progress")
+    wait_until_idle(phone)
+    train = phone.locator("#toy-train")
+    box = train.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 391
+    train.tap()
+    phone.wait_for_function("() => /step [1-9]/.test((document.querySelector('#toy-progress .gtitle') || {})"
+                            ".textContent || '')")
+    stop = phone.locator("#toy-stop")
+    if not stop.is_disabled():
+        stop.tap()
+    phone.wait_for_function("() => (document.querySelector('#toy-status') || {}).innerText.includes('Done')")
+    assert not toolbars_over_titles(phone)
+    screenshot(phone, "phone-train-live")

@@ -1,0 +1,57 @@
+"""Everyone in the room: screen readers, keyboards and phones.
+
+CSS: a focus ring on every control, and a phone layout (390 px wide): the figure toolbar, which Plotly
+lays over each figure's title, is left off; side-by-side panels keep a readable width and scroll
+sideways. The tab bar wraps onto rows (gr.Tabs(overflow_behavior="wrap"), app.py) instead of folding
+tabs into a "⋯" menu.
+
+Page script (PAGE_JS, run once on load): each figure is named for screen readers by the text
+alternative viz.describe wrote into it (layout.meta.alt). Gradio's own ARIA faults are fixed by
+ui/runtime/aria.py.
+tests/e2e/test_e2e_accessibility.py (axe-core, keyboard) and tests/e2e/test_e2e_phone.py check them.
+"""
+from __future__ import annotations
+
+PHONE_MAX_PX = 640
+
+CSS = f"""
+/* keyboard users see where they are: the theme's own focus styles are faint or none on buttons and tabs */
+button:focus-visible, [role=tab]:focus-visible, input:focus-visible, textarea:focus-visible,
+[role=combobox]:focus-visible, summary:focus-visible, a:focus-visible {{
+    outline: 3px solid #1d4ed8 !important; outline-offset: 2px !important; }}
+@media (max-width: {PHONE_MAX_PX}px) {{
+  /* touch screens show Plotly's toolbar all the time, over the title: downloads are for the lecturer's laptop */
+  .js-plotly-plot .modebar-container {{ display: none !important; }}
+  /* a figure of side-by-side panels (marked by the page script) keeps a width its labels fit, and scrolls */
+  .wide-figure {{ overflow-x: auto !important; }}
+  .wide-figure .js-plotly-plot {{ min-width: 760px; }}
+}}
+"""
+
+# Runs once on load. A MutationObserver (batched to one pass per frame) names every figure drawn since the
+# last pass: Plotly keeps the figure's layout on its element, and the text alternative is in layout.meta.alt.
+PAGE_JS = """() => {
+  let queued = false;
+  const pass = () => {
+    queued = false;
+    document.querySelectorAll('.js-plotly-plot').forEach((plot) => {
+      const layout = plot.layout || {};
+      const alt = (layout.meta || {}).alt;
+      if (alt && plot.getAttribute('aria-label') !== alt) {
+        plot.setAttribute('role', 'figure');
+        plot.setAttribute('aria-label', alt);
+      }
+      // three or more panels side by side: on a phone they keep a readable width (CSS .wide-figure)
+      const panels = Object.keys(layout).filter((key) => /^xaxis\\d*$/.test(key)).length;
+      const block = plot.closest('.block');
+      if (block && block.classList.contains('wide-figure') !== panels >= 3) {
+        block.classList.toggle('wide-figure', panels >= 3);
+        if (window.matchMedia('(max-width: PHONE_MAX_PXpx)').matches && window.Plotly) window.Plotly.Plots.resize(plot);
+      }
+    });
+  };
+  new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(pass); } })
+    .observe(document.body, {childList: true, subtree: true});
+  pass();
+}""".replace("PHONE_MAX_PX", str(PHONE_MAX_PX))
+
