@@ -70,7 +70,22 @@ body.presenter [role=tabpanel] .label-text, body.presenter [role=tabpanel] field
 body.presenter [role=tabpanel] input[type=checkbox], body.presenter [role=tabpanel] input[type=radio] {
     width: 22px !important; height: 22px !important; }
 body.presenter input[type=range] { height: 10px !important; }
+/* 1280 x 720 in presenter mode: a lower header leaves the first screen to the tab's figure */
+body.presenter #intro h1 { font-size: 26px !important; margin: 0 0 4px !important; }
+body.presenter #kind .wrap { gap: 4px !important; }
+body.presenter #kind label { padding: 0 8px !important; font-size: 14px !important; min-height: 0 !important; }
+/* the hints under sliders and boxes read on a projector: the body's colour, not the theme's pale grey */
+body.presenter [data-testid=block-info], body.presenter .info, body.presenter span.info {
+    color: var(--body-text-color) !important; }
+/* the model picker's entries as large as the rest of the page */
+body.presenter ul.options li { font-size: 20px !important; padding: 6px 10px !important; }
+/* messages at the bottom right: at the top they covered the Head slider and the mode check boxes */
+body.presenter .presenter-first { order: -1; }
+.toast-wrap { top: auto !important; bottom: var(--size-4, 16px) !important; }
 """
+# A tab's main figure (and what it needs beside it) is drawn first in presenter mode, above the tab's settings,
+# so that on a 1280 x 720 projector it is on the first screen (order only moves it on screen).
+PRESENTER_FIRST = "presenter-first"
 PRESENTER_JS = "(on) => { document.body.classList.toggle('presenter', !!on); return []; }"
 
 
@@ -165,7 +180,12 @@ def kind_choices() -> list[tuple[str, str]]:
     stale value could otherwise fail Gradio's check); a model with only "self" hides the radio
     and passes None, which the registry reads as the model's only kind."""
     kinds = dict.fromkeys(k for arch_kinds in KINDS_BY_ARCH.values() if len(arch_kinds) > 1 for k in arch_kinds)
-    return [(KIND_LABELS[k], k) for k in kinds]
+    return [(KIND_SHORT.get(k, KIND_LABELS[k]), k) for k in kinds]
+
+
+# Under the radio's label "Attention": short enough to sit side by side, so a model with several kinds (dates)
+# keeps the header as low as the others (its three long names stacked made it 240 px in presenter mode).
+KIND_SHORT = {"encoder": "encoder self", "decoder": "decoder self (masked)", "cross": "cross"}
 
 
 def fit_controls(registry: ModelRegistry, name, layer, head, kind):

@@ -9,6 +9,7 @@ import gradio as gr
 from analysis.alignment import month_attention, month_span, most_month_attentive_head
 from analysis.heads import head_name, parse_head_name
 from ui import components
+from ui.controls import PRESENTER_FIRST
 from ui.context import Context, figure_font, handler
 from ui.models import MAX_BEAM, InputError, ModelRegistry, check_beam, check_index, clean_text, head_choices
 from viz import cross
@@ -181,7 +182,8 @@ def build(ctx: Context) -> None:
             # its range follows the translation's length (the view redraws it); a link may ask for any step
             step = components.ModelSlider(1, 11, value=6, step=1, label="decoding step",
                                           info="which output character is being written", elem_id="decoding-step")
-        heat = components.Plot(show_label=False, label="cross-attention", elem_id="cross-heat")
+        heat = components.Plot(show_label=False, label="cross-attention", elem_id="cross-heat",
+                               elem_classes=[PRESENTER_FIRST])
         bars = components.Plot(show_label=False, label="one decoding step", elem_id="step-bars")
         gr.Markdown("**Self-attention inside the encoder and the decoder.** These are other heads, with their "
                     "own weights: encoder head 3 is not related to cross-attention head 3, so each panel has "

@@ -11,6 +11,7 @@ from analysis.heads import head_name, parse_head_name
 from model import copying
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
+from ui.controls import PRESENTER_FIRST
 from ui.context import Context, figure_font, handler
 from ui.messages import shown
 from ui.models import InputError, ModelRegistry, head_choices
@@ -144,7 +145,7 @@ def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
 def build(ctx: Context) -> None:
     with ctx.tab("Copying from context", id=TAB_ID):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
-        with gr.Row():
+        with gr.Row(elem_classes=[PRESENTER_FIRST]):
             new = gr.Button("New random sentence", variant="primary", elem_id="copying-new", scale=1)
             seed = components.Number(value=0, precision=0, minimum=0,
                                      label="sentence number", elem_id="copying-seed", scale=1)
@@ -157,7 +158,7 @@ def build(ctx: Context) -> None:
         text = gr.Markdown()
         table = gr.Dataframe(label="loss (nats a word) on each copy, intact and with heads knocked out",
                              interactive=False, elem_id="copying-table")
-        stripe = components.Plot(show_label=False, elem_id="copying-stripe")
+        stripe = components.Plot(show_label=False, elem_id="copying-stripe", elem_classes=[PRESENTER_FIRST])
         scores = components.Plot(show_label=False, elem_id="copying-scores")
         losses = components.Plot(show_label=False, elem_id="copying-losses")
         formed = components.Plot(show_label=False, visible=False, elem_id="copying-forming")

@@ -17,6 +17,7 @@ from model import interventions
 from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
+from ui.controls import PRESENTER_FIRST
 from ui.context import Context, figure_font, friendly, handler
 from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text, head_choices, parse_heads
 from viz import interventions as viz
@@ -233,7 +234,7 @@ def build(ctx: Context) -> None:
             clear = gr.Button("Restore every head", elem_id="ablate-clear")
         summary = gr.Markdown(elem_id="ablate-summary")
         guesses = components.Plot(show_label=False, label="guesses before and after", elem_id="ablate-guesses")
-        with gr.Row(equal_height=False):
+        with gr.Row(equal_height=False, elem_classes=[PRESENTER_FIRST]):
             with gr.Column(scale=3):
                 importance = components.Plot(show_label=False, label="head importance", elem_id="importance")
             with gr.Column(scale=2):

@@ -17,6 +17,7 @@ from training import toy
 from training.toy_session import TrainingFailed, TrainingRefused, Trainings, Waiting, default_limit
 from training.toy_tasks import TASKS, SettingsError
 from ui import components
+from ui.controls import PRESENTER_FIRST
 from ui.context import Context, figure_font
 from ui.messages import inform, refusal, shown
 from ui.runtime.events import repeat_outputs
@@ -247,12 +248,12 @@ def build(ctx: Context) -> None:
             width = components.Radio(list(toy.WIDTH_CHOICES), value=DEFAULTS.width, label="Width k", elem_id="toy-width")
             seconds = components.Slider(toy.MIN_SECONDS, toy.MAX_SECONDS, value=DEFAULTS.seconds, step=1,
                                         label="Seconds at most", elem_id="toy-seconds")
-        with gr.Row():
+        with gr.Row(elem_classes=[PRESENTER_FIRST]):
             train_button = gr.Button("Train", variant="primary", elem_id="toy-train")
             stop_button = gr.Button("Stop", variant="stop", interactive=False, elem_id="toy-stop")
             compare_button = gr.Button("Compare wide and narrow", elem_id="toy-compare")
-        status = gr.Markdown(elem_id="toy-status")
-        with gr.Row():
+        status = gr.Markdown(elem_id="toy-status", elem_classes=[PRESENTER_FIRST])
+        with gr.Row(elem_classes=[PRESENTER_FIRST]):
             curve = components.Plot(show_label=False, label="loss and accuracy", elem_id="toy-progress")
             heads_plot = components.Plot(show_label=False, label="every head", elem_id="toy-heads-plot")
         gr.Markdown(HOW_TO_READ)

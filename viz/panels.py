@@ -112,7 +112,8 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         domain = [x0, min(1.0, x0 + width)]
         suffix = "" if i == 0 else str(i + 1)
         bar = dict(orientation="h", x=x0 + width / 2, xanchor="center", len=width, y=-0.04, yanchor="top",
-                   thickness=10, tickfont=dict(size=max(9, font_size - 2)), ticklabeloverflow="allow")
+                   thickness=10, tickfont=dict(size=max(9, font_size - 2)), ticklabeloverflow="allow",
+                   nticks=max(3, int(FIGURE_PX * width / (4.5 * font_size * 2))))  # labels that fit their bar
         text, template = _hover(p)
         trace = dict(type="heatmap", z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]),
                      hovertemplate=template, colorbar=bar, showscale=colorbars, name=p.title,
