@@ -85,10 +85,12 @@ class SinkShares:
 
 
 def special_shares(att, special: list[int], shares: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(L, H) each head's share of weight and share of norm on the `special` keys, averaged over query rows."""
+    """(L, H) each head's share of weight and share of norm on the `special` keys, averaged over the query rows
+    (as analysis.head_stats does: without the first where it can look at itself alone, in a causal model)."""
     shares = norm_shares(att) if shares is None else shares
-    weight = att.probs[..., special].sum(-1).mean(-1)
-    moved = shares[..., special].sum(-1).mean(-1)
+    rows = slice(1, None) if att.causal and att.probs.shape[-2] > 1 else slice(None)
+    weight = att.probs[..., rows, :][..., special].sum(-1).mean(-1)
+    moved = shares[..., rows, :][..., special].sum(-1).mean(-1)
     return weight, moved
 
 

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-MAX_TEMPERATURE = 5.0
+MAX_TEMPERATURE = 2.0
 
 
 @dataclass

@@ -52,6 +52,13 @@ class LensReading:
     def n_layers(self) -> int:
         return self.top_ids.shape[0]
 
+    def settled(self) -> np.ndarray:
+        """(t,) for each position, the first layer (0-based) from which every layer's top token is the final one."""
+        same = self.top_ids == self.top_ids[-1]  # (L, t)
+        # the last layer always agrees; walk down while the layers below still agree
+        from_top = np.cumprod(same[::-1], axis=0)[::-1]  # 1 where this layer and every one above agree
+        return self.n_layers - from_top.sum(0)
+
 
 def lens_stack(loaded) -> str:
     """The residual stream the lens reads, or NoLensError saying why this model has none."""

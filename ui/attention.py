@@ -13,7 +13,7 @@ import numpy as np
 
 from analysis import head_stats as stats
 from analysis.heads import head_name, kv_group, parse_head_name
-from ui import components
+from ui import components, sampling
 from ui.context import Context, figure_font, friendly
 from ui.messages import warn
 from ui.models import (KIND_LABELS, InputError, ModelRegistry, attention_of, check_beam, check_index, clean_text,
@@ -291,6 +291,7 @@ def build(ctx: Context) -> None:
                 tokens = gr.HighlightedText(label="Tokens as the model reads them (label = token id)",
                                             show_legend=False, combine_adjacent=False, elem_id="tokens")
                 predicted = gr.Markdown(label="Predictions", elem_id="predictions")
+                sample_view = sampling.build(ctx)  # temperature, top-k, top-p and a seeded sample (/generate)
         # quiz mode hides what would give the answer away: the quizzed head's tile, its layer's average, its row
         quiz_hidden = gr.Markdown("*Quiz mode: every head, the layer averages and the head statistics are hidden "
                                   "until you untick it, as they would give the answer away.*", visible=False,
@@ -368,6 +369,7 @@ def build(ctx: Context) -> None:
                outputs=[info, tokens, grid, average, table, tile], api_name="analyze",
                triggers=ctx.triggers + [ctx.kind.input], quick=small)
     ctx.listen(run_predict, inputs=[ctx.text, ctx.model], outputs=[predicted], api_name="predict")
+    sample_view()
     gr.on([ctx.model.change, ctx.kind.change], lambda name, kind: gr.Dropdown(choices=friendly(head_choices)(
         registry, name, kind or "self")), inputs=[ctx.model, ctx.kind], outputs=[tile], api_visibility="private", queue=False)
     download.click(None, inputs=[table, ctx.model], js=CSV_JS)

@@ -16,7 +16,7 @@ from analysis.heads import head_name
 from model import interventions
 from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
-from ui import components
+from ui import components, flow
 from ui.controls import PRESENTER_FIRST
 from ui.context import Context, figure_font, friendly, handler
 from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text, head_choices, parse_heads
@@ -245,6 +245,7 @@ def build(ctx: Context) -> None:
                                       elem_id="explain-row")
         about = gr.Markdown(elem_id="explain-about")
         explained = components.Plot(show_label=False, label="attention, rollout, gradient × input", elem_id="explain")
+        flow_view = flow.build(ctx)  # weight beside ‖α·W_O v‖, and the two rollouts (/value_weighted)
 
         def api_ablate(text: str, model: str, heads: str, method: str = "zero") -> dict:
             """Knock out heads ("L2 H3, L1 H1"; for dates "cross L2 H3", "encoder all", ...) by zeroing their
@@ -278,6 +279,7 @@ def build(ctx: Context) -> None:
                triggers=ctx.triggers + [knock.click, method.input])
     ctx.listen(on_explain, inputs=[ctx.text, ctx.model, ctx.presenter], outputs=[row, about, explained],
                api_name="explanations")
+    flow_view()
     ctx.page_event([row.input], on_row, inputs=[ctx.text, ctx.model, row, ctx.presenter], outputs=[about, explained],
                    api_name="explain_output")
     picked.change(on_pick, inputs=[ctx.text, ctx.model, picked, ctx.presenter], outputs=[one_head],

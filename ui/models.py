@@ -244,6 +244,19 @@ class ModelRegistry:
             raise InputError("The model found no tokens in this text; type some words.")
         return for_views(result)
 
+    def detailed(self, name, text) -> Trace:
+        """The model's detailed trace of `text` (also the residual stream after each layer, each attention layer's
+        output and W_O: api.LoadedModel.trace(detail=True)), kept in the same byte budget as the plain ones."""
+        model = self.get(name)
+        text = clean_text(text, self.max_chars(name))
+
+        def make():
+            try:
+                return model.trace(text, detail=True)
+            except ValueError as e:
+                raise InputError(str(e)) from e
+        return self.cached(("detailed", name, text), make)
+
     def quick(self, name, text) -> bool:
         """Whether a view of `text` is small work, so that it may run without being handed to another thread
         (ui.context.Context.listen): its figures hold at most QUICK_CELLS attention weights, and its trace is

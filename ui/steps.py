@@ -5,7 +5,7 @@ import math
 
 import gradio as gr
 
-from ui import components
+from ui import components, qk
 
 from analysis.heads import kv_group, sharing_note
 from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention
@@ -130,6 +130,7 @@ def build(ctx: Context) -> None:
         qkv = components.Plot(show_label=False, label="queries, keys, values")
         scores = components.Plot(show_label=False, label="scores to weights", elem_id="steps-scores")
         output = components.Plot(show_label=False, label="weighted sum")
+        qk_view = qk.build(ctx)  # one head's queries and keys in two dimensions (/qk_space)
 
     inputs = [ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter, temperature, scale]
 
@@ -143,6 +144,7 @@ def build(ctx: Context) -> None:
 
     ctx.listen(on_view, inputs=inputs, outputs=[caption, simple, qkv, scores, output], api_name="steps",
                triggers=ctx.head_triggers)
+    qk_view()
     # .input fires on every way of moving the slider (dragging, arrow keys); always_last drops the
     # positions passed while a redraw was running and draws the last one.
     live_outputs = [caption, simple, scores, output]

@@ -75,7 +75,8 @@ def test_a_new_attention_kind_refits_the_sliders_then_redraws_once(demo):
     assert len(after) == 1 and demo.fns[after[0]["id"]].types_generator
 
 
-@pytest.mark.parametrize("open_tab,views", [("attention", ["head", "quiz", "analyze", "predict"]), ("steps", ["steps"]),
+@pytest.mark.parametrize("open_tab,views", [("attention", ["head", "quiz", "analyze", "predict", "generate"]),
+                                            ("steps", ["steps", "qk_space"]),
                                             ("masking", ["masking"]), ("positions", ["positions", "shuffle", "rotary"]),
                                             ("multihead", ["multihead"])])
 def test_the_dispatcher_computes_only_the_open_tabs_views_in_order(demo, open_tab, views):

@@ -1,0 +1,66 @@
+"""The logit lens, What flows, Queries & keys and sampling drawn in a real browser, opened by deep links, for
+every model each applies to; a model without the needed part says so on the page."""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import pytest
+
+from tests.e2e.browser_helpers import error_toasts, wait_for_figures
+from tests.e2e.conftest import screenshot
+
+TEXTS = {"lm": "not able to", "mlm": "the United <mask> of America", "dates": "3 March 1999",
+         "minilm": "The animal didn't cross the street because it was too tired.",
+         "classifier": "a large grey animal with a long trunk"}
+# the logit lens has its tab; What flows is a section of Interventions, Queries & keys one of Step by step
+CASES = ([("lens", m, "#lens-top") for m in ("lm", "mlm", "dates")]
+         + [("interventions", m, "#flow-head") for m in TEXTS] + [("steps", m, "#qk-space") for m in TEXTS])
+
+
+def open_view(page, live, tab: str, model: str, **extra) -> None:
+    query = {"text": TEXTS[model], "model": model, "tab": tab, "layer": 1, "head": 2, **extra}
+    page.goto(live.url + "?" + urlencode(query))
+    page.wait_for_load_state("load")
+
+
+@pytest.mark.parametrize("tab, model, figure", CASES, ids=[f"{t}-{m}" for t, m, _ in CASES])
+def test_each_view_is_drawn_for_each_model_it_applies_to(page, live, tab, model, figure):
+    open_view(page, live, tab, model)
+    drawn = wait_for_figures(page, figure)
+    assert all(f["svg"] and f["marks"] for f in drawn if f["visible"]), drawn
+    assert not error_toasts(page)
+    screenshot(page, f"{tab}-{model}", "[role=tabpanel]")
+
+
+@pytest.mark.parametrize("model", ["minilm", "classifier"])
+def test_the_lens_says_why_a_model_has_none(page, live, model):
+    open_view(page, live, "lens", model)
+    page.wait_for_function("(m) => (document.querySelector('#lens-summary') || {}).innerText"
+                           "?.includes('No logit lens for ' + m)", arg=model)
+    assert not error_toasts(page)
+
+
+def test_the_flow_view_states_the_minilm_sink_numbers(page, live):
+    open_view(page, live, "interventions", "minilm", layer=3, head=2)
+    wait_for_figures(page, "#flow-sinks")
+    text = page.locator("#flow-numbers").inner_text()
+    assert "34 of the 72 heads" in text and "0.66 of their weight but 0.17 of what they move" in text
+
+
+def test_sampling_in_the_predictions_panel(page, live):
+    open_view(page, live, "attention", "lm")
+    page.locator("#sampling").get_by_text("Sampling: temperature, top-k, top-p").click()
+    drawn = wait_for_figures(page, "#sample-distribution")
+    assert drawn and all(f["marks"] for f in drawn)
+    page.wait_for_function("() => (document.querySelector('#sample-text') || {}).innerText?.includes('Seeded sample')")
+    assert not error_toasts(page)
+    screenshot(page, "sampling-lm", "#sampling")
+
+
+def test_quiz_mode_hides_the_lens_until_it_is_unticked(page, live):
+    open_view(page, live, "lens", "lm", quiz=1)
+    page.wait_for_function("() => (document.querySelector('#lens-summary') || {}).innerText?.includes('Quiz.')")
+    assert "▁be" not in page.locator("#lens-top").inner_text()
+    page.locator("#quiz input[type=checkbox]").uncheck()
+    wait_for_figures(page, "#lens-top")
+    page.wait_for_function("() => (document.querySelector('#lens-summary') || {}).innerText?.includes('from layer 2')")

@@ -1,0 +1,72 @@
+"""The logit lens, value-weighted, query-key and sampling figures: labels escaped, the data they are given drawn,
+and the quiz forms leaving the answer out."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from viz import flow as viz_flow
+from viz import lens as viz_lens
+from viz import qk as viz_qk
+from viz import sampling as viz_sampling
+
+
+def as_json(fig) -> dict:
+    return json.loads(fig.to_json())
+
+
+def test_lens_writes_each_cells_top_token_escaped_and_layer_one_at_the_bottom():
+    z = np.array([[0.1, 0.2], [0.7, 0.9]])
+    fig = viz_lens.lens_heatmap(z, [["<s>", "a"], ["b", "</b>"]], ["<s>", "x"], mark=(1, 1))
+    data = as_json(fig)["data"]
+    assert data[1]["text"] == ["&lt;s&gt;", "a", "b", "&lt;/b&gt;"]  # row by row, layer 1 first
+    assert data[1]["textfont"]["color"] == ["black", "black", "white", "white"]  # light text on dark cells
+    assert as_json(fig)["layout"]["yaxis"]["ticktext"] == ["layer 1", "layer 2"]  # y=0 is layer 1: at the bottom
+    numbers = viz_lens.lens_heatmap(z, [["a", "b"], ["c", "d"]], ["p", "q"], numbers=True)
+    assert as_json(numbers)["data"][1]["text"] == ["0.10", "0.20", "0.70", "0.90"]
+    with pytest.raises(ValueError):
+        viz_lens.lens_heatmap(z, [["a"], ["b"]], ["p", "q"])
+
+
+def test_a_long_text_names_its_cells_in_the_hover_only():
+    t = viz_lens.CELL_TEXT_MAX + 1
+    fig = viz_lens.lens_heatmap(np.zeros((2, t)), [["w"] * t] * 2, ["w"] * t)
+    assert len(as_json(fig)["data"]) == 1
+
+
+def test_flow_figures_put_weight_and_norm_side_by_side():
+    probs = np.array([[1.0, 0.0], [0.5, 0.5]])
+    fig = viz_flow.head_figure(probs, np.array([[1.0, 0.0], [0.2, 0.8]]), ["a", "b"], ["a", "b"],
+                               mask=np.array([[True, False], [True, True]]))
+    left, right = as_json(fig)["data"]
+    assert left["name"].startswith("attention weight") and right["name"].startswith("share of")
+    sinks = viz_flow.sink_figure(np.array([[0.9, 0.1]]), np.array([[0.2, 0.1]]), "[CLS]/[SEP]", selected=(0, 0))
+    assert as_json(sinks)["data"][1]["text"] == ["L1 H1", "L1 H2"]
+    roll = viz_flow.rollout_figure(np.eye(2) * 0.3, np.eye(2) * 0.2, ["a", "b"])
+    assert [d["zmax"] for d in as_json(roll)["data"]] == pytest.approx([0.3, 0.3])
+
+
+def test_qk_lines_join_each_query_to_its_strongest_key_and_quiz_mode_drops_them():
+    q2, k2 = np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([[2.0, 0.0], [0.0, 3.0]])
+    fig = viz_qk.qk_figure(q2, k2, np.array([0.6, 0.3]), np.array([1, 0]), ["<q>", "b"], ["c", "d"])
+    lines, queries, keys = as_json(fig)["data"]
+    assert lines["x"] == [0.0, 0.0, None, 1.0, 2.0, None] and lines["y"] == [0.0, 3.0, None, 1.0, 0.0, None]
+    assert queries["text"][0] == "q &lt;q&gt;"
+    assert "60%" in as_json(fig)["layout"]["xaxis"]["title"]["text"]
+    quiz = viz_qk.qk_figure(q2, k2, np.array([0.6, 0.3]), np.array([1, 0]), ["a", "b"], ["c", "d"], lines=False)
+    assert [d["name"] for d in as_json(quiz)["data"]] == ["queries (looking)", "keys (looked at)"]
+
+
+def test_sampling_bars_show_the_drawn_token_and_quiz_shows_only_the_start():
+    before = np.array([0.5, 0.3, 0.15, 0.05])
+    after = np.array([0.625, 0.375, 0.0, 0.0])
+    stages = {"before": before, "tempered": before, "top_k": before, "after": after}
+    fig = viz_sampling.distribution_figure(stages, lambda i: f"<t{i}>", sampled=3)
+    data = as_json(fig)["data"]
+    assert len(data) == 4 and data[0]["text"][0] == "&lt;t0&gt;"
+    assert 3 in viz_sampling.shown_tokens(before, after, n=2, include=3)
+    assert as_json(fig)["layout"]["annotations"][0]["text"] == "drawn"
+    quiz = viz_sampling.distribution_figure(stages, str, only_before=True)
+    assert len(as_json(quiz)["data"]) == 1 and not as_json(quiz)["layout"]["annotations"]

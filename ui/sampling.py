@@ -1,0 +1,113 @@
+"""Sampling in the Every head tab's predictions: temperature, top-k, top-p and a seed, the next-token distribution
+before and after them, and a seeded sample (/generate)."""
+from __future__ import annotations
+
+from typing import Callable
+
+import gradio as gr
+import numpy as np
+
+from analysis import sampling
+from ui import components
+from ui.context import Context, figure_font, handler
+from ui.models import InputError, ModelRegistry, clean_text, shown
+from viz import sampling as viz_sampling
+from viz.labels import markdown_label
+from viz.panels import note_figure
+
+MAX_TOKENS = 40
+MAX_SEED = 2**32 - 1
+EXPLANATION = ("**Sampling.** Greedy decoding (above) always takes the likeliest token. Sampling draws one at random "
+               "with the model's probabilities, after three optional changes, in this order: the **temperature** T "
+               "divides every score before the softmax (T below 1 sharpens the distribution, T = 0 is greedy, above 1 "
+               "flattens it); **top-k** keeps the k likeliest tokens (0: all); **top-p** keeps the fewest likeliest "
+               "tokens whose probabilities add up to p (1: all). What is kept is shared out again to sum to 1. The "
+               "**seed** fixes the random draws: the same settings and seed always write the same text.")
+
+
+class Setting(components.Slider):
+    """A sampling slider whose out-of-range API value is refused naming the setting and its range."""
+
+    def preprocess(self, payload):
+        if components.is_number(payload) and not self.minimum <= payload <= self.maximum:
+            raise components.refusal(f"The {self.label} must be between {self.minimum:g} and {self.maximum:g} "
+                                     f"(got {shown(payload)}).")
+        return super().preprocess(payload)
+
+
+def whole(value, low: int, high: int, what: str) -> int:
+    if isinstance(value, bool) or not components.is_number(value) or value != int(value) or not low <= value <= high:
+        raise InputError(f"The {what} must be a whole number between {low} and {high} (got {shown(value)}).")
+    return int(value)
+
+
+def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.0, seed=0, tokens=12,
+         presenter=False, quiz=False):
+    """(the distribution before and after the settings, the seeded sample as Markdown)."""
+    font = figure_font(presenter)
+    model = registry.get(name)
+    text = clean_text(text)
+    if model.arch != "decoder" or not model.has_lm_head:
+        message = (f"Sampling writes the next token, so it needs a model that predicts one (lm, or a GPT-2 or Llama "
+                   f"folder); {name} does not: it {'fills in blanks' if model.arch == 'encoder' and model.has_lm_head else 'writes no text token by token here'}.")
+        return note_figure(message, font_size=font), f"**No sampling for {name}.** {message}"
+    try:
+        temperature, top_k, top_p = sampling.check(temperature, top_k, top_p)
+    except ValueError as e:
+        raise InputError(f"Sampling: {e} (got T = {shown(temperature)}, top-k = {shown(top_k)}, "
+                         f"top-p = {shown(top_p)}).") from None
+    seed = whole(seed, 0, MAX_SEED, "seed")
+    tokens = whole(tokens, 1, MAX_TOKENS, "number of tokens")
+    ids = model.encode(text).ids
+    tokens = max(0, min(tokens, model.config.max_len - len(ids)))
+    steps = sampling.distribution(model.next_logits(ids), temperature, top_k, top_p)
+    drawn = sampling.generate(model.next_logits, ids, tokens, temperature, top_k, top_p, seed, end=model.end_id)
+    first = drawn.ids[0] if drawn.ids else model.end_id
+    stages = {"before": steps.before, "tempered": steps.tempered, "top_k": steps.top_k, "after": steps.after}
+    settings = f"T = {temperature:g}, top-k = {top_k or 'off'}, top-p = {top_p:g}"
+    figure = viz_sampling.distribution_figure(stages, model.label, font_size=font, sampled=None if quiz else first,
+                                              only_before=bool(quiz),
+                                              title=f"The next token: before and after {settings}")
+    if quiz:
+        return figure, (f"**Quiz.** With {settings}, how many tokens can still be drawn, and which is likeliest? "
+                        "Vote, then untick quiz mode.")
+    kept = int((steps.after > 0).sum())
+    written = markdown_label(model.tokenizer.decode(drawn.ids)) if drawn.ids else "(nothing)"
+    label = markdown_label(model.label(first)) if first is not None else "the end"
+    return figure, (
+        f"**Seeded sample** ({settings}, seed {seed}): …{written}"
+        + (" *(then the end of the line)*" if drawn.finished else "")
+        + f"\n\n{kept:,} token{'s' if kept != 1 else ''} can be drawn next (of {len(steps.after):,}). The first token "
+          f"drawn, **{label}**, has probability {steps.after[first]:.3f} after the settings and "
+          f"{steps.before[first]:.3f} before them (marked “drawn” in the figure).")
+
+
+def build(ctx: Context) -> Callable[[], None]:
+    """The sampling panel, built inside the Every head tab's column (ui/attention.py). Returns the function that
+    registers its view: called after the tab's own views, as a dispatcher runs a tab's views in registration
+    order (the head in detail first)."""
+    with gr.Accordion("Sampling: temperature, top-k, top-p", open=False, elem_id="sampling"):
+        gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])
+        with gr.Row():
+            temperature_box = Setting(0, sampling.MAX_TEMPERATURE, value=1.0, step=0.05, label="temperature T",
+                                            elem_id="sample-temperature", min_width=120)
+            top_k_box = Setting(0, 100, value=0, step=1, label="top-k (0: off)", elem_id="sample-top-k",
+                                      min_width=120)
+        with gr.Row():
+            top_p_box = Setting(0.01, 1.0, value=1.0, step=0.01, label="top-p (1: off)", elem_id="sample-top-p",
+                                      min_width=120)
+            seed_box = components.Number(value=0, precision=0, label="seed",
+                                     elem_id="sample-seed", min_width=80)
+            tokens_box = Setting(1, MAX_TOKENS, value=12, step=1, label="tokens", elem_id="sample-tokens",
+                                       min_width=120)
+        distribution = components.Plot(show_label=False, label="the next-token distribution", elem_id="sample-distribution")
+        sample = gr.Markdown(elem_id="sample-text")
+
+    @handler
+    def on_view(text, model, temperature, top_k, top_p, seed, tokens, presenter=False, quiz=False):
+        return view(ctx.registry, text, model, temperature, top_k, top_p, seed, tokens, presenter, quiz)
+
+    settings = [temperature_box, top_k_box, top_p_box, seed_box, tokens_box]
+    return lambda: ctx.listen(on_view, inputs=[ctx.text, ctx.model, *settings, ctx.presenter, ctx.quiz],
+                              outputs=[distribution, sample], api_name="generate",
+                              triggers=ctx.triggers + [c.input for c in settings] + [ctx.quiz.input])

@@ -1,0 +1,70 @@
+"""Attention weight beside what flows: one head's α and its ‖α·W_O v‖ shares, and the two rollouts.
+
+Numbers from analysis.flow; drawn as viz.panels rows (each matrix with its own colour bar, 0..1)."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.figure import figure
+from viz.heatmap import HIGHLIGHT
+from viz.panels import Panel, heatmap_row
+
+
+def _masked(values, mask):
+    values = np.asarray(values, dtype=np.float32)
+    return values if mask is None else np.where(mask, values, np.float32(np.nan))
+
+
+def head_figure(probs, shares, queries, keys, mask=None, title: str = "", font_size: int = 12) -> go.Figure:
+    """probs (t, s) one head's weights beside shares (t, s): each row's ‖α_ij · W_O v_j‖ as shares of the row."""
+    return heatmap_row([
+        Panel(_masked(probs, mask), "attention weight α (where it looks)", queries, keys, signed=False, value="weight",
+              row_title="queries", col_title="keys"),
+        Panel(_masked(shares, mask), "share of ‖α·W_O v‖ (what it moves)", queries, keys, signed=False,
+              value="share of norm", col_title="keys"),
+    ], title=title, font_size=font_size)
+
+
+def rollout_figure(attention_rollout, norm_rollout, tokens, title: str = "", font_size: int = 12) -> go.Figure:
+    """Two (t, t) rollouts side by side: by attention weight and by norm, on one colour scale (0 to the larger
+    maximum: a rollout's shares are small, and on 0..1 they would all look white)."""
+    top = float(max(np.max(attention_rollout), np.max(norm_rollout)))
+    return heatmap_row([
+        Panel(attention_rollout, "attention rollout (weights)", tokens, tokens, signed=False, value="share",
+              row_title="final position", col_title="input token", zmax=top),
+        Panel(norm_rollout, "norm-based rollout (‖α·W_O v‖)", tokens, tokens, signed=False, value="share",
+              col_title="input token", zmax=top),
+    ], title=title, font_size=font_size)
+
+
+def sink_figure(weight, norm, special_name: str, font_size: int = 12, selected: tuple[int, int] | None = None) -> go.Figure:
+    """One point per head: its share of weight on the special tokens (x) against its share of norm there (y).
+    A head on the diagonal moves as much as it looks; a sink head sits far below it."""
+    weight, norm = np.asarray(weight, dtype=np.float64), np.asarray(norm, dtype=np.float64)
+    layers, heads = weight.shape
+    names = [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)]
+    name = html.escape(special_name)
+    points = dict(type="scatter", mode="markers", x=weight.ravel(), y=norm.ravel(), text=names,
+                  marker=dict(size=max(8, font_size * 0.8), color="#1f77b4", opacity=0.75),
+                  hovertemplate="%{text}<br>weight on " + name + ": %{x:.2f}<br>norm on " + name + ": %{y:.2f}<extra></extra>",
+                  showlegend=False)
+    traces = [dict(type="scatter", mode="lines", x=[0, 1], y=[0, 1], line=dict(color="#999", dash="dot"),
+                   hoverinfo="skip", showlegend=False), points]
+    if selected is not None:
+        l, h = selected
+        traces.append(dict(type="scatter", mode="markers", x=[weight[l, h]], y=[norm[l, h]], hoverinfo="skip",
+                           marker=dict(size=max(14, font_size * 1.3), color="rgba(0,0,0,0)",
+                                       line=dict(color=HIGHLIGHT, width=3)), showlegend=False))
+    layout = dict(
+        title=dict(text=f"Every head: share of weight vs share of norm on {name}", x=0.01, y=1, yref="container",
+                   yanchor="top", pad=dict(t=12), font=dict(size=font_size + 4)),
+        height=380 + 6 * font_size, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="#f7f7f7",
+        margin=dict(l=60 + 2 * font_size, r=20, t=50 + 2 * font_size, b=50 + 2 * font_size),
+        xaxis=dict(range=[-0.02, 1.02], title=dict(text=f"share of attention weight on {name}"), zeroline=False),
+        yaxis=dict(range=[-0.02, 1.02], title=dict(text=f"share of ‖α·W_O v‖ on {name}"), zeroline=False),
+        hoverlabel=dict(font=dict(size=font_size + 2)),
+    )
+    return figure(traces, layout)

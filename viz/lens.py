@@ -1,0 +1,68 @@
+"""The logit lens as layers × positions: what each layer would predict at each position.
+
+Rows are layers, the first at the bottom (the residual stream rises through the stack, as it is drawn in
+the lecture notes); columns are the positions, labelled with the token each has just read. Each cell names
+the top token read there and is coloured by a probability: the top token's own, or the one given to the
+model's final answer at that position (the last row's token). Numbers come from model.lens.LensReading.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.figure import colorscale, figure
+from viz.heatmap import HIGHLIGHT, row_label_margin
+from viz.labels import axis_ticks, label_step, token_label, token_labels
+
+COLORSCALE = colorscale("Greens")
+CELL_TEXT_MAX = 40  # past this many positions the cells are too narrow to name their token: the hover does
+
+
+def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title: str = "", value: str = "probability",
+                 font_size: int = 12, mark: tuple[int, int] | None = None, numbers: bool = False) -> go.Figure:
+    """z (L, t) in 0..1; top_tokens L lists of t labels (written in the cells, or with numbers=True the value z);
+    tokens: the t positions' labels. alternatives/alt_probs (L, t, n): the hover lists them. mark (layer, position),
+    0-based: outlined."""
+    z = np.asarray(z, dtype=np.float32)
+    layers, t = z.shape
+    if len(tokens) != t or len(top_tokens) != layers or any(len(row) != t for row in top_tokens):
+        raise ValueError(f"labels do not match the reading's shape {z.shape}")
+    cells = [[token_label(token) for token in row] for row in top_tokens]
+    positions = token_labels(tokens)
+    if alternatives is not None:
+        hover = [[f"layer {l + 1} · after {positions[i]}<br>" + "<br>".join(
+            f"{token_label(a)}: {p:.2f}" for a, p in zip(alternatives[l][i], alt_probs[l][i]))
+            for i in range(t)] for l in range(layers)]
+    else:
+        hover = [[f"layer {l + 1} · after {positions[i]}: {cells[l][i]}" for i in range(t)] for l in range(layers)]
+    cell_px = min(6 * font_size, max(12, 1100 / max(t, 1)))
+    trace = dict(type="heatmap", z=z, x=np.arange(t), y=np.arange(layers), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
+                 text=np.array(hover, dtype=object), hovertemplate=f"%{{text}}<br>{value}: %{{z:.2f}}<extra></extra>",
+                 xgap=1, ygap=1, colorbar=dict(title=dict(text=value), thickness=12, len=0.9))
+    traces = [trace]
+    if t <= CELL_TEXT_MAX:  # the top token written in its cell, dark on light cells and light on dark ones
+        traces.append(dict(type="scatter", mode="text", x=np.tile(np.arange(t), layers),
+                           y=np.repeat(np.arange(layers), t),
+                           text=[f"{v:.2f}" for v in z.ravel()] if numbers else [c for row in cells for c in row],
+                           textfont=dict(size=max(8, min(font_size, int(cell_px / 4))),
+                                         color=["white" if v > 0.6 else "black" for v in z.ravel()]),
+                           hoverinfo="skip", showlegend=False))
+    shapes = []
+    if mark is not None:
+        l, i = mark
+        shapes.append(dict(type="rect", x0=i - 0.5, x1=i + 0.5, y0=l - 0.5, y1=l + 0.5, line=dict(color=HIGHLIGHT,
+                                                                                                    width=3)))
+    step = label_step(t)
+    layer_names = [f"layer {l + 1}" for l in range(layers)]
+    height = int(max(260, layers * max(34, 2.6 * font_size) + 170 + 4 * font_size))
+    layout = dict(
+        title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12), font=dict(size=font_size + 4)),
+        height=height, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white", shapes=shapes,
+        margin=dict(l=row_label_margin(layer_names, font_size), r=10, t=60 + 2 * font_size, b=10 + 5 * font_size),
+        hoverlabel=dict(font=dict(size=font_size + 2)),
+        xaxis=dict(**axis_ticks(tokens), side="bottom", tickangle=-45, automargin=False, showgrid=False,
+                   title=dict(text="position (the token it has just read)" + ("" if step == 1 else f", every {step}th labelled"))),
+        yaxis=dict(tickmode="array", tickvals=list(range(layers)), ticktext=layer_names, showgrid=False,
+                   automargin=False, title=dict(text="after layer")),
+    )
+    return figure(traces, layout)

@@ -1,0 +1,50 @@
+"""One head's queries and keys as points on two axes (analysis.qk.project), a line from each query to
+the key it weights most."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.figure import figure
+from viz.labels import token_labels
+
+QUERY_COLOR, KEY_COLOR = "#1f77b4", "#d62728"
+
+
+def qk_figure(queries_2d, keys_2d, explained, strongest, queries, keys, title: str = "", font_size: int = 12,
+              lines: bool = True) -> go.Figure:
+    """queries_2d (t, 2), keys_2d (s, 2); explained (2,) shares of variance; strongest (t,) key index per query.
+    lines=False leaves out the line from each query to its strongest key (quiz mode: that is the answer)."""
+    labels = True
+    q2, k2 = np.asarray(queries_2d, dtype=np.float64), np.asarray(keys_2d, dtype=np.float64)
+    q_names, k_names = token_labels(queries), token_labels(keys)
+    lines_x, lines_y = [], []
+    for i, j in enumerate(strongest):
+        lines_x += [q2[i, 0], k2[j, 0], None]
+        lines_y += [q2[i, 1], k2[j, 1], None]
+    mode = "markers+text" if labels and len(q2) + len(k2) <= 80 else "markers"
+    size = max(9, font_size * 0.8)
+    traces = [
+        dict(type="scatter", mode="lines", x=lines_x, y=lines_y, line=dict(color="#bbb", width=1.5),
+             hoverinfo="skip", name="query → its strongest key"),
+        dict(type="scatter", mode=mode, x=q2[:, 0], y=q2[:, 1], name="queries (looking)",
+             text=[f"q {n}" for n in q_names] if labels else None, textposition="top center",
+             marker=dict(symbol="circle", size=size, color=QUERY_COLOR), textfont=dict(color=QUERY_COLOR),
+             hovertemplate=("query %{text}" if labels else "a query") + "<extra></extra>"),
+        dict(type="scatter", mode=mode, x=k2[:, 0], y=k2[:, 1], name="keys (looked at)",
+             text=[f"k {n}" for n in k_names] if labels else None, textposition="bottom center",
+             marker=dict(symbol="diamond", size=size, color=KEY_COLOR), textfont=dict(color=KEY_COLOR),
+             hovertemplate=("key %{text}" if labels else "a key") + "<extra></extra>"),
+    ]
+    if not lines:
+        traces = traces[1:]  # the lines would give the answer away
+    layout = dict(
+        title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12), font=dict(size=font_size + 4)),
+        height=520 + 8 * font_size, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="#f7f7f7",
+        margin=dict(l=60 + 2 * font_size, r=20, t=60 + 2 * font_size, b=50 + 2 * font_size),
+        legend=dict(orientation="h", x=0, y=-0.12, yanchor="top"),
+        xaxis=dict(title=dict(text=f"axis 1 ({explained[0]:.0%} of the variance)"), zeroline=True, zerolinecolor="#ccc"),
+        yaxis=dict(title=dict(text=f"axis 2 ({explained[1]:.0%})"), zeroline=True, zerolinecolor="#ccc", scaleanchor="x"),
+        hoverlabel=dict(font=dict(size=font_size + 2)),
+    )
+    return figure(traces, layout)
