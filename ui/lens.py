@@ -95,7 +95,7 @@ def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
 
 
 def build(ctx: Context) -> None:
-    with ctx.tab("Logit lens", id=TAB_ID):
+    with ctx.tab("Lens", id=TAB_ID):  # short: a twelfth name wider than this wraps the tabs onto two rows
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])
         with gr.Row():
             example = gr.Button(f"Lecture example (lm): “{EXAMPLE}”", size="sm", elem_id="lens-example", scale=0,
