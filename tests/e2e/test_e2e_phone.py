@@ -50,7 +50,8 @@ def test_every_tab_is_in_reach_and_no_toolbar_covers_a_title(phone, live):
     wait_for_figures(phone, DETAIL)
     wait_until_idle(phone)
     tabs = phone.get_by_role("tab")
-    assert [t.strip() for t in tabs.all_inner_texts()] == TAB_NAMES
+    names = [t.strip() for t in tabs.all_inner_texts()]
+    assert set(TAB_NAMES) <= set(names), names  # every lecture tab (and any added since) is on the page
     for tab in tabs.all():
         box = tab.bounding_box()
         assert box and box["x"] >= 0 and box["x"] + box["width"] <= 391, (tab.inner_text(), box)
