@@ -100,6 +100,6 @@ def test_a_links_hostile_parameters_are_quoted_literally(page, live):
 
     assert shown(model) in said and layer in said, said  # written out as in the link (a long one cut short)
     assert shown(model).endswith("…") and len(shown(model)) == 40
-    assert "is not available" in said and "out of range" in said
+    assert "is not available" in said and "is not a number" in said
     assert "<img" not in toasts and "<b>" not in toasts, toasts
     assert not any(injected_markup(page).values())
