@@ -116,9 +116,8 @@ def build(ctx: Context) -> None:
             # The slider moves T on a log scale (its own number box, log10 T, is hidden by ui.controls.CSS);
             # the box beside it shows T itself and takes a typed T.
             temperature = components.Slider(-2, 2, value=0, step=0.05, label="temperature T (log scale)",
-                                            info="left: T = 0.01 (hard, argmax-like) · middle: T = 1 (as trained) · "
-                                                 "right: T = 100 (uniform)", elem_id="temperature", scale=3)
-            shown_t = components.Number(1.0, label="T", info="type a T and press Enter", elem_id="temperature-value",
+                                            info="left 0.01 (hard, argmax-like) · middle 1 (as trained) · right 100 (uniform)", elem_id="temperature", scale=3)
+            shown_t = components.Number(1.0, label="T (type, Enter)", elem_id="temperature-value",
                                 scale=1, min_width=120)
             scale = gr.Checkbox(value=True, label="divide scores by √d (scaling)", elem_id="scaling", scale=1)
         # the T the box last showed (from the slider or typed): its blur redraws only a T typed since, so a

@@ -94,6 +94,11 @@ def test_step_by_steps_panels_keep_a_readable_width(phone, live):
                            " return [s.overflowX, b.clientWidth]; }")
     assert block[0] in ("auto", "scroll") and block[1] <= 390, f"the panels scroll inside their box: {block}"
     assert phone.evaluate("() => document.documentElement.scrollWidth") <= 391
+    # Plotly lays the panels out again once the page script has widened the figure (a resize it debounces):
+    # wait for that layout, when the titles stand apart, and then check them
+    phone.wait_for_function("""() => { const r = [...document.querySelectorAll('#steps-scores .annotation-text')]
+        .map(e => e.getBoundingClientRect()); return r.length >= 3 && r.every((a, i) => r.slice(i + 1).every(b =>
+        a.right <= b.left + 1 || b.right <= a.left + 1 || a.bottom <= b.top + 1 || b.bottom <= a.top + 1)); }""")
     titles = phone.eval_on_selector_all("#steps-scores .annotation-text", """els => els.map(e => {
         const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom, e.textContent]; })""")
     for i, a in enumerate(titles):
