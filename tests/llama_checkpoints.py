@@ -17,14 +17,14 @@ CLASSES = {"llama": ("LlamaConfig", "LlamaForCausalLM"), "qwen2": ("Qwen2Config"
            "mistral": ("MistralConfig", "MistralForCausalLM")}
 
 
-def byte_bpe(specials: list[str]) -> Tokenizer:
-    """A byte-level BPE tokenizer.json as SmolLM2's and Qwen2's are, trained here on a few sentences."""
+def byte_bpe(specials: list[str], sentences: list[str] = SENTENCES) -> Tokenizer:
+    """A byte-level BPE tokenizer.json as GPT-2's, SmolLM2's and Qwen2's are, trained here on a few sentences."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=specials, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tokenizer.train_from_iterator(SENTENCES * 20, trainer=trainer)
+    tokenizer.train_from_iterator(sentences * 20, trainer=trainer)
     return tokenizer
 
 

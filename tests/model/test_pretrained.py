@@ -9,11 +9,12 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from model import api, pretrained
 from model.checkpoint import CheckpointError
 from model.switches import Switches
+from tests.llama_checkpoints import byte_bpe
 
 transformers = pytest.importorskip("transformers", reason="transformers is the test oracle (requirements-dev.txt)")
 
@@ -140,16 +141,6 @@ def _wordpiece() -> Tokenizer:
     return tokenizer
 
 
-def _byte_bpe(specials: list[str]) -> Tokenizer:
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=specials, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tokenizer.train_from_iterator(SENTENCES * 20, trainer=trainer)
-    return tokenizer
-
-
 def _hf_model(family: str, vocab_size: int):
     t = transformers
     small = dict(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
@@ -176,10 +167,10 @@ def _tokenizer(family: str) -> Tokenizer:
     if family.startswith("bert") or family == "distilbert":
         return _wordpiece()
     if family == "roberta":
-        tokenizer = _byte_bpe(["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+        tokenizer = byte_bpe(["<s>", "<pad>", "</s>", "<unk>", "<mask>"], SENTENCES)
         tokenizer.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
         return tokenizer
-    return _byte_bpe(["<|endoftext|>"])
+    return byte_bpe(["<|endoftext|>"], SENTENCES)
 
 
 FAMILIES = ["bert", "bert-bare", "roberta", "distilbert", "gpt2"]

@@ -116,11 +116,15 @@ def _lightness(linear: np.ndarray) -> np.ndarray:
     return _lab(linear)[:, 0]
 
 
+def _seen(scale, vision: str | None) -> np.ndarray:
+    """The scale's colours in linear RGB as a viewer with `vision` (None: full colour vision) sees them."""
+    linear = _linear(scale)
+    return linear @ np.array(CVD[vision]).T if vision else linear
+
+
 @pytest.mark.parametrize("vision", [None, *CVD])
 def test_the_weight_scale_darkens_steadily_in_greyscale_and_for_colour_blind_viewers(vision):
-    linear = _linear(COLORSCALE)
-    if vision:
-        linear = linear @ np.array(CVD[vision]).T
+    linear = _seen(COLORSCALE, vision)
     lightness = _lightness(linear)
     assert np.all(np.diff(lightness) < -2), lightness  # more weight, darker, at every step of the scale
     assert lightness[0] - lightness[-1] > 60
@@ -128,9 +132,7 @@ def test_the_weight_scale_darkens_steadily_in_greyscale_and_for_colour_blind_vie
 
 @pytest.mark.parametrize("vision", [None, *CVD])
 def test_the_signed_scale_grows_darker_both_ways_from_white_and_its_ends_stay_apart(vision):
-    linear = _linear(DIVERGING)
-    if vision:
-        linear = linear @ np.array(CVD[vision]).T
+    linear = _seen(DIVERGING, vision)
     lightness = _lightness(linear)
     middle = len(lightness) // 2
     assert np.all(np.diff(lightness[:middle + 1]) > 0) and np.all(np.diff(lightness[middle:]) < 0), lightness
