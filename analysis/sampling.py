@@ -19,6 +19,8 @@ from typing import Callable
 
 import numpy as np
 
+from analysis.steps import stable_softmax
+
 MAX_TEMPERATURE = 2.0
 
 
@@ -34,9 +36,8 @@ class Distribution:
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
-    logits = np.asarray(logits, dtype=np.float64)
-    shifted = np.exp(logits - logits.max())
-    return shifted / shifted.sum()
+    """The probabilities of a vocabulary's logits, in float64 (top-p adds up thousands of small ones)."""
+    return stable_softmax(np.asarray(logits, dtype=np.float64))
 
 
 def check(temperature, top_k, top_p) -> tuple[float, int, float]:
