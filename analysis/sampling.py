@@ -22,6 +22,12 @@ import numpy as np
 from analysis.steps import stable_softmax
 
 MAX_TEMPERATURE = 2.0
+# What the app's sampling panel offers (its sliders, /generate, and a link's sample_* settings)
+MAX_TOP_K = 100
+MIN_TOP_P = 0.01
+MAX_TOKENS = 40  # tokens sampled after the text
+DEFAULT_TOKENS = 12
+MAX_SEED = 2**32 - 1
 
 
 @dataclass

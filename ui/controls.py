@@ -7,10 +7,12 @@ import gradio as gr
 import numpy as np
 
 from analysis import head_stats as stats
+from analysis.sampling import DEFAULT_TOKENS
 from ui import components
 from ui.context import Context, friendly
 from ui.gpu import on_gpu
-from ui.links import ViewSettings, make_link, parse_query, whole_number
+from ui.links import (SAMPLING_SETTINGS, ViewSettings, make_link, parse_query, sampling_in_link, sampling_settings,
+                      whole_number)
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
 from ui.steps import shown_temperature, slider_from_temperature
 from ui.messages import inform, warn
@@ -238,13 +240,21 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
 
 # The tabs' own controls a link keeps (ui.links.TAB_SETTINGS), by elem_id (T: the log-scaled slider, its box beside).
 TAB_SETTING_IDS = {"temperature": "temperature", "shown_temperature": "temperature-value", "step": "decoding-step",
-                   "beam": "beam-width", "snapshot": "snapshot", "seed": "shuffle-seed"}
+                   "beam": "beam-width", "snapshot": "snapshot", "seed": "shuffle-seed",
+                   "sample_temperature": "sample-temperature", "sample_top_k": "sample-top-k",
+                   "sample_top_p": "sample-top-p", "sample_seed": "sample-seed", "sample_tokens": "sample-tokens"}
+SAMPLING_PANEL_ID = "sampling"  # the accordion a link with sampling settings opens (ui/sampling.py)
+
+
+def by_elem_id(ctx: Context, elem_id: str):
+    """The component built with this elem_id, or a placeholder gr.State when its tab is left out (a test app)."""
+    found = next((b for b in ctx.demo.blocks.values() if getattr(b, "elem_id", None) == elem_id), None)
+    return found or gr.State(None)
 
 
 def tab_settings_controls(ctx: Context) -> dict:
     """name -> the component (a placeholder gr.State when a tab is left out, e.g. in a test app)."""
-    by_id = {getattr(b, "elem_id", None): b for b in ctx.demo.blocks.values()}
-    return {name: by_id.get(elem_id) or gr.State(None) for name, elem_id in TAB_SETTING_IDS.items()}
+    return {name: by_elem_id(ctx, elem_id) for name, elem_id in TAB_SETTING_IDS.items()}
 
 
 def link_inputs_order(controls: dict) -> list:
@@ -258,7 +268,7 @@ def tab_settings_values(registry: ModelRegistry, settings: ViewSettings) -> tupl
     snapshot = gr.Slider(minimum=1, maximum=max(snapshots, 2),
                          value=settings.snapshot if 0 < settings.snapshot <= snapshots else max(snapshots, 1))
     return (slider_from_temperature(settings.temperature), float(f"{settings.temperature:.3g}"), settings.step,
-            settings.beam, snapshot, settings.seed)
+            settings.beam, snapshot, settings.seed, *(getattr(settings, name) for name in SAMPLING_SETTINGS))
 
 
 def tab_ids(tabs: gr.Tabs) -> list[str]:
@@ -327,17 +337,19 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
         # the page opens on the default tab by itself: selecting it again would fire the tab's own redraw
         # beside the load's, with presenter mode not yet set, and the slower of the two would win
         tab = gr.Tabs(selected=settings.tab) if settings.tab != defaults.tab else gr.skip()
+        panel = gr.Accordion(open=True) if sampling_in_link(settings) else gr.skip()
         return (settings.text, settings.model, *fitted, settings.presenter, tab,
-                settings.tab, settings.quiz, *tab_settings_values(registry, settings))
+                settings.tab, settings.quiz, *tab_settings_values(registry, settings), panel)
 
     load_event = ctx.demo.load(on_load, inputs=None,
                                outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab, ctx.quiz,
-                                        *tab_controls.values()],
+                                        *tab_controls.values(), by_elem_id(ctx, SAMPLING_PANEL_ID)],
                                api_name="load_settings", api_visibility="private")
     ctx.run_after(load_event, "load")
 
     def view_link(text, name, layer, head, kind, presenter, tab, quiz=False, log_temperature=0.0, step=6, beam=4,
-                  snapshot=0, seed=0, request: gr.Request = None):
+                  snapshot=0, seed=0, sample_temperature=1.0, sample_top_k=0, sample_top_p=1.0, sample_seed=0,
+                  sample_tokens=DEFAULT_TOKENS, request: gr.Request = None):
         try:  # the link names the last view drawn: an empty or refused text leaves it as it was
             clean_text(text)
         except InputError:
@@ -348,7 +360,9 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
                                     str(kind or "self"), bool(presenter), str(tab or "attention"),
                                     temperature=shown_temperature(log_temperature or 0), step=int(step or 6),
                                     beam=int(beam or 4), snapshot=int(snapshot or 0) if int(snapshot or 0) < snapshots
-                                    else 0, seed=int(seed or 0), quiz=bool(quiz))
+                                    else 0, seed=int(seed or 0), quiz=bool(quiz),
+                                    **sampling_settings(sample_temperature, sample_top_k, sample_top_p, sample_seed,
+                                                        sample_tokens))
         except (TypeError, ValueError):
             return gr.skip()
         if name not in registry.available or len(registry.kinds(name)) == 1:  # only one kind: leave it out

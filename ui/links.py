@@ -1,7 +1,8 @@
 """The view's settings in the URL: ?text=...&model=lm&layer=2&head=1&kind=self&presenter=1&tab=attention
 plus the tabs' own controls when they differ from their defaults: temperature (T itself, Step by step),
 step (decoding step) and beam (beam width, Encoder-decoder), snapshot (Learning; absent = the trained model)
-and seed (the Positions shuffle); quiz=1 opens the one-head view with its weights hidden.
+and seed (the Positions shuffle), and the sampling panel's sample_temperature, sample_top_k, sample_top_p,
+sample_seed and sample_tokens (Every head); quiz=1 opens the views in quiz mode (answers hidden until revealed).
 
 Pure helpers (no Gradio): parse what a visitor's URL asks for, and write a link back.
 Layer and head are 1-based, as the UI shows them.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
+from analysis import sampling
 from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE
 from ui.messages import shown
 from ui.models import MAX_BEAM, MAX_CHARS, ModelRegistry
@@ -32,12 +34,23 @@ class ViewSettings:
     beam: int = 4
     snapshot: int = 0  # 1-based training snapshot; 0 = the last one (the trained model)
     seed: int = 0
-    quiz: bool = False  # the one-head view hides its weights until the presenter reveals them
+    # the sampling panel (Every head; /generate's temperature, top_k, top_p, seed and tokens)
+    sample_temperature: float = 1.0
+    sample_top_k: int = 0
+    sample_top_p: float = 1.0
+    sample_seed: int = 0
+    sample_tokens: int = sampling.DEFAULT_TOKENS
+    quiz: bool = False  # every view that quizzes hides its answer until the presenter reveals it
 
 
 # The tabs' own settings: default and allowed range; a link leaves out those at their default.
 TAB_SETTINGS = {"temperature": (1.0, MIN_TEMPERATURE, MAX_TEMPERATURE), "step": (6, 1, 256),
-                "beam": (4, 1, MAX_BEAM), "snapshot": (0, 0, 10_000), "seed": (0, 0, 2**32 - 1)}
+                "beam": (4, 1, MAX_BEAM), "snapshot": (0, 0, 10_000), "seed": (0, 0, 2**32 - 1),
+                "sample_temperature": (1.0, 0.0, sampling.MAX_TEMPERATURE),
+                "sample_top_k": (0, 0, sampling.MAX_TOP_K), "sample_top_p": (1.0, sampling.MIN_TOP_P, 1.0),
+                "sample_seed": (0, 0, sampling.MAX_SEED),
+                "sample_tokens": (sampling.DEFAULT_TOKENS, 1, sampling.MAX_TOKENS)}
+SAMPLING_SETTINGS = tuple(name for name in TAB_SETTINGS if name.startswith("sample_"))
 
 
 def whole_number(value, default: int = 1) -> int:
@@ -109,10 +122,32 @@ def make_link(settings: ViewSettings, page_url: str | None = None) -> str:
         query["quiz"] = "1"
     else:
         query.pop("quiz", None)
-    if "temperature" in query:
-        query["temperature"] = f"{settings.temperature:.3g}"
+    for name, (default, _, _) in TAB_SETTINGS.items():  # a slider's 0.7000000000000001 written as 0.7
+        if name in query and isinstance(default, float):
+            query[name] = f"{query[name]:.3g}"
     base = "/"
     if page_url:
         parts = urlsplit(page_url)
         base = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", ""))
     return f"{base}?{urlencode(query)}"
+
+
+def sampling_in_link(settings: ViewSettings) -> bool:
+    """Whether a link sets the sampling panel (the page then opens it: those settings are what the link shows)."""
+    return any(getattr(settings, name) != TAB_SETTINGS[name][0] for name in SAMPLING_SETTINGS)
+
+
+def sampling_settings(*values) -> dict:
+    """The sampling panel's values as the browser sent them (unpreprocessed: numbers, None from an emptied box, or
+    anything a script sends), in SAMPLING_SETTINGS order, as ViewSettings fields: each a finite number (whole
+    where the setting is), else its default. Out-of-range numbers stay: opening the link says so."""
+    fields = {}
+    for name, value in zip(SAMPLING_SETTINGS, values):
+        default = TAB_SETTINGS[name][0]
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = float("nan")
+        finite = number == number and number not in (float("inf"), float("-inf"))
+        fields[name] = (int(number) if isinstance(default, int) else number) if finite else default
+    return fields

@@ -15,8 +15,7 @@ from viz import sampling as viz_sampling
 from viz.labels import markdown_label
 from viz.panels import note_figure
 
-MAX_TOKENS = 40
-MAX_SEED = 2**32 - 1
+MAX_TOKENS, MAX_SEED = sampling.MAX_TOKENS, sampling.MAX_SEED
 EXPLANATION = ("**Sampling.** Greedy decoding (above) always takes the likeliest token. Sampling draws one at random "
                "with the model's probabilities, after three optional changes, in this order: the **temperature** T "
                "divides every score before the softmax (T below 1 sharpens the distribution, T = 0 is greedy, above 1 "
@@ -41,7 +40,7 @@ def whole(value, low: int, high: int, what: str) -> int:
     return int(value)
 
 
-def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.0, seed=0, tokens=12,
+def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.0, seed=0, tokens=sampling.DEFAULT_TOKENS,
          presenter=False, quiz=False):
     """(the distribution before and after the settings, the seeded sample as Markdown)."""
     font = figure_font(presenter)
@@ -91,14 +90,14 @@ def build(ctx: Context) -> Callable[[], None]:
         with gr.Row():
             temperature_box = Setting(0, sampling.MAX_TEMPERATURE, value=1.0, step=0.05, label="temperature T",
                                             elem_id="sample-temperature", min_width=120)
-            top_k_box = Setting(0, 100, value=0, step=1, label="top-k (0: off)", elem_id="sample-top-k",
+            top_k_box = Setting(0, sampling.MAX_TOP_K, value=0, step=1, label="top-k (0: off)", elem_id="sample-top-k",
                                       min_width=120)
         with gr.Row():
-            top_p_box = Setting(0.01, 1.0, value=1.0, step=0.01, label="top-p (1: off)", elem_id="sample-top-p",
+            top_p_box = Setting(sampling.MIN_TOP_P, 1.0, value=1.0, step=0.01, label="top-p (1: off)", elem_id="sample-top-p",
                                       min_width=120)
             seed_box = components.Number(value=0, precision=0, label="seed",
                                      elem_id="sample-seed", min_width=80)
-            tokens_box = Setting(1, MAX_TOKENS, value=12, step=1, label="tokens", elem_id="sample-tokens",
+            tokens_box = Setting(1, MAX_TOKENS, value=sampling.DEFAULT_TOKENS, step=1, label="tokens", elem_id="sample-tokens",
                                        min_width=120)
         distribution = components.Plot(show_label=False, label="the next-token distribution", elem_id="sample-distribution")
         sample = gr.Markdown(elem_id="sample-text")

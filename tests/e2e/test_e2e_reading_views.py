@@ -64,3 +64,25 @@ def test_quiz_mode_hides_the_lens_until_it_is_unticked(page, live):
     page.locator("#quiz input[type=checkbox]").uncheck()
     wait_for_figures(page, "#lens-top")
     page.wait_for_function("() => (document.querySelector('#lens-summary') || {}).innerText?.includes('from layer 2')")
+
+
+def test_a_link_with_sampling_settings_opens_the_panel_with_them(page, live):
+    """The settings come back into the panel's controls, the panel opens, the sample is drawn with them, and a
+    value that is no number is named (its default shown); the link box writes them again."""
+    open_view(page, live, "attention", "lm", sample_temperature=0.5, sample_top_k=5, sample_top_p=0.9,
+              sample_seed=7, sample_tokens="many")
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=toast-text]')]"
+                           ".some(e => e.innerText.includes(\"sample_tokens 'many' is not a number; showing 12\"))")
+    page.wait_for_function("() => (document.querySelector('#sample-text') || {}).innerText"
+                           "?.includes('Seeded sample (T = 0.5, top-k = 5, top-p = 0.9, seed 7)')")
+    drawn = wait_for_figures(page, "#sample-distribution")
+    assert drawn and all(f["marks"] for f in drawn)
+    values = {name: page.locator(f"#sample-{name} input").first.input_value()
+              for name in ("temperature", "top-k", "top-p", "seed", "tokens")}
+    assert values == {"temperature": "0.5", "top-k": "5", "top-p": "0.9", "seed": "7", "tokens": "12"}, values
+    page.wait_for_function("() => ['sample_temperature=0.5', 'sample_top_k=5', 'sample_top_p=0.9', 'sample_seed=7']"
+                           ".every(p => document.querySelector('#view-link textarea, #view-link input').value"
+                           ".includes(p))")
+    assert "sample_tokens" not in page.locator("#view-link textarea, #view-link input").first.input_value()
+    assert not error_toasts(page)
+    screenshot(page, "sampling-from-link", "#sampling")
