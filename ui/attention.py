@@ -16,6 +16,7 @@ from analysis.heads import head_name, kv_group, parse_head_name
 from ui import components, sampling
 from ui.context import Context, figure_font, friendly
 from ui.messages import warn
+from ui.runtime import tile_click
 from ui.models import (KIND_LABELS, InputError, ModelRegistry, attention_of, check_beam, check_index, clean_text,
                        head_choices)
 from viz import heatmap
@@ -28,7 +29,7 @@ GENERATE_TOKENS = 12
 # Scrolls only to a head the detail does not show yet: Gradio's dropdown also sends its event when it is
 # opened and closed without a pick, and the page jumped up to the detail each time.
 SCROLL_TO_DETAIL_JS = """(choice) => {
-    const el = document.getElementById('head-detail'), m = /^L([0-9]+) H([0-9]+)$/.exec(choice || '');
+    const el = document.getElementById('head-detail'), m = /^L([0-9]+) H([0-9]+)(?: #[0-9]+)?$/.exec(choice || '');
     const title = ((el && el.querySelector('.gtitle')) || {}).textContent || '';
     const key = m ? `layer ${m[1]}, head ${m[2]}` : null, at = key ? title.toLowerCase().indexOf(key) : -1;
     const shown = at >= 0 && !/[0-9]/.test(title.charAt(at + key.length));
@@ -172,8 +173,7 @@ def selected_head(att, layer, head) -> tuple[int, int] | None:
 def heads_grid(att, font: int, selected: tuple[int, int] | None):
     return heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask, font_size=font, selected=selected,
                                   title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
-                                        + (" · ▶ the head open in detail above (pick another on the right)"
-                                           if selected else ""))
+                                        + " · click a tile to open it above" + (" (▶ the one open)" if selected else ""))
 
 
 def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):
@@ -300,13 +300,14 @@ def build(ctx: Context) -> None:
             with gr.Row(equal_height=False):
                 with gr.Column(scale=5):
                     grid = components.Plot(show_label=False, label="Every head at once", elem_id="all-heads")
+                    clicked = tile_click.clicked_tiles()  # a click on a tile (ui/runtime/tile_click.py)
                 with gr.Column(scale=1, min_width=160):
                     # its choices follow the model (and kind) alone, below: /analyze sends only the value
                     tile = components.ModelChoices(label="Open a head in detail", value=None, interactive=True,
                                                    choices=head_choices(registry, ctx.model.value, "self"), elem_id="tile-picker")
-                    gr.Markdown("Pick a head to open it in detail above (the page scrolls up to it); its tile is outlined "
-                                "in orange. Point at a tile (or tap it) to read its query and key tokens. Every tile uses the same "
-                                "0 – 1 colour scale.")
+                    gr.Markdown("Click (or tap) a tile, or pick a head here, to open it in detail above (the page "
+                                "scrolls up to it); its tile is outlined in orange. Point at a tile to read its query and "
+                                "key tokens. Every tile uses the same 0 – 1 colour scale.")
             average = components.Plot(show_label=False, label="Average over heads, per layer", elem_id="layer-average")
             with gr.Accordion("Head statistics", open=True):
                 gr.Markdown(STATS_KEY)
@@ -379,3 +380,8 @@ def build(ctx: Context) -> None:
     picked = tile.input(run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head", api_visibility="private",
                         js=SCROLL_TO_DETAIL_JS)
     ctx.run_after(picked, "picked", head_only=True)
+    # a click on a tile is the same pick, typed by the page script into a hidden box
+    clicked_head = clicked.change(lambda value: run_pick_tile(tile_click.tile_name(value)), inputs=[clicked],
+                                 outputs=[ctx.layer, ctx.head], api_name="click_head", api_visibility="private",
+                                 js=SCROLL_TO_DETAIL_JS)
+    ctx.run_after(clicked_head, "clicked", head_only=True)

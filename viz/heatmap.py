@@ -314,7 +314,10 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     height = int(rows * step_y * tile_px / max(t, 1) + 60 + 3 * font_size)
     layout = _layout(
         title, height, font_size, annotations=annotations, shapes=shapes,
-        meta=dict(tiles=flat_names, alt=alt),
+        # tile_grid: where each tile lies in the big matrix, so that a page script can tell which tile a
+        # clicked cell is in (row r: matrix rows r*step_y ... with its name's label_rows first; column c:
+        # matrix columns c*step_x ... , `width` of them, then the gap), pooled or not
+        meta=dict(tiles=flat_names, alt=alt, tile_grid=dict(cols=cols, step_x=step_x, step_y=step_y, width=s)),
         xaxis=dict(visible=False, constrain="domain", range=[-0.5, weights.shape[1] - 0.5]),
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
     )

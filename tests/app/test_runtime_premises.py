@@ -134,6 +134,15 @@ def test_gr_plot_draws_a_new_figure_with_react_then_resize():
         "gr.Plot no longer hands Plotly a figure's config: ui.components.Plot must set it another way"
 
 
+def test_gr_plot_sends_no_event_for_a_click_on_its_figure():
+    """Delete: ui/runtime/tile_click.py (the page script, and its hidden box in ui.attention) when gr.Plot
+    publishes Plotly's clicks itself."""
+    events = {getattr(event, "event_name", event) for event in gr.Plot.EVENTS}
+    assert events == {"change"} and not hasattr(gr.Plot, "select") and not hasattr(gr.Plot, "click"), (
+        f"gr.Plot now has the events {sorted(events)}: open a clicked tile with its click or select event and "
+        "delete ui/runtime/tile_click.py")
+
+
 def test_gradio_compresses_per_request_and_skips_paths_without_an_extension():
     """Delete: ui.runtime.assets.CompressedAssets' page compression (`/`), and its kept copies of /assets/."""
     import httpx

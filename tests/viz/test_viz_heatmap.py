@@ -166,3 +166,29 @@ def test_many_columns_of_tiles_get_a_figure_as_tall_as_the_tiles_drawn():
     probs, _ = causal(12, layers=6, heads=12)
     tall = heatmap.all_heads_grid(probs).layout.height
     assert tall < 6 * heatmap.GRID_PX / 12 * 1.6 + 150
+
+
+def tile_at(grid: dict, i: int, j: int) -> int:
+    """The tile a cell (row i, column j) of the big matrix belongs to, as ui/runtime/tile_click.py's page
+    script reads it from meta.tile_grid (a gap goes to the nearer tile)."""
+    col, within = divmod(j, grid["step_x"])
+    if within >= grid["width"] + (grid["step_x"] - grid["width"]) / 2:
+        col += 1
+    return (i // grid["step_y"]) * grid["cols"] + min(col, grid["cols"] - 1)
+
+
+@pytest.mark.parametrize("t", [5, 200])  # one cell a token, and max-pooled
+def test_the_grid_says_which_tile_each_cell_is_in(t):
+    layers, heads = 3, 4
+    probs = np.zeros((layers, heads, t, t), dtype=np.float32)
+    for k in range(layers * heads):  # every tile filled with its own number
+        probs[k // heads, k % heads] = (k + 1) / 100
+    fig = heatmap.all_heads_grid(probs, [f"q{i}" for i in range(t)], [f"k{i}" for i in range(t)])
+    grid, names = fig.layout.meta["tile_grid"], fig.layout.meta["tiles"]
+    big = np.asarray(fig.data[0].z)
+    for i, j in zip(*np.nonzero(big)):
+        assert names[tile_at(grid, i, j)] == names[round(float(big[i, j]) * 100) - 1]
+    # a cell of a tile's name (above it) and of a gap open a tile beside it
+    assert names[tile_at(grid, 0, 0)] == "L1 H1"
+    assert names[tile_at(grid, big.shape[0] - 1, big.shape[1] - 1)] == "L3 H4"
+    assert names[tile_at(grid, 0, grid["width"])] in ("L1 H1", "L1 H2")

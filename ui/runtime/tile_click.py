@@ -1,0 +1,64 @@
+"""A click or a tap on a tile of the every-head grid opens that head (a page script: app.launch_options passes it).
+
+Gradio 6.31's gr.Plot publishes one event, `change`: a click on a Plotly figure never reaches the server.
+This script listens to Plotly's own `plotly_click` (which a tap fires too) on the grid (elem_id
+"all-heads"), finds the tile the clicked cell lies in from the figure's `meta.tile_grid`
+(viz.heatmap.tiled_heatmap writes it, pooled or not; a click on a tile's name or on the gap beside it
+counts for that tile), and writes the tile's name ("L3 H1") into a hidden textbox (`clicked_tiles`) with a
+DOM `input` event; the textbox's `change` event, which the Every head tab answers exactly as a pick in its
+tile picker, follows. (Gradio 6.31's textbox sends its own `input` event on key presses only, not on a DOM
+`input` event.)
+
+The textbox is Gradio's own, visually hidden (visible="hidden" keeps it in the page); nothing else sets it.
+Each click adds a counter after the name ("L3 H1 #4"), so that a second click on the same tile changes the
+value too; `tile_name` takes it off.
+"""
+from __future__ import annotations
+
+import gradio as gr
+
+BOX_ID = "tile-clicked"
+GRID_ID = "all-heads"
+
+
+def clicked_tiles() -> gr.Textbox:
+    """The hidden textbox the page script writes a clicked tile's name into (answer its `change` event)."""
+    return gr.Textbox(visible="hidden", elem_id=BOX_ID, label="Head clicked in the every-head grid",
+                      interactive=True, max_lines=1)
+
+
+def tile_name(value: str | None) -> str:
+    """The tile's name from the box's value ("L3 H1 #4" -> "L3 H1"); empty for none."""
+    return str(value or "").split("#")[0].strip()
+
+
+# Runs once when the page loads. gr.Plot replaces its figure's element now and then, and Plotly.purge drops
+# its listeners: a MutationObserver (one pass per frame) listens again on whichever grid element is on the
+# page, once per Plotly event emitter (Plotly gives each new one a new `on`).
+TILE_CLICK_JS = """() => {
+  let queued = false, count = 0;
+  const open = (plot, data) => {
+    const grid = ((plot.layout || {}).meta || {}).tile_grid, names = ((plot.layout || {}).meta || {}).tiles;
+    const point = data && data.points && data.points[0];
+    const box = document.querySelector('#%(box)s textarea, #%(box)s input');
+    if (!grid || !names || !point || !Array.isArray(point.pointNumber) || !box) return;
+    const [i, j] = point.pointNumber;
+    let col = Math.floor(j / grid.step_x);
+    if (j %% grid.step_x >= grid.width + (grid.step_x - grid.width) / 2) col += 1;  // a gap: the nearer tile
+    const name = names[Math.floor(i / grid.step_y) * grid.cols + Math.min(col, grid.cols - 1)];
+    if (!name) return;
+    count += 1;
+    box.value = `${name} #${count}`;
+    box.dispatchEvent(new Event('input', {bubbles: true}));
+  };
+  const pass = () => {
+    queued = false;
+    const plot = document.querySelector('#%(grid)s .js-plotly-plot');
+    if (!plot || typeof plot.on !== 'function' || plot.__tileClickOn === plot.on) return;
+    plot.__tileClickOn = plot.on;
+    plot.on('plotly_click', (data) => open(plot, data));
+  };
+  new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(pass); } })
+    .observe(document.body, {childList: true, subtree: true});
+  pass();
+}""" % {"box": BOX_ID, "grid": GRID_ID}
