@@ -92,7 +92,7 @@ class Context:
     presenter: gr.Checkbox
     tabs: gr.Tabs | None = None
     current_tab: gr.State | None = None  # the open tab's id (None for API callers: nothing is skipped)
-    quiz: gr.Checkbox | None = None  # quiz mode: the one-head view hides its weights until revealed
+    quiz: gr.Checkbox | None = None  # quiz mode: each view that quizzes hides its answer until revealed
     _views: list = field(default_factory=list, repr=False)
     _building_tab: str | None = field(default=None, repr=False)
     _tabs: dict = field(default_factory=dict, repr=False)
@@ -187,6 +187,16 @@ class Context:
         return gr.on(triggers=triggers, fn=on_page, inputs=inputs, outputs=outputs,
                      **{"trigger_mode": "always_last", **kwargs, "api_name": f"{api_name}_page",
                         "api_visibility": "private"})
+
+    def reveal_button(self, elem_id: str) -> gr.Button:
+        """A view's Reveal button, shown only in quiz mode: the view's quiz form leaves its answer out (not even
+        sent), and the tab wires this button to draw the view in full; the next redraw asks again."""
+        button = gr.Button("Reveal", variant="primary", size="sm", visible=False, elem_id=elem_id, scale=0,
+                           min_width=120)
+        if self.quiz is not None:
+            self.quiz.change(lambda on: gr.Button(visible=bool(on)), inputs=[self.quiz], outputs=[button],
+                             api_visibility="private", queue=False)
+        return button
 
     def run_after(self, event, suffix: str, head_only: bool = False, like=None) -> None:
         """Re-run the views after `event` (one that sets the shared controls): all of them, those that

@@ -229,7 +229,7 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
                         label="Attention", visible=len(kinds) > 1, elem_id="kind", scale=2)
         with gr.Column(scale=1, min_width=210):
             presenter = gr.Checkbox(label="Presenter mode", value=False, elem_id="presenter")
-            quiz = gr.Checkbox(label="Quiz mode (weights hidden)", value=False, elem_id="quiz")
+            quiz = gr.Checkbox(label="Quiz mode (answers hidden)", value=False, elem_id="quiz")
     # The tab the viewer has open (set on page load and tab change). None for API callers,
     # whose calls are therefore never skipped as "not on screen".
     current_tab = gr.State(None)

@@ -53,10 +53,10 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
     if quiz:
         head_fig = viz_flow.head_figure(alpha, np.zeros_like(moved), att.queries, att.keys, mask,
                                         title=f"{where}: the weights (what flows is hidden)", font_size=font)
-        hidden = note_figure("Quiz: hidden until you untick quiz mode.", font_size=font)
+        hidden = note_figure("Quiz: hidden until you press Reveal.", font_size=font)
         question = (f"**Quiz.** The last word, **{tokens[row]}**, puts most weight on **{tokens[by_weight]}** "
                     f"({alpha[row, by_weight]:.2f}). Does that key also bring the most into its vector? Vote, then "
-                    "untick quiz mode.")
+                    "press Reveal.")
         return question, head_fig, hidden, hidden
     head_fig = viz_flow.head_figure(alpha, moved, att.queries, att.keys, mask, font_size=font,
                                     title=f"{where}: where it looks (α) and what it moves (‖α·W_O v‖, row shares)")
@@ -90,7 +90,9 @@ def build(ctx: Context) -> Callable[[], None]:
     its view (after the tab's own, which the tab's dispatcher runs first)."""
     with gr.Accordion("What flows: attention weight beside ‖α·W_O v‖", open=True, elem_id="flow"):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])
-        numbers = gr.Markdown(elem_id="flow-numbers")
+        with gr.Row(equal_height=True):
+            numbers = gr.Markdown(elem_id="flow-numbers")
+            reveal = ctx.reveal_button("flow-reveal")
         one_head = components.Plot(show_label=False, label="weight and norm of one head", elem_id="flow-head")
         sinks = components.Plot(show_label=False, label="every head: weight vs norm on the special tokens", elem_id="flow-sinks")
         roll = components.Plot(show_label=False, label="attention rollout and norm-based rollout", elem_id="flow-rollout")
@@ -103,6 +105,8 @@ def build(ctx: Context) -> Callable[[], None]:
     def on_view(text, model, layer, head, presenter=False, quiz=False):
         return view(ctx.registry, text, model, layer, head, presenter, quiz)
 
+    reveal.click(on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.presenter],
+                 outputs=[numbers, one_head, sinks, roll], api_visibility="private")  # quiz left out: in full
     return lambda: ctx.listen(on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.presenter, ctx.quiz],
                               outputs=[numbers, one_head, sinks, roll], api_name="value_weighted",
                               triggers=ctx.head_triggers + [ctx.quiz.input])

@@ -78,10 +78,10 @@ def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
         return f"**No logit lens for {name}.** {e}", note, note
     if quiz:
         i = asked_position(registry, name, found)
-        hidden = note_figure("Quiz: the lens is hidden. Untick quiz mode to reveal it.", font_size=font)
+        hidden = note_figure("Quiz: the lens is hidden until you press Reveal.", font_size=font)
         return (f"**Quiz.** At **{markdown_label(found.tokens[i])}** (position {i + 1}), after which of the "
-                f"{found.n_layers} layers does the model's final answer first become the top token? Vote, then untick "
-                "quiz mode."), hidden, hidden
+                f"{found.n_layers} layers does the model's final answer first become the top token? Vote, then press "
+                "Reveal."), hidden, hidden
     asked = asked_position(registry, name, found)
     mark = (int(found.settled()[asked]), asked)
     top = viz_lens.lens_heatmap(found.top_probs, found.top_tokens, found.tokens, found.alternatives, found.alt_probs,
@@ -100,7 +100,9 @@ def build(ctx: Context) -> None:
         with gr.Row():
             example = gr.Button(f"Lecture example (lm): “{EXAMPLE}”", size="sm", elem_id="lens-example", scale=0,
                                 min_width=240)
-        notice = gr.Markdown(elem_id="lens-summary")
+        with gr.Row(equal_height=True):
+            notice = gr.Markdown(elem_id="lens-summary")
+            reveal = ctx.reveal_button("lens-reveal")
         top = components.Plot(show_label=False, label="top token after each layer", elem_id="lens-top")
         final = components.Plot(show_label=False, label="probability of the final answer", elem_id="lens-final")
         gr.Markdown("Hover a cell for the five likeliest tokens after that layer. The outlined cell is where the "
@@ -112,6 +114,8 @@ def build(ctx: Context) -> None:
 
     ctx.listen(on_view, inputs=[ctx.text, ctx.model, ctx.presenter, ctx.quiz],
                outputs=[notice, top, final], api_name="logit_lens", triggers=ctx.triggers + [ctx.quiz.input])
+    reveal.click(on_view, inputs=[ctx.text, ctx.model, ctx.presenter], outputs=[notice, top, final],
+                 api_visibility="private")  # quiz left out: the view in full
     def on_example(layer, head):
         return (EXAMPLE, "lm") + fit_controls(ctx.registry, "lm", layer, head, None)
 

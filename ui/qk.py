@@ -50,7 +50,7 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
                               title=f"{where}: queries and keys on the two axes of most spread")
     if quiz:
         return (f"**Quiz.** Find the query of the last word, **{markdown_label(att.queries[row])}**. Which key will "
-                "it weight most? Vote, then untick quiz mode to see the lines."), figure, None
+                "it weight most? Vote, then press Reveal to see the lines."), figure, None
     told = (f"The two axes keep **{picture.explained[0]:.0%} and {picture.explained[1]:.0%}** of the spread of "
             f"this head's {len(q)} queries and {len(k)} keys ({q.shape[1]} dimensions each). The last word, "
             f"**{markdown_label(att.queries[row])}**, scores **{keys[best]}** highest: q·k = {scores[best]:.2f} "
@@ -64,7 +64,9 @@ def build(ctx: Context) -> Callable[[], None]:
     (after the tab's own, which the tab's dispatcher runs first)."""
     with gr.Accordion("Queries & keys: why a head looks where it looks", open=True, elem_id="qk"):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])
-        numbers = gr.Markdown(elem_id="qk-numbers")
+        with gr.Row(equal_height=True):
+            numbers = gr.Markdown(elem_id="qk-numbers")
+            reveal = ctx.reveal_button("qk-reveal")
         picture = components.Plot(show_label=False, label="queries and keys in two dimensions", elem_id="qk-space")
         gr.Markdown("For the dates model this section shows the encoder's self-attention.")
         with gr.Accordion("Every dimension: the head's queries and keys as numbers", open=False):
@@ -74,6 +76,8 @@ def build(ctx: Context) -> Callable[[], None]:
     def on_view(text, model, layer, head, presenter=False, quiz=False):
         return view(ctx.registry, text, model, layer, head, presenter, quiz)
 
+    reveal.click(on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.presenter],
+                 outputs=[numbers, picture, exported], api_visibility="private")  # quiz left out: in full
     return lambda: ctx.listen(on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.presenter, ctx.quiz],
                               outputs=[numbers, picture, exported], api_name="qk_space",
                               triggers=ctx.head_triggers + [ctx.quiz.input])

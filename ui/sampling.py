@@ -60,16 +60,18 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
     ids = model.encode(text).ids
     tokens = max(0, min(tokens, model.config.max_len - len(ids)))
     steps = sampling.distribution(model.next_logits(ids), temperature, top_k, top_p)
+    settings = f"T = {temperature:g}, top-k = {top_k or 'off'}, top-p = {top_p:g}"
+    if quiz:  # the distribution before the settings alone: what they keep, and the sample, are the answer
+        figure = viz_sampling.distribution_figure({"before": steps.before}, model.label, font_size=font,
+                                                  only_before=True, title=f"The next token, before {settings}")
+        return figure, (f"**Quiz.** With {settings}, how many tokens can still be drawn, and what probability does "
+                        "the likeliest get after them? Vote, then press Reveal to see the distribution after the "
+                        "settings and a seeded sample.")
     drawn = sampling.generate(model.next_logits, ids, tokens, temperature, top_k, top_p, seed, end=model.end_id)
     first = drawn.ids[0] if drawn.ids else model.end_id
     stages = {"before": steps.before, "tempered": steps.tempered, "top_k": steps.top_k, "after": steps.after}
-    settings = f"T = {temperature:g}, top-k = {top_k or 'off'}, top-p = {top_p:g}"
-    figure = viz_sampling.distribution_figure(stages, model.label, font_size=font, sampled=None if quiz else first,
-                                              only_before=bool(quiz),
+    figure = viz_sampling.distribution_figure(stages, model.label, font_size=font, sampled=first,
                                               title=f"The next token: before and after {settings}")
-    if quiz:
-        return figure, (f"**Quiz.** With {settings}, how many tokens can still be drawn, and which is likeliest? "
-                        "Vote, then untick quiz mode.")
     kept = int((steps.after > 0).sum())
     written = markdown_label(model.tokenizer.decode(drawn.ids)) if drawn.ids else "(nothing)"
     label = markdown_label(model.label(first)) if first is not None else "the end"
@@ -99,6 +101,7 @@ def build(ctx: Context) -> Callable[[], None]:
                                      elem_id="sample-seed", min_width=80)
             tokens_box = Setting(1, MAX_TOKENS, value=sampling.DEFAULT_TOKENS, step=1, label="tokens", elem_id="sample-tokens",
                                        min_width=120)
+        reveal = ctx.reveal_button("sample-reveal")
         distribution = components.Plot(show_label=False, label="the next-token distribution", elem_id="sample-distribution")
         sample = gr.Markdown(elem_id="sample-text")
 
@@ -107,6 +110,8 @@ def build(ctx: Context) -> Callable[[], None]:
         return view(ctx.registry, text, model, temperature, top_k, top_p, seed, tokens, presenter, quiz)
 
     settings = [temperature_box, top_k_box, top_p_box, seed_box, tokens_box]
+    reveal.click(on_view, inputs=[ctx.text, ctx.model, *settings, ctx.presenter], outputs=[distribution, sample],
+                 api_visibility="private")  # quiz left out: in full
     return lambda: ctx.listen(on_view, inputs=[ctx.text, ctx.model, *settings, ctx.presenter, ctx.quiz],
                               outputs=[distribution, sample], api_name="generate",
                               triggers=ctx.triggers + [c.input for c in settings] + [ctx.quiz.input])

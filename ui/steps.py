@@ -127,6 +127,10 @@ def build(ctx: Context) -> None:
         caption = gr.Markdown(elem_id="steps-caption")
         simple = components.Plot(show_label=False, label="parameter-free attention")
         qkv = components.Plot(show_label=False, label="queries, keys, values")
+        # quiz mode hides this head's scores and weights: they answer the Queries & keys quiz below
+        quiz_hidden = gr.Markdown("*Quiz mode: this head's scores and weights are hidden until you untick it, as "
+                                  "they would answer the question in Queries & keys below.*", visible=False,
+                                  elem_id="steps-quiz-hidden")
         scores = components.Plot(show_label=False, label="scores to weights", elem_id="steps-scores")
         output = components.Plot(show_label=False, label="weighted sum")
         qk_view = qk.build(ctx)  # one head's queries and keys in two dimensions (/qk_space)
@@ -144,6 +148,8 @@ def build(ctx: Context) -> None:
     ctx.listen(on_view, inputs=inputs, outputs=[caption, simple, qkv, scores, output], api_name="steps",
                triggers=ctx.head_triggers)
     qk_view()
+    ctx.quiz.change(lambda on: (gr.update(visible=not on), gr.update(visible=not on), gr.update(visible=bool(on))),
+                    inputs=[ctx.quiz], outputs=[scores, output, quiz_hidden], api_visibility="private", queue=False)
     # .input fires on every way of moving the slider (dragging, arrow keys); always_last drops the
     # positions passed while a redraw was running and draws the last one.
     live_outputs = [caption, simple, scores, output]

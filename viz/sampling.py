@@ -25,9 +25,10 @@ def shown_tokens(before, after, n: int = SHOWN, include: int | None = None) -> n
 def distribution_figure(stages: dict, labels, title: str = "", font_size: int = 12,
                         sampled: int | None = None, only_before: bool = False) -> go.Figure:
     """stages: name -> (v,) probabilities (analysis.sampling.Distribution's fields); labels(token id) -> its label.
-    sampled: the token id drawn, outlined. only_before: the first stage alone (quiz mode: what the settings
-    keep is the question). Bars sit on positions (two tokens may print alike)."""
-    index = shown_tokens(stages["before"], stages["after"], include=sampled)
+    sampled: the token id drawn, outlined. only_before: the first stage alone, its tokens chosen by it alone (quiz
+    mode: what the settings keep is the question; `stages` may then hold "before" only). Bars sit on positions (two
+    tokens may print alike)."""
+    index = shown_tokens(stages["before"], stages["before" if only_before else "after"], include=sampled)
     names = token_labels([labels(int(i)) for i in index])
     x = np.arange(len(index))
     traces = [dict(type="bar", x=x, y=np.asarray(stages[key])[index].astype(np.float32), name=label, text=names,

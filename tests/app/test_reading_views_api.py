@@ -2,6 +2,7 @@
 on the real app (python app.py), with their endpoints' exact names and parameters, and checked against oracles."""
 from __future__ import annotations
 
+import base64
 import json
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from gradio_client.exceptions import AppError
 
 from live_app import ARTIFACTS, live_app
+from analysis import sampling
 from model import api
 
 SINK_SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -40,6 +42,14 @@ def plot(value) -> dict:
     return json.loads(value["plot"])
 
 
+def numbers_of(values) -> np.ndarray:
+    """A figure's array as sent: a list, or Plotly's typed-array spec (base64 bytes, dtype and shape)."""
+    if not isinstance(values, dict):
+        return np.array(values, dtype=np.float64)
+    array = np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"]))
+    return array.reshape([int(n) for n in values["shape"].split(",")]) if "shape" in values else array
+
+
 def test_logit_lens_last_row_is_the_models_own_prediction(client):
     summary, top, final = client.predict("not able to", "lm", api_name="/logit_lens")
     cells = plot(top)["data"][1]["text"]  # the top token written in each cell, row by row (layer 1 first)
@@ -66,6 +76,38 @@ def test_quiz_mode_hides_the_lens(client):
     summary, top, _ = client.predict("not able to", "lm", False, True, api_name="/logit_lens")
     assert summary.startswith("**Quiz.**") and "▁be" not in summary
     assert "▁be" not in json.dumps(plot(top))
+
+
+def test_quiz_mode_sends_no_flow_norms(client):
+    """The question quotes the weights (the premise); what the head moves, the sinks and the rollouts stay home."""
+    numbers, head, sinks, rollout = client.predict(SINK_SENTENCE, "minilm", 3, 2, False, True,
+                                                   api_name="/value_weighted")
+    assert numbers.startswith("**Quiz.**") and "what they move" not in numbers and "moves" not in numbers
+    weights, moved = plot(head)["data"]
+    assert np.nansum(numbers_of(weights["z"])) > 0 and not np.nansum(numbers_of(moved["z"]))
+    assert not plot(sinks)["data"] and not plot(rollout)["data"]  # notes: no numbers in them
+
+
+def test_quiz_mode_sends_no_line_to_the_strongest_key(client):
+    numbers, picture, exported = client.predict(SINK_SENTENCE, "minilm", 4, 2, False, True, api_name="/qk_space")
+    assert numbers.startswith("**Quiz.**") and "highest" not in numbers and "q·k" not in numbers
+    assert [trace["name"] for trace in plot(picture)["data"]] == ["queries (looking)", "keys (looked at)"]
+    assert exported is None  # the full q and k would let a script compute the answer
+
+
+def test_quiz_mode_sends_neither_the_sample_nor_what_the_settings_keep(client):
+    args = ("The cat sat on the", "lm", 0.7, 3, 0.9, 5, 6, False)
+    _, text = client.predict(*args, False, api_name="/generate")
+    quiz_figure, question = client.predict(*args, True, api_name="/generate")
+    assert "Seeded sample" in text and "…" in text and "can be drawn next" in text
+    assert question.startswith("**Quiz.**") and "Seeded sample" not in question and "…" not in question
+    assert "can be drawn next" not in question
+    bars = plot(quiz_figure)["data"]
+    assert len(bars) == 1 and not plot(quiz_figure)["layout"]["annotations"]
+    lm = api.load("lm")
+    before = np.sort(sampling.softmax(lm.next_logits(lm.encode("The cat sat on the").ids)))[::-1]
+    drawn = numbers_of(bars[0]["y"])
+    np.testing.assert_allclose(drawn, before[:len(drawn)], rtol=1e-4, atol=1e-6)  # the likeliest, in order
 
 
 def test_value_weighted_states_the_minilm_sink_numbers(client):

@@ -86,3 +86,38 @@ def test_a_link_with_sampling_settings_opens_the_panel_with_them(page, live):
     assert "sample_tokens" not in page.locator("#view-link textarea, #view-link input").first.input_value()
     assert not error_toasts(page)
     screenshot(page, "sampling-from-link", "#sampling")
+
+
+# (tab, model, the view's text, its Reveal button, a phrase of the question, a phrase only the answer has, a figure)
+REVEALS = [("lens", "lm", "#lens-summary", "#lens-reveal", "after which of the", "from layer 2", "#lens-top"),
+           ("interventions", "minilm", "#flow-numbers", "#flow-reveal", "Does that key also bring", "of what it moves",
+            "#flow-sinks"),
+           ("steps", "lm", "#qk-numbers", "#qk-reveal", "Which key will it weight most", "highest: q·k", "#qk-space"),
+           ("attention", "lm", "#sample-text", "#sample-reveal", "how many tokens can still be drawn",
+            "Seeded sample (T = 0.5", "#sample-distribution")]
+
+
+@pytest.mark.parametrize("tab, model, text, button, question, answer, figure", REVEALS,
+                         ids=[r[3].strip("#") for r in REVEALS])
+def test_quiz_mode_asks_and_reveal_answers(page, live, tab, model, text, button, question, answer, figure):
+    """A link in quiz mode opens the view with its question and no answer; Reveal draws it in full, quiz mode
+    staying on; unticking quiz mode takes the button away."""
+    open_view(page, live, tab, model, quiz=1, sample_temperature=0.5)  # (the sampling panel opens)
+    page.wait_for_function("([s, q]) => (document.querySelector(s) || {}).innerText?.includes(q)",
+                           arg=[text, question])
+    assert answer not in page.locator(text).inner_text()
+    if tab == "steps":  # the head's scores and weights above Queries & keys would answer it
+        page.wait_for_selector("#steps-quiz-hidden", state="visible")
+        assert not page.is_visible("#steps-scores")
+    screenshot(page, f"quiz-asked-{button.strip('#')}", "[role=tabpanel]")
+    page.locator(button).click()
+    page.wait_for_function("([s, a]) => (document.querySelector(s) || {}).innerText?.includes(a)", arg=[text, answer])
+    drawn = wait_for_figures(page, figure)
+    assert drawn and all(f["marks"] for f in drawn if f["visible"]), drawn
+    assert page.locator("#quiz input[type=checkbox]").is_checked()
+    assert not error_toasts(page)
+    screenshot(page, f"quiz-revealed-{button.strip('#')}", "[role=tabpanel]")
+    page.locator("#quiz input[type=checkbox]").uncheck()
+    page.wait_for_selector(button, state="hidden")
+    if tab == "steps":
+        page.wait_for_selector("#steps-scores", state="visible")

@@ -70,3 +70,17 @@ def test_sampling_bars_show_the_drawn_token_and_quiz_shows_only_the_start():
     assert as_json(fig)["layout"]["annotations"][0]["text"] == "drawn"
     quiz = viz_sampling.distribution_figure(stages, str, only_before=True)
     assert len(as_json(quiz)["data"]) == 1 and not as_json(quiz)["layout"]["annotations"]
+
+
+def test_the_sampling_quiz_picks_its_bars_from_the_distribution_before_the_settings_alone():
+    """Which tokens are drawn must not hint at what the settings keep: the quiz figure is the same whatever the
+    settings keep, and needs only the distribution before them."""
+    before = np.linspace(1, 2, 30) / np.linspace(1, 2, 30).sum()  # the likeliest last: token 29
+    cut = np.zeros(30)
+    cut[29] = 1.0  # top-k = 1: one token left (the others tie at 0, and the first ids are the least likely)
+    wide = {"before": before, "tempered": before, "top_k": before, "after": before}
+    narrow = {"before": before, "tempered": cut, "top_k": cut, "after": cut}
+    figures = [as_json(viz_sampling.distribution_figure(stages, str, only_before=True))["data"]
+               for stages in (wide, narrow, {"before": before})]
+    assert figures[0] == figures[1] == figures[2]
+    assert figures[0][0]["text"] == [str(29 - i) for i in range(viz_sampling.SHOWN)]  # the likeliest before
