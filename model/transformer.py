@@ -140,24 +140,41 @@ class LMTransform(nn.Module):
         return self.norm(self.activation(self.dense(x)))
 
 
-class _SingleStack(nn.Module):
-    """Embed, run the blocks, project to the vocabulary. `causal` picks the mask.
-    A pretrained model without a language-model head (config.lm_head "none", such as MiniLM)
-    has no to_vocab: its forward gives None for the logits."""
+class _Model(nn.Module):
+    """What every model here starts from: its config and its embedder (token and position vectors).
+    A model adds its stacks and output layers in add_parts, in the order their weights are drawn; then
+    every weight is drawn afresh (_init), and with config.tie_embeddings the output layer named by `tied`
+    reads out with the token embedding itself."""
 
-    causal: bool
+    tied: str | None = None
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = config
         self.embed = Embedder(config)
+        self.add_parts(config)
+        _init(self)
+        head = getattr(self, self.tied) if self.tied else None
+        if config.tie_embeddings and head is not None:
+            head.weight = self.embed.token_embedding.weight
+
+    def add_parts(self, config: TransformerConfig) -> None:
+        raise NotImplementedError
+
+
+class _SingleStack(_Model):
+    """Embed, run the blocks, project to the vocabulary. `causal` picks the mask.
+    A pretrained model without a language-model head (config.lm_head "none", such as MiniLM)
+    has no to_vocab: its forward gives None for the logits."""
+
+    causal: bool
+    tied = "to_vocab"
+
+    def add_parts(self, config: TransformerConfig) -> None:
         self.stack = Stack(config, config.n_layers)
         self.lm_transform = LMTransform(config) if config.lm_head == "transform" else nn.Identity()
         self.to_vocab = (nn.Linear(config.d_model, config.vocab_size, bias=config.lm_head == "transform")
                          if config.lm_head != "none" else None)
-        _init(self)
-        if config.tie_embeddings and self.to_vocab is not None:
-            self.to_vocab.weight = self.embed.token_embedding.weight
 
     def forward(self, ids: torch.Tensor, record: bool = False,
                 switches: Switches = PLAIN) -> tuple[torch.Tensor | None, Recording | None]:
@@ -196,23 +213,18 @@ class MaskedLM(_SingleStack):
     causal = False
 
 
-class EncoderDecoder(nn.Module):
+class EncoderDecoder(_Model):
     """The encoder reads the source with unmasked self-attention; the decoder writes
     the target one token at a time with masked self-attention, and looks back at the
     encoder's output through cross-attention."""
 
     causal = True
+    tied = "to_vocab"
 
-    def __init__(self, config: TransformerConfig):
-        super().__init__()
-        self.config = config
-        self.embed = Embedder(config)
+    def add_parts(self, config: TransformerConfig) -> None:
         self.encoder = Stack(config, config.n_layers)
         self.decoder = Stack(config, config.n_decoder_layers, cross=True)
         self.to_vocab = nn.Linear(config.d_model, config.vocab_size, bias=False)
-        _init(self)
-        if config.tie_embeddings:
-            self.to_vocab.weight = self.embed.token_embedding.weight
 
     def encode(self, src: torch.Tensor, src_keep: torch.Tensor | None = None, recording: Recording | None = None,
                switches: Switches = PLAIN):
@@ -239,7 +251,7 @@ class EncoderDecoder(nn.Module):
         return self.decode(tgt, memory, src_keep, recording, switches), recording
 
 
-class Classifier(nn.Module):
+class Classifier(_Model):
     """The lecture notes' second transformer: an encoder reads the whole sentence (no mask), pooling
     turns its t output vectors into one, and a linear layer scores every category (config.labels).
 
@@ -249,13 +261,9 @@ class Classifier(nn.Module):
 
     causal = False
 
-    def __init__(self, config: TransformerConfig):
-        super().__init__()
-        self.config = config
-        self.embed = Embedder(config)
+    def add_parts(self, config: TransformerConfig) -> None:
         self.stack = Stack(config, config.n_layers)
         self.to_classes = nn.Linear(config.d_model, len(config.labels))
-        _init(self)
 
     def features(self, ids: torch.Tensor, record: bool = False, switches: Switches = PLAIN,
                  keep: torch.Tensor | None = None) -> tuple[torch.Tensor, Recording | None]:
