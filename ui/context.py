@@ -188,10 +188,11 @@ class Context:
                      **{"trigger_mode": "always_last", **kwargs, "api_name": f"{api_name}_page",
                         "api_visibility": "private"})
 
-    def reveal_button(self, elem_id: str) -> gr.Button:
+    def reveal_button(self, elem_id: str, label: str = "Reveal") -> gr.Button:
         """A view's Reveal button, shown only in quiz mode: the view's quiz form leaves its answer out (not even
-        sent), and the tab wires this button to draw the view in full; the next redraw asks again."""
-        button = gr.Button("Reveal", variant="primary", size="sm", visible=False, elem_id=elem_id, scale=0,
+        sent), and the tab wires this button to draw the view in full; the next redraw asks again. A second quiz
+        on one tab names its button apart (a screen reader lists the buttons by name)."""
+        button = gr.Button(label, variant="primary", size="sm", visible=False, elem_id=elem_id, scale=0,
                            min_width=120)
         if self.quiz is not None:
             self.quiz.change(lambda on: gr.Button(visible=bool(on)), inputs=[self.quiz], outputs=[button],

@@ -65,8 +65,8 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
         figure = viz_sampling.distribution_figure({"before": steps.before}, model.label, font_size=font,
                                                   only_before=True, title=f"The next token, before {settings}")
         return figure, (f"**Quiz.** With {settings}, how many tokens can still be drawn, and what probability does "
-                        "the likeliest get after them? Vote, then press Reveal to see the distribution after the "
-                        "settings and a seeded sample.")
+                        "the likeliest get after them? Vote, then press “Reveal the sample” to see the distribution "
+                        "after the settings and a seeded sample.")
     drawn = sampling.generate(model.next_logits, ids, tokens, temperature, top_k, top_p, seed, end=model.end_id)
     first = drawn.ids[0] if drawn.ids else model.end_id
     stages = {"before": steps.before, "tempered": steps.tempered, "top_k": steps.top_k, "after": steps.after}
@@ -101,7 +101,7 @@ def build(ctx: Context) -> Callable[[], None]:
                                      elem_id="sample-seed", min_width=80)
             tokens_box = Setting(1, MAX_TOKENS, value=sampling.DEFAULT_TOKENS, step=1, label="tokens", elem_id="sample-tokens",
                                        min_width=120)
-        reveal = ctx.reveal_button("sample-reveal")
+        reveal = ctx.reveal_button("sample-reveal", "Reveal the sample")  # the head's quiz has its Reveal above
         distribution = components.Plot(show_label=False, label="the next-token distribution", elem_id="sample-distribution")
         sample = gr.Markdown(elem_id="sample-text")
 
