@@ -14,7 +14,7 @@ import numpy as np
 from analysis import head_stats as stats
 from analysis.heads import head_name, kv_group, parse_head_name
 from ui import components, sampling
-from ui.context import Context, figure_font, friendly
+from ui.context import Context, figure_font, friendly, screen_height
 from ui.messages import warn
 from ui.runtime import tile_click
 from ui.models import (KIND_LABELS, InputError, ModelRegistry, attention_of, check_beam, check_index, clean_text,
@@ -195,7 +195,7 @@ def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, prese
         title = f"Quiz · layer {layer0 + 1}, head {head0 + 1}: where does each token look?"
     return heatmap.attention_heatmap(
         att.probs[layer0, head0], att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
-        title=title, hidden=bool(quiz))
+        title=title, hidden=bool(quiz), max_height=screen_height(presenter))
 
 
 def quiz_choices(registry: ModelRegistry, text, name, kind=None) -> tuple[list, list, int]:
@@ -221,7 +221,8 @@ def reveal(registry: ModelRegistry, text, name, layer, head, kind, presenter, ro
     best = int(np.argmax(weights))
     figure = heatmap.attention_heatmap(
         att.probs[layer0, head0], att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
-        title=f"Revealed · layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}", row=row, guess=guess)
+        title=f"Revealed · layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}", row=row, guess=guess,
+        max_height=screen_height(presenter))
     answer = (f"**{markdown_label(att.queries[row])}** looks most at **{keys[best]}** "
               f"({weights[best]:.0%} of its attention).")
     if guess is not None and not att.mask[row, guess]:  # a later token, in a causal model

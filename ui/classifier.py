@@ -18,10 +18,11 @@ from analysis.heads import head_name
 from model import interventions
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
-from ui.context import Context, figure_font, friendly, handler
+from ui.context import PRESENTER_FIRST, Context, figure_font, friendly, handler, screen_height
 from ui.interventions import head_picker
 from ui.models import InputError, ModelRegistry, clean_text, head_choices, parse_heads
 from viz import classifier as viz
+from viz.figure import no_taller
 from viz.interventions import explanations_figure, guesses_figure
 from viz.labels import markdown_label
 
@@ -114,7 +115,8 @@ def view(registry: ModelRegistry, text, presenter):
     return (summary, dict(top),
             explanations_figure(decision.tokens, rows, font_size=font,
                                 title=f"Which tokens the decision ({category}) draws on"),
-            viz.contributions_figure(decision.tokens, contributions, category, font_size=font),
+            no_taller(viz.contributions_figure(decision.tokens, contributions, category, font_size=font),
+                      screen_height(presenter)),
             viz.pooling_figure(decision.tokens, decision.features, decision.pooled, decision.pooling, font_size=font))
 
 
@@ -168,7 +170,7 @@ def build(ctx: Context) -> None:
     with ctx.tab("Classifier", id="classifier"):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         summary = gr.Markdown(elem_id="classifier-summary")
-        with gr.Row(equal_height=False):
+        with gr.Row(equal_height=False, elem_classes=[PRESENTER_FIRST]):  # in presenter mode above the summary
             with gr.Column(scale=2):
                 categories = gr.Label(num_top_classes=TOP_K, label="Categories", elem_id="classifier-label")
             with gr.Column(scale=3):

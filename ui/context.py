@@ -31,6 +31,22 @@ def figure_font(presenter) -> int:
     return FIGURE_FONT[bool(presenter)]
 
 
+# A tab's main figure (and what it needs beside it) is drawn first in presenter mode, above the tab's settings,
+# so that on a 1280 x 720 projector it is on the first screen (order only moves it on screen: ui.controls.CSS).
+PRESENTER_FIRST = "presenter-first"
+PRESENTER_SECOND = "presenter-second"  # right under the main figure (its controls, when the figure needs the room)
+
+# Presenter mode on a 1280 x 720 projector: a tab's main figure lies whole on the first screen, under the
+# header and the row of tabs (tests/e2e/test_e2e_presenter.py measures every tab)
+SCREEN_FIGURE_PX = 440
+
+
+def screen_height(presenter, above: int = 0) -> int | None:
+    """The most a tab's main figure may take: in presenter mode what the first screen leaves it under the
+    tab's controls drawn above it (`above` px), else None."""
+    return SCREEN_FIGURE_PX - above if presenter else None
+
+
 def friendly(fn: Callable) -> Callable:
     """Wrap a handler so bad input reaches the viewer as a clear gr.Error, never a traceback (ui.gpu lends
     it a GPU on ZeroGPU, where it is registered)."""

@@ -9,7 +9,7 @@ import numpy as np
 from analysis import head_stats as stats
 from analysis.sampling import DEFAULT_TOKENS
 from ui import components
-from ui.context import Context, friendly
+from ui.context import PRESENTER_FIRST, Context, friendly  # noqa: F401 - PRESENTER_FIRST: the tabs import it from here too
 from ui.gpu import on_gpu
 from ui.links import (SAMPLING_SETTINGS, ViewSettings, make_link, parse_query, sampling_in_link, sampling_settings,
                       whole_number)
@@ -73,7 +73,7 @@ body.presenter [role=tabpanel] input[type=checkbox], body.presenter [role=tabpan
     width: 22px !important; height: 22px !important; }
 body.presenter input[type=range] { height: 10px !important; }
 /* 1280 x 720 in presenter mode: a lower header leaves the first screen to the tab's figure */
-body.presenter #intro h1 { font-size: 26px !important; margin: 0 0 4px !important; }
+body.presenter #intro { display: none; }  /* the page's title too: the projector shows the app already */
 body.presenter #kind .wrap { gap: 4px !important; }
 body.presenter #kind label { padding: 0 8px !important; font-size: 14px !important; min-height: 0 !important; }
 /* the hints under sliders and boxes read on a projector: the body's colour, not the theme's pale grey */
@@ -82,12 +82,10 @@ body.presenter [data-testid=block-info], body.presenter .info, body.presenter sp
 /* the model picker's entries as large as the rest of the page */
 body.presenter ul.options li { font-size: 20px !important; padding: 6px 10px !important; }
 /* messages at the bottom right: at the top they covered the Head slider and the mode check boxes */
-body.presenter .presenter-first { order: -1; }
+body.presenter .presenter-first { order: -2; }
+body.presenter .presenter-second { order: -1; }  /* right under the main figure */
 .toast-wrap { top: auto !important; bottom: var(--size-4, 16px) !important; }
 """
-# A tab's main figure (and what it needs beside it) is drawn first in presenter mode, above the tab's settings,
-# so that on a 1280 x 720 projector it is on the first screen (order only moves it on screen).
-PRESENTER_FIRST = "presenter-first"
 PRESENTER_JS = "(on) => { document.body.classList.toggle('presenter', !!on); return []; }"
 
 

@@ -10,9 +10,10 @@ from analysis.alignment import month_attention, month_span, most_month_attentive
 from analysis.heads import head_name, parse_head_name
 from ui import components
 from ui.controls import PRESENTER_FIRST
-from ui.context import Context, figure_font, handler
+from ui.context import Context, figure_font, handler, screen_height
 from ui.models import MAX_BEAM, InputError, ModelRegistry, check_beam, check_index, clean_text, head_choices
 from viz import cross
+from viz.figure import no_taller
 from viz.heatmap import attention_heatmap
 
 MODEL = "dates"
@@ -83,6 +84,9 @@ def written_tokens(trace) -> list[str]:
     return (list(trace.target_tokens[1:]) + ["</s>"])[:rows]
 
 
+KINDS_PX = 30  # the header's attention-kind row, which the dates model adds
+
+
 def step_view(registry: ModelRegistry, text, head_label, step, presenter):
     """Cross-attention with the decoding step framed, and that step's weights over the source."""
     font = figure_font(presenter)
@@ -97,7 +101,8 @@ def step_view(registry: ModelRegistry, text, head_label, step, presenter):
                               title=f"Cross-attention, decoder layer {layer0 + 1}, head {head0 + 1}: "
                                     "each output character (rows) × the input (columns)")
     bars = cross.step_figure(probs[step0], att.keys, written[step0], step0, font_size=font)
-    return heat, bars
+    # presenter mode: the header is a row taller for the dates model (its three attention kinds)
+    return no_taller(heat, screen_height(presenter, above=KINDS_PX)), bars
 
 
 def shown_step(registry: ModelRegistry, text, step) -> int:

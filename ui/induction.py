@@ -11,8 +11,7 @@ from analysis.heads import head_name, parse_head_name
 from model import copying
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
-from ui.controls import PRESENTER_FIRST
-from ui.context import Context, figure_font, handler
+from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, handler, screen_height
 from ui.messages import shown
 from ui.models import InputError, ModelRegistry, head_choices
 from viz import induction as viz
@@ -133,7 +132,7 @@ def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
     chosen = head if head in choices else STRONGEST
     layer, head0 = m["induction_head"] if chosen == STRONGEST else parse_head_name(chosen)
     stripe = viz.stripe_figure(m["probs"][layer, head0], m["tokens"], layer, head0, m["induction"][layer, head0],
-                               m["words"], font_size=font)
+                               m["words"], font_size=font, max_height=screen_height(presenter))
     marked = [m["induction_head"]] + ([m["previous_head"]] if m["previous_head"] is not None else [])
     scores = viz.scores_figure(m["induction"], m["previous"], font_size=font, marked=marked)
     shown = {k: v for i, (k, v) in enumerate(m["token_losses"].items()) if i < 2}  # intact, induction head off
@@ -145,7 +144,7 @@ def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
 def build(ctx: Context) -> None:
     with ctx.tab("Copying from context", id=TAB_ID):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
-        with gr.Row(elem_classes=[PRESENTER_FIRST]):
+        with gr.Row(elem_classes=[PRESENTER_SECOND]):  # presenter mode: under the figure
             new = gr.Button("New random sentence", variant="primary", elem_id="copying-new", scale=1)
             seed = components.Number(value=0, precision=0, minimum=0,
                                      label="sentence number", elem_id="copying-seed", scale=1)

@@ -18,9 +18,10 @@ from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components, flow
 from ui.controls import PRESENTER_FIRST
-from ui.context import Context, figure_font, friendly, handler
+from ui.context import Context, figure_font, friendly, handler, screen_height
 from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text, head_choices, parse_heads
 from viz import interventions as viz
+from viz.figure import no_taller
 from viz.heatmap import attention_heatmap
 from viz.labels import markdown_label
 
@@ -136,7 +137,7 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     maps = interventions.head_importance(registry.get(name), clean_text(text), kinds_of(registry, name),
                                          _check_method(method))
     what = WHAT_CHANGE.get(result["what"], "drop in log-probability")
-    importance = viz.importance_figure(maps, what, font_size=font, method=method)
+    importance = no_taller(viz.importance_figure(maps, what, font_size=font, method=method), screen_height(presenter))
     top = max(((kind, *np.unravel_index(int(np.argmax(m)), m.shape)) for kind, m in maps.items()),
               key=lambda k: maps[k[0]][k[1], k[2]])
     single = list(maps) == ["self"]

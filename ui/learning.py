@@ -7,7 +7,7 @@ import numpy as np
 from model.cache import ByteLRU
 from model.trace import for_views
 from ui import components
-from ui.context import Context, figure_font, handler
+from ui.context import PRESENTER_FIRST, Context, figure_font, handler, screen_height
 from ui.models import ModelRegistry, clean_text
 from viz import learning as viz_learning
 from viz.heatmap import attention_heatmap
@@ -82,6 +82,7 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
     summary = f"**Snapshot {index + 1} of {len(steps)}: training step {step}** — {loss_text}."
     mask = final.mask if final.causal else None
     heat = attention_heatmap(current, final.queries, final.keys, mask=mask, font_size=font,
+                             max_height=screen_height(presenter),
                              title=f"Layer {layer0 + 1}, head {head0 + 1} after {step} training steps")
     curve = viz_learning.loss_figure(history.steps, history.train_loss, history.val_loss, current=step, font_size=font)
     strip = viz_learning.snapshots_strip(np.stack(maps), steps, mask=mask, font_size=font)
@@ -99,7 +100,8 @@ def build(ctx: Context) -> None:
                                      info="1 = earliest saved weights; the last one is the trained model",
                                      elem_id="snapshot")
         summary = gr.Markdown(elem_id="learning-summary")
-        heat = components.Plot(show_label=False, label="attention at this snapshot", elem_id="learning-heat")
+        heat = components.Plot(show_label=False, label="attention at this snapshot", elem_id="learning-heat",
+                               elem_classes=[PRESENTER_FIRST])  # in presenter mode above the slider and the summary
         curve = components.Plot(show_label=False, label="loss curve")
         strip = components.Plot(show_label=False, label="every snapshot")
 

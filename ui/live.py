@@ -17,8 +17,7 @@ from training import toy
 from training.toy_session import TrainingFailed, TrainingRefused, Trainings, Waiting, default_limit
 from training.toy_tasks import TASKS, SettingsError
 from ui import components
-from ui.controls import PRESENTER_FIRST
-from ui.context import Context, figure_font
+from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from ui.messages import inform, refusal, shown
 from ui.runtime.events import repeat_outputs
 from viz import toy as viz_toy
@@ -109,12 +108,16 @@ def status_text(snap: toy.Snapshot) -> str:
     return text
 
 
+BUTTONS_PX = 60  # the Train buttons above the figures, in presenter mode
+
+
 def progress_figures(snap: toy.Snapshot, presenter) -> tuple:
     task, font = TASKS[snap.settings["task"]], figure_font(presenter)
     blind = task.blind_best if task.needs_positions else None
     title = "Before training" if snap.step == 0 and not snap.done else f"{snap.settings['task']}: step {snap.step:,}"
     curve = viz_toy.progress_figure(snap.loss_steps, snap.losses, snap.eval_steps, snap.accuracies, task.chance,
-                                    blind, title=title, font_size=font)
+                                    blind, title=title, font_size=font,
+                                    max_height=screen_height(presenter, above=BUTTONS_PX))
     heads = viz_toy.heads_figure(snap.attention, task.example, snap.example_output, font_size=font)
     return curve, heads
 
@@ -252,7 +255,7 @@ def build(ctx: Context) -> None:
             train_button = gr.Button("Train", variant="primary", elem_id="toy-train")
             stop_button = gr.Button("Stop", variant="stop", interactive=False, elem_id="toy-stop")
             compare_button = gr.Button("Compare wide and narrow", elem_id="toy-compare")
-        status = gr.Markdown(elem_id="toy-status", elem_classes=[PRESENTER_FIRST])
+        status = gr.Markdown(elem_id="toy-status", elem_classes=[PRESENTER_SECOND])  # presenter mode: under the figures
         with gr.Row(elem_classes=[PRESENTER_FIRST]):
             curve = components.Plot(show_label=False, label="loss and accuracy", elem_id="toy-progress")
             heads_plot = components.Plot(show_label=False, label="every head", elem_id="toy-heads-plot")

@@ -12,10 +12,11 @@ from model.api import MASK_MARKERS
 from model.switches import Switches
 from model.trace import for_views
 from ui import components
-from ui.context import Context, figure_font, handler
+from ui.context import Context, figure_font, handler, screen_height
 from ui.messages import inform
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import compare
+from viz.figure import no_taller
 
 EXPLANATION = """
 **Masking decides what each token may look at.** The language model (lm) predicts the next word, so
@@ -86,7 +87,7 @@ def view(registry: ModelRegistry, text, layer, head, presenter, pattern="previou
         raise InputError("The two models read this text as different tokens (a <mask> marker?). "
                          "Type a plain sentence to compare them.")
     tokens = lm.queries
-    masks = compare.masks_figure(lm.mask, mlm.mask, tokens, font_size=font)
+    masks = no_taller(compare.masks_figure(lm.mask, mlm.mask, tokens, font_size=font), screen_height(presenter))
 
     off = unmasked_lm(registry, text)
     with_mask = attention_steps(lm.q[layer0, head0], lm.k[layer0, head0], lm.v[layer0, head0], lm.mask)

@@ -5,9 +5,10 @@ import gradio as gr
 
 from analysis.sizes import head_sizes
 from ui import components
-from ui.context import Context, figure_font, handler
+from ui.context import Context, figure_font, handler, screen_height
 from ui.models import ModelRegistry
 from viz import multihead as viz_multihead
+from viz.figure import no_taller
 
 EXPLANATION = """
 **Several heads look for different things at once.** One head produces one set of weights per token, so
@@ -63,7 +64,7 @@ def view(registry: ModelRegistry, text, model, layer, kind, presenter):
                                      keys=att.keys)
     loaded = registry.get(model)
     sizes = head_sizes(loaded.config, loaded.model)  # counted on the model's own modules
-    return fig, sizes_text(sizes, model), components.table(viz_multihead.sizes_table(sizes))
+    return no_taller(fig, screen_height(presenter)), sizes_text(sizes, model), components.table(viz_multihead.sizes_table(sizes))
 
 
 def build(ctx: Context) -> None:

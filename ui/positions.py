@@ -7,9 +7,10 @@ from analysis.order import order_demo
 from analysis.positions import cosine_similarity, position_table, sinusoidal_table
 from analysis.rotary import SHIFTS, rotary_demo
 from ui import components
-from ui.context import Context, figure_font, handler
+from ui.context import PRESENTER_FIRST, Context, figure_font, handler, screen_height
 from ui.models import InputError, ModelRegistry, check_index, clean_text
 from viz import positions as viz_positions
+from viz.figure import no_taller
 from viz import rotary as viz_rotary
 from viz.labels import markdown_label, token_labels
 
@@ -74,7 +75,7 @@ def view(registry: ModelRegistry, text, model, dims, presenter):
         tables[f"learned ({owner}, {'pretrained' if registry.get(owner).pretrained else 'trained'})"] = own
     similarities = {name: cosine_similarity(table) for name, table in tables.items()}
     return (
-        viz_positions.tables_figure(tables, t, font_size=font),
+        no_taller(viz_positions.tables_figure(tables, t, font_size=font), screen_height(presenter)),
         viz_positions.waves_figure(sinusoids, parse_dims(dims, k), t, font_size=font),
         viz_positions.similarity_figure(similarities, t, font_size=font),
         viz_positions.addition_figure(trace.token_embeddings, trace.position_embeddings, trace.tokens,
@@ -150,7 +151,8 @@ def build(ctx: Context) -> None:
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         dims = components.Textbox(DEFAULT_DIMS, label="sinusoid dimensions to plot (comma-separated)", max_lines=1,
                                   elem_id="position-dims")
-        tables = components.Plot(show_label=False, label="position tables")
+        tables = components.Plot(show_label=False, label="position tables",
+                                 elem_classes=[PRESENTER_FIRST])  # in presenter mode above the dimensions box
         waves = components.Plot(show_label=False, label="sinusoids")
         similar = components.Plot(show_label=False, label="similarity of positions")
         added = components.Plot(show_label=False, label="token + position")

@@ -9,7 +9,7 @@ from ui import components, qk
 
 from analysis.heads import kv_group, sharing_note
 from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention
-from ui.context import Context, figure_font, handler
+from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, handler, screen_height
 from ui.messages import warn
 from ui.models import ModelRegistry
 from viz import steps as viz_steps
@@ -74,7 +74,7 @@ def live_view(registry: ModelRegistry, text, model, layer, head, kind, presenter
         x = att.inputs[layer0]  # (t, k) the vectors entering this layer
         plain = simple_attention(x, att.mask, scale=bool(scale), temperature=temperature)
         simple = viz_steps.parameter_free_figure(plain.probs, att.queries, font_size=font, scaled=bool(scale),
-                                                 temperature=temperature)
+                                                 temperature=temperature, max_height=screen_height(presenter))
     return (
         viz_steps.caption(steps, q.shape[-1]) + model_note(registry.get(model).config, head0, att.kind),
         simple,
@@ -112,7 +112,7 @@ def view(registry: ModelRegistry, text, model, layer, head, kind, presenter, log
 def build(ctx: Context) -> None:
     with ctx.tab("Step by step", id="steps"):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
-        with gr.Row(equal_height=True):
+        with gr.Row(equal_height=True, elem_classes=[PRESENTER_SECOND]):  # presenter mode: under the figure, then the caption
             # The slider moves T on a log scale (its own number box, log10 T, is hidden by ui.controls.CSS);
             # the box beside it shows T itself and takes a typed T.
             temperature = components.Slider(-2, 2, value=0, step=0.05, label="temperature T (log scale)",
@@ -125,7 +125,7 @@ def build(ctx: Context) -> None:
         # Inside the tab: a gr.Tabs holds only tabs.
         last_t = gr.State(1.0)
         caption = gr.Markdown(elem_id="steps-caption")
-        simple = components.Plot(show_label=False, label="parameter-free attention")
+        simple = components.Plot(show_label=False, label="parameter-free attention", elem_classes=[PRESENTER_FIRST])
         qkv = components.Plot(show_label=False, label="queries, keys, values")
         # quiz mode hides this head's scores and weights: they answer the Queries & keys quiz below
         quiz_hidden = gr.Markdown("*Quiz mode: this head's scores and weights are hidden until you untick it, as "

@@ -127,3 +127,18 @@ def plain_figure(fig: go.Figure) -> Figure:
     if isinstance(fig, Figure):
         return fig
     return Figure(list(fig._data), dict(fig._layout))
+
+
+def no_taller(fig: go.Figure, height: int | None) -> go.Figure:
+    """The figure at most `height` px tall (None: as it is). Plotly draws the plot area in what the
+    margins leave: a heatmap whose cells are kept square (scaleanchor) shrinks, its cells stay square."""
+    if not height:
+        return fig
+    raw = fig.__dict__.get("_raw") if isinstance(fig, Figure) else None
+    current = (raw[1] if raw is not None else fig.to_plotly_json().get("layout", {})).get("height")
+    if current is not None and current > height:
+        if raw is not None:
+            raw[1]["height"] = height
+        else:
+            fig.update_layout(height=height)
+    return fig

@@ -93,7 +93,7 @@ HIGHLIGHT = "#ff7f0e"  # what the viewer picked: the tile open in detail, the qu
 
 def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_size: int = 12,
                       height: int | None = None, hidden: bool = False, row: int | None = None,
-                      guess: int | None = None, max_width: int = 560) -> go.Figure:
+                      guess: int | None = None, max_width: int = 560, max_height: int | None = None) -> go.Figure:
     """One head's attention as a heatmap.
 
     probs    (t, s) weights in 0..1, each row a query's distribution over keys
@@ -102,20 +102,23 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     Hover reads "query → key: weight"; tokens are escaped and placed by position.
     Quiz mode: hidden=True draws every allowed cell alike and leaves the weights out of the figure
     (and its hover); row outlines one query row and guess marks one key in it.
+    max_height  the most the figure may take (presenter mode: the first screen): smaller cells, not a cut
     """
     probs = _masked(_check(probs, 2, "probs", queries, keys), mask)
     t, s = probs.shape
     q_labels, k_labels = token_labels(queries), token_labels(keys)
     # square cells that fit a ~600 px wide column; the height follows the rows it has to show
     cell = min(2.2 * font_size, max_width / max(s, 1))  # max_width: ~600 px in a column, more at full width
+    longest = max((len(k) for k in keys), default=1)
+    tick_room = font_size * (1.5 if longest <= 2 else 0.6 * min(longest, LABEL_CHARS) + 1)
+    if max_height:  # the rows share what the titles and the key labels leave
+        cell = max(1.0, min(cell, (max_height - tick_room - 5 * font_size - 60) / max(t, 1)))
     # long inputs: every k-th token labelled (viz.labels), in a font that fits the room k cells give it
     step_x, step_y = label_step(s), label_step(t)
     tick_font = dict(size=max(8, min(font_size, int(cell * min(step_x, step_y) * 1.1))))
     gap = 1 if cell >= 6 else 0  # white lines between cells, unless they would hide the cells
-    longest = max((len(k) for k in keys), default=1)
-    tick_room = font_size * (1.5 if longest <= 2 else 0.6 * min(longest, LABEL_CHARS) + 1)
     left = row_label_margin(queries, font_size)  # the query labels and the axis title
-    height = height or int(min(1100, max(320, t * cell + tick_room + 5 * font_size + 60)))
+    height = height or int(min(1100, max_height or 1100, max(320, t * cell + tick_room + 5 * font_size + 60)))
     heatmap = dict(
         type="heatmap", z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
         xgap=gap, ygap=gap, colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8),

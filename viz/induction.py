@@ -16,8 +16,8 @@ STRIPE_SCORE = 0.3  # an induction score from which the title calls the head's p
 CIRCUIT_COLOR = "#d62728"
 
 
-def stripe_figure(probs, tokens, layer: int, head: int, score: float, length: int, font_size: int = 12
-                  ) -> go.Figure:
+def stripe_figure(probs, tokens, layer: int, head: int, score: float, length: int, font_size: int = 12,
+                  max_height: int | None = None) -> go.Figure:
     """One head's attention (t, t) on a sentence repeated twice after <s>: an induction head draws a
     stripe `length - 1` cells left of the diagonal in the second copy. layer/head 0-based."""
     probs = np.asarray(probs, dtype=np.float32)
@@ -32,7 +32,7 @@ def stripe_figure(probs, tokens, layer: int, head: int, score: float, length: in
               f"word after its first occurrence" if score >= STRIPE_SCORE else
               f"no stripe: an induction head would look {length - 1} cells left of the diagonal in the second copy")
     title = f"{head_name(layer, head)} on the repeated sentence: induction score {score:.2f} ({stripe})"
-    return attention_heatmap(probs, tokens, tokens, title=title, mask=mask, font_size=font_size)
+    return attention_heatmap(probs, tokens, tokens, title=title, mask=mask, font_size=font_size, max_height=max_height)
 
 
 def scores_figure(induction, previous, font_size: int = 12, marked: list | None = None) -> go.Figure:

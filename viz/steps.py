@@ -17,7 +17,7 @@ from viz.panels import Panel, heatmap_row
 HARD, UNIFORM = 0.15, 0.85  # mean entropy / its uniform maximum: below is "nearly one-hot", above "nearly uniform"
 
 
-def parameter_free_figure(probs, tokens, font_size: int = 12, scaled: bool = False,
+def parameter_free_figure(probs, tokens, font_size: int = 12, scaled: bool = False, max_height: int | None = None,
                           temperature: float = 1.0) -> go.Figure:
     """softmax(X Xᵀ) on the layer's input vectors: attention before any learned parameters.
     The title shows the scaling (by √ of the model width) and a temperature other than 1."""
@@ -26,7 +26,8 @@ def parameter_free_figure(probs, tokens, font_size: int = 12, scaled: bool = Fal
         how = f"softmax({scores}) of the layer's inputs"
     else:
         how = f"softmax({f'({scores})' if scaled else scores} / T) of the layer's inputs, T={temperature:.3g}"
-    return attention_heatmap(probs, tokens, tokens, title=f"Without parameters: {how}", font_size=font_size)
+    return attention_heatmap(probs, tokens, tokens, title=f"Without parameters: {how}", font_size=font_size,
+                             max_height=max_height)
 
 
 def qkv_figure(q, k, v, queries, keys, font_size: int = 12, bias: bool = False, rotary: bool = False,

@@ -46,13 +46,14 @@ def _log_ticks(values: np.ndarray) -> dict:
 
 
 def progress_figure(loss_steps, losses, eval_steps, accuracies, chance: float, blind_best: float | None = None,
-                    title: str = "Training", font_size: int = 12) -> go.Figure:
+                    title: str = "Training", font_size: int = 12, max_height: int | None = None) -> go.Figure:
     """Loss (left, log scale) and held-out accuracy (right, 0..1) against the training step.
 
     loss_steps, losses      the training loss, one point per stretch of steps (may be empty at step 0)
     eval_steps, accuracies  held-out accuracy at each evaluation
     chance                  accuracy of guessing (a dashed line); blind_best: the best any model without
                             positions can do, for tasks that need them (a second dashed line), or None
+    max_height              the most the figure may take (presenter mode: the first screen)
     """
     loss_steps, losses = _check_curve(loss_steps, losses, "losses")
     eval_steps, accuracies = _check_curve(eval_steps, accuracies, "accuracies")
@@ -67,10 +68,16 @@ def progress_figure(loss_steps, losses, eval_steps, accuracies, chance: float, b
     ]
     if blind_best is not None:
         data.append(_level(x_end, blind_best, f"best without positions ({blind_best:.0%})", BLIND_COLOR, "x2", "y2"))
+    natural = 360 + 4 * font_size
+    height = min(natural, max_height or natural)
+    # the legend hangs below the step axis's labels and title, a distance in pixels: its place is a share of
+    # the plot area, which a lower figure shrinks (the title, margins and the legend's rows stay)
+    fixed = 70 + 6.5 * font_size
+    legend_y = -(0.22 + font_size / 200) * (natural - fixed) / max(height - fixed, 1)
     layout = go.Layout(
-        title=_title(title, font_size), height=360 + 4 * font_size, font=dict(size=font_size),
+        title=_title(title, font_size), height=height, font=dict(size=font_size),
         margin=dict(l=10, r=10, t=60 + 2 * font_size, b=10), paper_bgcolor="white", plot_bgcolor="white",
-        legend=dict(orientation="h", x=0, y=-0.22 - font_size / 200, yanchor="top"),
+        legend=dict(orientation="h", x=0, y=legend_y, yanchor="top"),
         xaxis=dict(domain=[0, 0.44], title=dict(text="training step"), rangemode="tozero", gridcolor="#eee"),
         yaxis=dict(type="log", title=dict(text="loss (cross-entropy)"), gridcolor="#eee", automargin=True,
                    **_log_ticks(losses)),

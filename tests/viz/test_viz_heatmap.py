@@ -192,3 +192,27 @@ def test_the_grid_says_which_tile_each_cell_is_in(t):
     assert names[tile_at(grid, 0, 0)] == "L1 H1"
     assert names[tile_at(grid, big.shape[0] - 1, big.shape[1] - 1)] == "L3 H4"
     assert names[tile_at(grid, 0, grid["width"])] in ("L1 H1", "L1 H2")
+
+
+def test_a_heatmap_fits_a_height_with_smaller_cells_not_a_cut():
+    """Presenter mode: a tab's main figure lies whole on a 720-px screen (tests/e2e/test_e2e_presenter.py)."""
+    probs, mask = causal(20)
+    tokens = [f"w{i}" for i in range(20)]
+    tall = heatmap.attention_heatmap(probs[0, 0], tokens, tokens, mask=mask, font_size=20)
+    fitted = heatmap.attention_heatmap(probs[0, 0], tokens, tokens, mask=mask, font_size=20, max_height=440)
+    assert tall.layout.height > 440 and fitted.layout.height == 440
+    assert fitted.layout.yaxis.scaleanchor == "x", "the cells stay square: Plotly shrinks them into the room left"
+    assert fitted.layout.xaxis.tickfont.size < tall.layout.xaxis.tickfont.size, "labels as small as the cells"
+    short = heatmap.attention_heatmap(probs[0, 0, :3, :3], tokens[:3], tokens[:3], font_size=20, max_height=440)
+    assert short.layout.height <= 440 and short.layout.xaxis.tickfont.size == 20
+
+
+def test_no_taller_lowers_only_a_taller_figure():
+    from viz.figure import no_taller
+
+    probs, mask = causal(12)
+    fig = heatmap.all_heads_grid(probs, mask=mask)
+    height = fig.layout.height
+    assert no_taller(fig, None).layout.height == height and no_taller(fig, height + 100).layout.height == height
+    assert no_taller(heatmap.all_heads_grid(probs, mask=mask), 200).layout.height == 200
+    assert no_taller(fig, 200).layout.height == 200, "a figure already built by plotly.py too"

@@ -73,3 +73,12 @@ def test_comparison_figure_table_and_heads():
 def test_steps_to_a_goal():
     assert toy.steps_to([0, 10, 20], [0.1, 0.96, 0.9], 0.95) == 10
     assert toy.steps_to([0, 10], [0.1, 0.2], 0.95) is None
+
+
+def test_a_lower_progress_figure_keeps_its_legend_below_the_axis_title():
+    full = toy.progress_figure([1, 2], [3.0, 1.0], [0, 2], [0.1, 0.5], chance=0.05, font_size=20)
+    low = toy.progress_figure([1, 2], [3.0, 1.0], [0, 2], [0.1, 0.5], chance=0.05, font_size=20, max_height=380)
+    assert full.layout.height == 440 and low.layout.height == 380
+    # the legend's place is a share of the plot area: a smaller area needs a larger share for the same pixels
+    assert low.layout.legend.y < full.layout.legend.y < 0
+    assert toy.progress_figure([1], [1.0], [0], [0.1], chance=0.1, max_height=1000).layout.height == 408
