@@ -73,3 +73,54 @@ def test_gradio_names_a_roleless_placeholder_and_gives_a_copy_boxs_label_to_its_
         "Gradio's empty-value box has a role or is gone, and its copy box is named: delete ui/runtime/aria.py")
     assert roles == [None], f"the empty-value box now has role {roles}: delete that half of ui/runtime/aria.py"
     assert unnamed, "a copy box is named by its label now: delete that half of ui/runtime/aria.py"
+
+
+@pytest.fixture
+def tabs_page():
+    """Two tabs, the second holding 40 filled text boxes; one button selects that tab from the server, another
+    sets a number."""
+    with gr.Blocks() as demo:
+        with gr.Tabs() as tabs:
+            with gr.Tab("one", id="one"):
+                number = gr.Number(elem_id="number")
+                small = gr.Button("small", elem_id="small")
+                select = gr.Button("select", elem_id="select")
+            with gr.Tab("two", id="two"):
+                for i in range(40):
+                    gr.Textbox(value=f"box {i} " * 20, label=f"box {i}")
+        small.click(lambda n: (n or 0) + 1, inputs=number, outputs=number)
+        select.click(lambda: gr.Tabs(selected="one"), outputs=tabs)
+    _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True, server_name="127.0.0.1")
+    try:
+        yield url
+    finally:
+        demo.close()
+
+
+COUNT_COPIES_JS = """() => { const copy = window.structuredClone; window.copies = 0;
+    window.structuredClone = (v, o) => { window.copies += 1; return copy(v, o); }; }"""
+
+
+def copies_for_one_click(page, expected: int) -> int:
+    page.evaluate("() => { window.copies = 0; }")
+    page.locator("#small").click()
+    page.wait_for_function("(n) => document.querySelector('#number input').value === String(n)", arg=expected)
+    page.wait_for_timeout(300)  # its last status update
+    return page.evaluate("() => window.copies")
+
+
+def test_a_tabs_block_once_an_events_output_makes_every_later_event_copy_every_component_in_it(tabs_page, page):
+    """Delete ui/runtime/tabs.py (the linked tab opened by a page script, not by the load's output) when this
+    fails: in Gradio 6.31 every event updates the loading status of every component that was ever an
+    event's output, and for a layout block it reads the value of everything inside it, so once gr.Tabs has
+    been an output, each later event copies every component on the page, several times."""
+    page.goto(tabs_page, wait_until="load")
+    page.wait_for_selector("#small")
+    page.evaluate(COUNT_COPIES_JS)
+    before = copies_for_one_click(page, 1)
+    page.locator("#select").click()
+    page.wait_for_timeout(1000)
+    after = copies_for_one_click(page, 2)
+    assert after > before + 40 * 2, (
+        f"a click copied {before} values before gr.Tabs was an output and {after} after: Gradio no longer "
+        "reads every component inside a layout block on each event, delete ui/runtime/tabs.py")
