@@ -13,17 +13,8 @@ from __future__ import annotations
 # tab already open is left alone. (A gr.State's value never reaches the page: the script reads the address.)
 OPEN_TAB_JS = """() => {
     const tab = new URLSearchParams(window.location.search).get('tab');
-    if (!tab) return [];
-    let tries = 0;
-    const open = () => {  // the load can answer before the tab bar is drawn: wait for its button (up to 20 s)
-        const button = [...document.querySelectorAll('[role=tab]')].find((b) => b.dataset.tabId === tab);
-        if (button) {
-            if (button.getAttribute('aria-selected') !== 'true') button.click();
-        } else if (++tries < 200) {
-            setTimeout(open, 100);
-        }
-    };
-    open();
+    const button = [...document.querySelectorAll('[role=tab]')].find((b) => tab && b.dataset.tabId === tab);
+    if (button && button.getAttribute('aria-selected') !== 'true') button.click();
     return [];
 }"""
 
