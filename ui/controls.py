@@ -16,7 +16,6 @@ from ui.links import (SAMPLING_SETTINGS, ViewSettings, make_link, parse_query, s
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
 from ui.steps import shown_temperature, slider_from_temperature
 from ui.messages import inform, warn
-from ui.runtime import tabs
 
 # Each example shows what its model really does, measured when clicked (example_claim) and checked against the
 # shipped weights by tests/app/test_examples.py (lm's previous-token head, fill-ins mlm gets right, dates it reads,
@@ -333,17 +332,18 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
             warn(note)
         fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
             if settings.model in registry.available else (gr.skip(),) * 3
+        # the page opens on the default tab by itself: selecting it again would fire the tab's own redraw
+        # beside the load's, with presenter mode not yet set, and the slower of the two would win
+        tab = gr.Tabs(selected=settings.tab) if settings.tab != defaults.tab else gr.skip()
         panel = gr.Accordion(open=True) if sampling_in_link(settings) else gr.skip()
-        return (settings.text, settings.model, *fitted, settings.presenter,
+        return (settings.text, settings.model, *fitted, settings.presenter, tab,
                 settings.tab, settings.quiz, *tab_settings_values(registry, settings), panel)
 
     load_event = ctx.demo.load(on_load, inputs=None,
-                               outputs=[ctx.text, ctx.model, *controls, ctx.presenter, current_tab, ctx.quiz,
+                               outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab, ctx.quiz,
                                         *tab_controls.values(), by_elem_id(ctx, SAMPLING_PANEL_ID)],
                                api_name="load_settings", api_visibility="private")
-    # the linked tab is opened by the page (ui/runtime/tabs.py), once presenter mode and the controls are set;
-    # its views are drawn after that
-    ctx.run_after(tabs.open_tab_after(load_event), "load")
+    ctx.run_after(load_event, "load")
 
     def view_link(text, name, layer, head, kind, presenter, tab, quiz=False, log_temperature=0.0, step=6, beam=4,
                   snapshot=0, seed=0, sample_temperature=1.0, sample_top_k=0, sample_top_p=1.0, sample_seed=0,
