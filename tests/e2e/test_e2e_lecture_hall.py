@@ -98,11 +98,15 @@ def test_a_figure_without_an_id_is_saved_under_its_title(page, live):
     """Slides of several figures: each file named after what it shows, not all "attention-figure.svg"."""
     page.goto(live.url + "?model=lm&text=The+cat+sat+on+the+mat&tab=multihead")
     plot = "[role=tabpanel]:not([hidden]) .js-plotly-plot"
+    # the linked tab opens after the page's first tab has drawn: wait for it, then take a figure shown in it
+    page.wait_for_function("() => (document.querySelector('[role=tab][aria-selected=true]') || {dataset: {}})"
+                           ".dataset.tabId === 'multihead'")
     page.wait_for_function(f"() => [...document.querySelectorAll('{plot}')].some(e => e.offsetParent && e.layout)")
-    title = page.eval_on_selector(plot, "e => e.layout.title.text")
-    page.hover(f"{plot} .nsewdrag")
+    shown = page.locator(f"{plot}:visible").first
+    title = shown.evaluate("e => e.layout.title.text")
+    shown.locator(".nsewdrag").first.hover()
     with page.expect_download() as svg_download:
-        page.click(f"{plot} .modebar-btn[data-title='Download as SVG (for slides)']")
+        shown.locator(".modebar-btn[data-title='Download as SVG (for slides)']").click()
     name = svg_download.value.suggested_filename
     words = [w for w in re.split(r"[^a-z0-9]+", re.sub(r"<[^>]*>", "", title).lower()) if w][:3]
     assert name.startswith("attention-" + "-".join(words)) and name.endswith(".svg"), (name, title)
