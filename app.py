@@ -79,7 +79,7 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
 
         def translate(text: str, beam: int = 1) -> str:
             """The dates model's ISO 8601 reading of `text`; beam is the beam width (1 = greedy, up to 8)."""
-            return attention.friendly(attention.translate)(registry, text, beam)
+            return attention.translate(registry, text, beam)
 
         def ping() -> str:
             """Does nothing; for measuring the round trip."""

@@ -14,8 +14,9 @@ import numpy as np
 from analysis import head_stats as stats
 from analysis.heads import head_name, kv_group, parse_head_name
 from ui import components, sampling
-from ui.context import Context, figure_font, friendly, screen_height
+from ui.context import Context, figure_font, screen_height
 from ui.messages import warn
+from ui.outputs import UNCHANGED, Change, hidden, visible
 from ui.runtime import tile_click
 from ui.models import (KIND_LABELS, InputError, ModelRegistry, attention_of, check_beam, check_index, clean_text,
                        head_choices)
@@ -317,7 +318,7 @@ def build(ctx: Context) -> None:
                 download = gr.Button("Download CSV", size="sm", elem_id="stats-csv")
 
     def run_analyze(text, name, kind, presenter, layer, head):
-        note, token_pairs, grid_fig, average_fig, columns, shown = friendly(analyze)(
+        note, token_pairs, grid_fig, average_fig, columns, shown = analyze(
             registry, text, name, kind, presenter, layer, head)
         if note:
             warn(note, escaped=True)
@@ -326,29 +327,28 @@ def build(ctx: Context) -> None:
         return note, token_pairs, grid_fig, average_fig, components.table(columns), shown
 
     def run_predict(text, name):
-        return friendly(predictions)(registry, name, text)
+        return predictions(registry, name, text)
 
     def run_show_head(text, name, layer, head, kind, presenter, quiz=False):
-        return friendly(show_head)(registry, text, name, layer, head, kind, presenter, quiz)
+        return show_head(registry, text, name, layer, head, kind, presenter, quiz)
 
     def run_quiz_panel(text, name, kind, quiz):
-        friendly(clean_text)(text)  # bad input: the one message every view gives, and nothing redrawn
+        clean_text(text)  # bad input: the one message every view gives, and nothing redrawn
         if not quiz:
-            return gr.Group(visible=False), gr.skip(), gr.skip(), ""
-        rows, keys, first = friendly(quiz_choices)(registry, text, name, kind)
-        return (gr.Group(visible=True), gr.Dropdown(choices=rows, value=first), gr.Dropdown(choices=keys, value=None),
-                "")
+            return hidden(), UNCHANGED, UNCHANGED, ""
+        rows, keys, first = quiz_choices(registry, text, name, kind)
+        return visible(True), Change(choices=rows, value=first), Change(choices=keys, value=None), ""
 
     def run_reveal(text, name, layer, head, kind, presenter, row, guess):
-        return friendly(reveal)(registry, text, name, layer, head, kind, presenter, row, guess)
+        return reveal(registry, text, name, layer, head, kind, presenter, row, guess)
 
     def run_grid(text, name, layer, head, kind, presenter):
-        return friendly(grid_view)(registry, text, name, layer, head, kind, presenter)
+        return grid_view(registry, text, name, layer, head, kind, presenter)
 
     def run_pick_tile(choice):
         if not choice:
-            return gr.skip(), gr.skip()
-        return friendly(pick_tile)(choice)
+            return UNCHANGED, UNCHANGED
+        return pick_tile(choice)
 
     def small(text, name, *_):  # Context.listen: these views may compute on the event loop
         return registry.quick(name, text)
@@ -361,8 +361,9 @@ def build(ctx: Context) -> None:
     ctx.listen(run_quiz_panel, inputs=[ctx.text, ctx.model, ctx.kind, ctx.quiz],
                outputs=[quiz_panel, quiz_row, quiz_guess, quiz_answer], api_name="quiz",
                triggers=ctx.head_triggers + [ctx.quiz.input])
-    quiz_reveal.click(run_reveal, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter,
-                                          quiz_row, quiz_guess], outputs=[detail, quiz_answer], api_name="reveal")
+    ctx.on([quiz_reveal.click], run_reveal, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter,
+                                                 quiz_row, quiz_guess], outputs=[detail, quiz_answer],
+           api_name="reveal", public=True)
     # the grid outlines the head open in detail: redrawn (alone) when the head changes
     ctx.listen(run_grid, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter],
                outputs=[grid, tile], api_name="grid", triggers=[ctx.layer.input, ctx.head.input],
@@ -372,17 +373,16 @@ def build(ctx: Context) -> None:
                triggers=ctx.triggers + [ctx.kind.input], quick=small)
     ctx.listen(run_predict, inputs=[ctx.text, ctx.model], outputs=[predicted], api_name="predict")
     sample_view()
-    gr.on([ctx.model.change, ctx.kind.change], lambda name, kind: gr.Dropdown(choices=friendly(head_choices)(
-        registry, name, kind or "self")), inputs=[ctx.model, ctx.kind], outputs=[tile], api_visibility="private", queue=False)
-    download.click(None, inputs=[table, ctx.model], js=CSV_JS)
-    ctx.quiz.change(lambda on: (gr.Column(visible=not on), gr.Markdown(visible=bool(on))), inputs=[ctx.quiz],
-                    outputs=[overview, quiz_hidden], api_visibility="private", queue=False)
+    ctx.on([ctx.model.change, ctx.kind.change], lambda name, kind: Change(choices=head_choices(
+        registry, name, kind or "self")), inputs=[ctx.model, ctx.kind], outputs=[tile], queue=False)
+    ctx.on([download.click], None, inputs=[table, ctx.model], js=CSV_JS)
+    ctx.on([ctx.quiz.change], lambda on: (visible(not on), visible(on)), inputs=[ctx.quiz],
+           outputs=[overview, quiz_hidden], queue=False)
     # the detail view sits above the grid: bring it into view as it redraws
-    picked = tile.input(run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head", api_visibility="private",
-                        js=SCROLL_TO_DETAIL_JS)
+    picked = ctx.on([tile.input], run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head",
+                    js=SCROLL_TO_DETAIL_JS)
     ctx.run_after(picked, "picked", head_only=True)
     # a click on a tile is the same pick, typed by the page script into a hidden box
-    clicked_head = clicked.change(lambda value: run_pick_tile(tile_click.tile_name(value)), inputs=[clicked],
-                                 outputs=[ctx.layer, ctx.head], api_name="click_head", api_visibility="private",
-                                 js=SCROLL_TO_DETAIL_JS)
+    clicked_head = ctx.on([clicked.change], lambda value: run_pick_tile(tile_click.tile_name(value)), inputs=[clicked],
+                          outputs=[ctx.layer, ctx.head], api_name="click_head", js=SCROLL_TO_DETAIL_JS)
     ctx.run_after(clicked_head, "clicked", head_only=True)

@@ -18,8 +18,9 @@ from analysis.heads import head_name
 from model import interventions
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
-from ui.context import PRESENTER_FIRST, Context, figure_font, friendly, handler, screen_height
+from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
 from ui.interventions import head_picker
+from ui.outputs import Change, hidden, show
 from ui.models import InputError, ModelRegistry, clean_text, head_choices, parse_heads
 from viz import classifier as viz
 from viz.figure import no_taller
@@ -189,34 +190,31 @@ def build(ctx: Context) -> None:
 
         def classify_endpoint(text: str) -> dict[str, float]:
             """The classifier's top categories for a definition, as {category: probability} (gr.Label's value)."""
-            return friendly(classify)(registry, text)
+            return classify(registry, text)
 
         ctx.api(classify_endpoint, api_name="classify")  # inside the tab: a gr.Tabs may hold only tabs
 
-    @handler
     def on_view(text, presenter):
         return view(registry, text, presenter)
 
-    @handler
     def on_ablate(text, chosen, how, presenter):
         summary_text, figure = ablate_view(registry, text, chosen, how, presenter)
-        return summary_text, components.Plot(value=figure, visible=True)
+        return summary_text, show(figure)
 
-    @handler
     def on_find(text, how, presenter):
         name = strongest_head(registry, text, how)
-        return (gr.Dropdown(value=[name]), *on_ablate(text, [name], how, presenter))
+        return (Change(value=[name]), *on_ablate(text, [name], how, presenter))
 
     def on_new_text(text, chosen, how, presenter):
         """A new definition: the knock-out shown follows it (the chosen heads knocked out again), or goes if
         none is chosen; it used to stay, describing the last definition under the new one's categories."""
-        return on_ablate(text, chosen, how, presenter) if chosen else ("", components.Plot(value=None, visible=False))
+        return on_ablate(text, chosen, how, presenter) if chosen else ("", hidden(clear=True))
 
     ctx.listen(on_view, inputs=[ctx.text, ctx.presenter], outputs=[summary, categories, explain, contributions, pooled],
                api_name="classifier")
     ctx.listen(on_new_text, inputs=[ctx.text, heads, method, ctx.presenter], outputs=[ablation, guesses],
                api_name="classifier_ablation_follows", api_visibility="private")
-    knock.click(on_ablate, inputs=[ctx.text, heads, method, ctx.presenter], outputs=[ablation, guesses],
-                api_name="classifier_ablate")
-    find.click(on_find, inputs=[ctx.text, method, ctx.presenter], outputs=[heads, ablation, guesses],
-               api_name="classifier_find_head")
+    ctx.on([knock.click], on_ablate, inputs=[ctx.text, heads, method, ctx.presenter], outputs=[ablation, guesses],
+           api_name="classifier_ablate", public=True)
+    ctx.on([find.click], on_find, inputs=[ctx.text, method, ctx.presenter], outputs=[heads, ablation, guesses],
+           api_name="classifier_find_head", public=True)

@@ -7,21 +7,28 @@ creates its own sentence box or model picker.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
 import logging
 from dataclasses import dataclass, field
 from typing import Callable
 
 import gradio as gr
 
+from training.toy_tasks import SettingsError
 from ui.models import InputError, ModelRegistry, public_message
 from ui.gpu import LENT_GPU, on_gpu
 from ui.messages import refusal, warn
 from ui.runtime.events import on_event_loop, repeat_outputs
 from ui.runtime.repeats import Repeats, is_pick
+from ui.outputs import Change, visible
 from ui.runtime.wire import received, received_in_handler, sent_all
 
 log = logging.getLogger(__name__)
+
+# what a handler raises for input it cannot use: the visitor reads its message (anything else is a bug, logged)
+VISITOR_ERRORS = (InputError, SettingsError)
 
 FIGURE_FONT = {False: 12, True: 20}  # Plotly font size: normal, presenter mode
 
@@ -48,29 +55,64 @@ def screen_height(presenter, above: int = 0) -> int | None:
 
 
 def friendly(fn: Callable) -> Callable:
-    """Wrap a handler so bad input reaches the viewer as a clear gr.Error, never a traceback (ui.gpu lends
-    it a GPU on ZeroGPU, where it is registered)."""
+    """Wrap a handler (a generator too) so bad input reaches the viewer as a clear gr.Error, never a
+    traceback (ui.gpu lends it a GPU on ZeroGPU, where it is registered)."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def streamed(*args, **kwargs):
+            with _as_messages(fn):
+                yield from fn(*args, **kwargs)
+        return streamed
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        try:
+        with _as_messages(fn):
             return fn(*args, **kwargs)
-        except gr.Error:
-            raise
-        except InputError as e:
-            raise refusal(e) from None
-        except Exception as e:  # a bug: log it for us, say something useful to the viewer
-            log.exception("handler %s failed", getattr(fn, "__name__", fn))
-            raise refusal(public_message(f"Something went wrong ({type(e).__name__}: {e}). Try another "
-                                         "sentence; the rest of the demo keeps working.")) from None
     return wrapper
 
 
+@contextlib.contextmanager
+def _as_messages(fn: Callable):
+    """The one place a handler's exception becomes what the visitor reads."""
+    try:
+        yield
+    except gr.Error:
+        raise
+    except VISITOR_ERRORS as e:
+        raise refusal(e) from None
+    except Exception as e:  # a bug: log it for us, say something useful to the viewer
+        log.exception("handler %s failed", getattr(fn, "__name__", fn))
+        raise refusal(public_message(f"Something went wrong ({type(e).__name__}: {e}). Try another "
+                                     "sentence; the rest of the demo keeps working.")) from None
 
-def handler(fn: Callable) -> Callable:
-    """A handler as registered with Gradio directly (not through Context.listen or page_event, which do
-    this themselves): bad input as a clear message (friendly), and on ZeroGPU a GPU lent for each call
-    (ui.gpu). Apply once, where the handler is built (`@handler` above its def in a tab's build)."""
-    return on_gpu(friendly(fn))
+
+def as_gradio(result):
+    """A handler's view data as Gradio takes it: each ui.outputs.Change (alone, in a tuple, or in a
+    {component: value} dict) becomes Gradio's update; everything else is a value, passed as it is."""
+    if isinstance(result, Change):
+        return gr.update(**result.props)
+    if isinstance(result, tuple):
+        return tuple(gr.update(**r.props) if isinstance(r, Change) else r for r in result)
+    if isinstance(result, dict) and result and all(isinstance(key, gr.blocks.Block) for key in result):
+        return {key: gr.update(**v.props) if isinstance(v, Change) else v for key, v in result.items()}
+    return result
+
+
+def _plain(fn: Callable) -> Callable:
+    """fn (a plain handler: view data, errors as messages) as Gradio calls it."""
+    fn = friendly(fn)
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)  # Gradio reads fn's parameters (gr.Request) through __wrapped__
+        def streamed(*args, **kwargs):
+            for result in fn(*args, **kwargs):
+                yield as_gradio(result)
+        return on_gpu(streamed)
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        return as_gradio(fn(*args, **kwargs))
+    return on_gpu(run)
+
 
 @dataclass
 class Context:
@@ -89,12 +131,15 @@ class Context:
 
     The API is the views: fn's parameter names are the endpoint's (README, "Every endpoint", lists them
     and tests/app/test_hostile_input.py compares the list with the server's). An endpoint only API
-    callers need goes through `ctx.api(fn, api_name)`. An event that only keeps the page in step (a
-    slider being dragged, a tile picked) is registered with `api_visibility="private"`; page_event gives
-    a page handler and its public endpoint in one call. Handlers raise ui.models.InputError for bad input
-    and are decorated `@handler` (the message, and on ZeroGPU a GPU, applied once; ctx.listen, page_event
-    and ctx.api lend the GPU themselves, so `friendly` alone does there); messages are cut and escaped by
-    ui/messages.py. Framework workarounds live in ui/runtime/ (its README), never in a tab.
+    callers need goes through `ctx.api(fn, api_name)`. A tab's own controls (a button, a slider of its own,
+    the quiz switch) are wired with `ctx.on(triggers, fn, ...)`: private unless public=True, as an event that
+    only keeps the page in step (a slider being dragged, a tile picked) is no API; page_event gives a page
+    handler and its public endpoint in one call. Tabs call no Gradio event method themselves.
+
+    Handlers are plain functions: they return view data (figures, tables, text, and ui.outputs.Change for
+    an output shown, hidden or refitted) and raise ui.models.InputError for bad input. Every registration
+    turns both into Gradio's terms here (`_plain`: as_gradio, friendly, and on ZeroGPU a GPU, once); the
+    messages are cut and escaped by ui/messages.py. Framework workarounds live in ui/runtime/ (its README), never in a tab.
     """
 
     demo: gr.Blocks
@@ -153,7 +198,7 @@ class Context:
         # event keeps Gradio's preprocessing: it checks each value against the visitor's own copy of the
         # control (a slider whose maximum followed the model they chose), which only Gradio holds.
         inline = local == [self._hidden_button.click] and received_in_handler(inputs)
-        view = on_gpu(fn)  # once, here: every way of running the view (endpoint, dispatchers) calls this one
+        view = _plain(fn)  # once, here: every way of running the view (endpoint, dispatchers) calls this one
 
         def answer(*values):
             return sent_all(outputs, view(*values))
@@ -175,17 +220,31 @@ class Context:
         self._views.append(_View(view, list(inputs), list(outputs), self._building_tab, shared))
 
     def api(self, fn: Callable, api_name: str, **kwargs) -> None:
-        """fn as the API-only endpoint /<api_name> (gr.api: its parameters and type hints are the API's),
-        lent a GPU on ZeroGPU. Call it inside a tab or beside the controls (a gr.Tabs holds only tabs)."""
-        gr.api(on_gpu(fn), api_name=api_name, **kwargs)
+        """fn as the API-only endpoint /<api_name> (gr.api: its parameters and type hints are the API's), its
+        bad input a message (friendly), lent a GPU on ZeroGPU. Call it inside a tab or beside the controls (a
+        gr.Tabs holds only tabs)."""
+        gr.api(on_gpu(friendly(fn)), api_name=api_name, **kwargs)
 
     def page_event(self, triggers: list, fn: Callable, inputs: list, outputs: list, api_name: str, **kwargs):
         """fn as the endpoint /<api_name> for API callers (bad input: an error, as everywhere in the API),
         and as what `triggers` run on the page (_on_page). Returns the page's event."""
-        fn = on_gpu(fn)
+        fn = _plain(fn)
         gr.on(triggers=[self._hidden_button.click], fn=fn, inputs=inputs, outputs=outputs, api_name=api_name,
               **kwargs)
         return self._on_page(triggers, fn, inputs, outputs, api_name, kwargs)
+
+    def on(self, triggers, fn: Callable | None, inputs: list | None = None, outputs: list | None = None,
+           public: bool = False, **kwargs):
+        """A tab's own event (its button, its slider, the quiz switch), in one call. `triggers`: a list of
+        events, or one event to follow (.then). fn is a plain handler: it returns view data (values,
+        ui.outputs.Change) and raises ui.models.InputError for bad input, which the visitor reads as a
+        message. public: the endpoint /<api_name> is part of the API; otherwise the event only keeps the
+        page in step and is not published. fn None: a page script alone (js=...). Returns the event."""
+        options = dict(inputs=inputs, outputs=outputs, api_visibility="public" if public else "private", **kwargs)
+        fn = None if fn is None else _plain(fn)
+        if isinstance(triggers, list):
+            return gr.on(triggers=triggers, fn=fn, **options)
+        return triggers.then(fn, **options)
 
     def _on_page(self, triggers: list, fn: Callable, inputs: list, outputs: list, api_name: str, kwargs: dict):
         """A page-only handler around fn (already lent a GPU by its caller, ui.gpu): a dropdown pick's second event is answered "unchanged" (ui/runtime/repeats.py), and
@@ -211,9 +270,19 @@ class Context:
         button = gr.Button(label, variant="primary", size="sm", visible=False, elem_id=elem_id, scale=0,
                            min_width=120)
         if self.quiz is not None:
-            self.quiz.change(lambda on: gr.Button(visible=bool(on)), inputs=[self.quiz], outputs=[button],
-                             api_visibility="private", queue=False)
+            self.on([self.quiz.change], visible, inputs=[self.quiz], outputs=[button], queue=False)
         return button
+
+    @contextlib.contextmanager
+    def section(self, title: str, elem_id: str, intro: str):
+        """A quizzed section inside a tab (`with ctx.section(...) as (numbers, reveal):`): an open accordion with
+        its intro, then a row with the section's numbers (Markdown, `<elem_id>-numbers`) and its Reveal button."""
+        with gr.Accordion(title, open=True, elem_id=elem_id):
+            gr.Markdown(intro, elem_classes=["tab-intro"])
+            with gr.Row(equal_height=True):
+                numbers = gr.Markdown(elem_id=f"{elem_id}-numbers")
+                reveal = self.reveal_button(f"{elem_id}-reveal")
+            yield numbers, reveal
 
     def run_after(self, event, suffix: str, head_only: bool = False, like=None) -> None:
         """Re-run the views after `event` (one that sets the shared controls): all of them, those that
@@ -248,7 +317,7 @@ class Context:
                                 api_name=f"open_{tab_id}", api_visibility="private", queue=False)
             self._dispatch(opened, [v for v in self._views if v.tab == tab_id], f"redraw_{tab_id}")
             for fn, inputs, outputs, api_name, kwargs in self._tab_followers:
-                opened.then(fn, inputs=inputs, outputs=outputs, api_name=f"{api_name}_{tab_id}", **kwargs)
+                self.on(opened, fn, inputs=inputs, outputs=outputs, api_name=f"{api_name}_{tab_id}", **kwargs)
 
     def _dispatch(self, trigger, views: list, api_name: str) -> None:
         """One event for many views: `trigger` is a list of events or an event to follow with .then.

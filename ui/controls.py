@@ -9,13 +9,13 @@ import numpy as np
 from analysis import head_stats as stats
 from analysis.sampling import DEFAULT_TOKENS
 from ui import components
-from ui.context import PRESENTER_FIRST, Context, friendly  # noqa: F401 - PRESENTER_FIRST: the tabs import it from here too
-from ui.gpu import on_gpu
+from ui.context import PRESENTER_FIRST, Context  # noqa: F401 - PRESENTER_FIRST: the tabs import it from here too
 from ui.links import (SAMPLING_SETTINGS, ViewSettings, make_link, parse_query, sampling_in_link, sampling_settings,
                       whole_number)
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
 from ui.steps import shown_temperature, slider_from_temperature
 from ui.messages import inform, warn
+from ui.outputs import UNCHANGED, Change
 
 # Each example shows what its model really does, measured when clicked (example_claim) and checked against the
 # shipped weights by tests/app/test_examples.py (lm's previous-token head, fill-ins mlm gets right, dates it reads,
@@ -194,9 +194,9 @@ def fit_controls(registry: ModelRegistry, name, layer, head, kind):
     kind = kind if kind in kinds else kinds[0]
     layers, heads = registry.shape(name, kind)
     layer, head = min(max(whole_number(layer), 1), layers), min(max(whole_number(head), 1), heads)
-    return (gr.Slider(minimum=1, maximum=slider_max(layers), value=layer, step=1),
-            gr.Slider(minimum=1, maximum=slider_max(heads), value=head, step=1),
-            gr.Radio(value=kind, visible=True) if len(kinds) > 1 else gr.Radio(visible=False))
+    return (Change(minimum=1, maximum=slider_max(layers), value=layer, step=1),
+            Change(minimum=1, maximum=slider_max(heads), value=head, step=1),
+            Change(value=kind, visible=True) if len(kinds) > 1 else Change(visible=False))
 
 
 def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, gr.Dropdown]:
@@ -284,43 +284,42 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
         link = gr.Textbox(label="Link to this view", interactive=False, buttons=["copy"], elem_id="view-link")
 
     def on_model(name, layer, head, kind):
-        return friendly(fit_controls)(registry, name, layer, head, kind)
+        return fit_controls(registry, name, layer, head, kind)
 
     # unchecked: the picker's second event (ui/runtime/repeats.py) carries the old layer, past the range the first has
     # just shrunk ("Value 6 is greater than maximum value 2"); fit_controls fits any value, refuses a bad model
-    model_event = ctx.model.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_controls",
-                                  api_visibility="private", preprocess=False)
+    model_event = ctx.on([ctx.model.input], on_model, inputs=[ctx.model] + controls, outputs=controls,
+                         api_name="fit_controls", preprocess=False)
     ctx.run_after(model_event, "model")
-    kind_event = ctx.kind.input(on_model, inputs=[ctx.model] + controls, outputs=controls, api_name="fit_kind",
-                                api_visibility="private", preprocess=False)
+    kind_event = ctx.on([ctx.kind.input], on_model, inputs=[ctx.model] + controls, outputs=controls,
+                        api_name="fit_kind", preprocess=False)
     ctx.run_after(kind_event, "kind", like=ctx.kind.input)
 
     def on_example(index, request: gr.Request):
         if index is None:  # the picker opened and closed without a pick (Gradio sends input on every blur)
-            return gr.skip()
+            return UNCHANGED
         if not isinstance(index, int) or not 0 <= index < len(EXAMPLES):
-            raise gr.Error("Pick one of the lecture examples.", print_exception=False)
+            raise InputError("Pick one of the lecture examples.")
         text, name = EXAMPLES[index]
         layer, head = previous_token_head(registry, name)
         # the pick's second event (ui/runtime/repeats.py) sets the same controls again (skipping would let its views read
         # the controls before the first set them), and says nothing: the message is shown once
         say = not ctx.repeats.seen(request, "example", index)
-        linked = friendly(linked_head)(registry, name, text)
+        linked = linked_head(registry, name, text)
         if linked is not None:
             layer, head, weight, source, target = linked
             message = (f"Measured on this sentence: layer {layer}, head {head} puts {weight:.2f} of the attention "
                        f"from “{source}” on “{target}”, the most of any head in {name}.")
         else:
-            message = friendly(example_claim)(registry, text, name, layer, head) if say else None
+            message = example_claim(registry, text, name, layer, head) if say else None
         if say and message:
             inform(message, escaped=True)
         # the picker goes back to its label: closing it later sends None, not this example again (which put
         # the example back over what the student had typed since), and picking this example again is a change
-        return (text, name) + friendly(fit_controls)(registry, name, layer, head, None) + (None,)
+        return (text, name) + fit_controls(registry, name, layer, head, None) + (None,)
 
-    example_event = examples.input(on_gpu(on_example), inputs=[examples], outputs=[ctx.text, ctx.model] + controls
-                                   + [examples], api_name="example",
-                                   api_visibility="private")
+    example_event = ctx.on([examples.input], on_example, inputs=[examples],
+                           outputs=[ctx.text, ctx.model] + controls + [examples], api_name="example")
     ctx.run_after(example_event, "example")
 
     tab_controls = tab_settings_controls(ctx)
@@ -331,18 +330,18 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
         for note in notes:  # they quote the link's parameters, which anyone can write
             warn(note)
         fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
-            if settings.model in registry.available else (gr.skip(),) * 3
+            if settings.model in registry.available else (UNCHANGED,) * 3
         # the page opens on the default tab by itself: selecting it again would fire the tab's own redraw
         # beside the load's, with presenter mode not yet set, and the slower of the two would win
-        tab = gr.Tabs(selected=settings.tab) if settings.tab != defaults.tab else gr.skip()
-        panel = gr.Accordion(open=True) if sampling_in_link(settings) else gr.skip()
+        tab = Change(selected=settings.tab) if settings.tab != defaults.tab else UNCHANGED
+        panel = Change(open=True) if sampling_in_link(settings) else UNCHANGED
         return (settings.text, settings.model, *fitted, settings.presenter, tab,
                 settings.tab, settings.quiz, *tab_settings_values(registry, settings), panel)
 
-    load_event = ctx.demo.load(on_load, inputs=None,
-                               outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab, ctx.quiz,
-                                        *tab_controls.values(), by_elem_id(ctx, SAMPLING_PANEL_ID)],
-                               api_name="load_settings", api_visibility="private")
+    load_event = ctx.on([ctx.demo.load], on_load, inputs=None,
+                        outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab, ctx.quiz,
+                                 *tab_controls.values(), by_elem_id(ctx, SAMPLING_PANEL_ID)],
+                        api_name="load_settings")
     ctx.run_after(load_event, "load")
 
     def view_link(text, name, layer, head, kind, presenter, tab, quiz=False, log_temperature=0.0, step=6, beam=4,
@@ -351,7 +350,7 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
         try:  # the link names the last view drawn: an empty or refused text leaves it as it was
             clean_text(text)
         except InputError:
-            return gr.skip()
+            return UNCHANGED
         snapshots = len(registry.get(name).snapshot_files) if name in registry.available else 0
         try:  # the values as the browser sent them (no preprocessing, below): numbers, or anything from a script
             settings = ViewSettings(str(text or "")[:MAX_CHARS], str(name), int(layer or 1), int(head or 1),
@@ -362,7 +361,7 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
                                     **sampling_settings(sample_temperature, sample_top_k, sample_top_p, sample_seed,
                                                         sample_tokens))
         except (TypeError, ValueError):
-            return gr.skip()
+            return UNCHANGED
         if name not in registry.available or len(registry.kinds(name)) == 1:  # only one kind: leave it out
             settings.kind = ""
         page = request.headers.get("referer") if request is not None else None
@@ -371,19 +370,18 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
     link_inputs = [ctx.text, ctx.model, *controls, ctx.presenter, current_tab, ctx.quiz,
                    *link_inputs_order(tab_controls)]
     for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event)):
-        event.then(view_link, inputs=link_inputs, outputs=[link], preprocess=False,
-                   api_name=f"link_{suffix}", api_visibility="private", show_progress="hidden")
+        ctx.on(event, view_link, inputs=link_inputs, outputs=[link], preprocess=False, api_name=f"link_{suffix}",
+               show_progress="hidden")
     # preprocess=False: a slider's range can change on the server a moment before the browser sends its old value
     # (a link to minilm opened on lm's 10th snapshot); Gradio would refuse it, view_link clamps it
     ctx.after_tab_opened(view_link, inputs=link_inputs, outputs=[link], api_name="link_tab", preprocess=False,
-                         api_visibility="private", show_progress="hidden", queue=False)
-    gr.on(triggers=[ctx.text.change, ctx.layer.change, ctx.head.change, ctx.kind.change,
-                    ctx.presenter.change, ctx.quiz.change] + [c.change for c in link_inputs_order(tab_controls) if hasattr(c, "change")],
-          fn=view_link, inputs=link_inputs, outputs=[link],
-          api_name="link", api_visibility="private", show_progress="hidden", trigger_mode="always_last",
-          queue=False, preprocess=False)
-    ctx.presenter.change(None, inputs=[ctx.presenter], outputs=None, js=PRESENTER_JS, api_name="presenter_css",
-                         api_visibility="private")
+                         show_progress="hidden", queue=False)
+    ctx.on([ctx.text.change, ctx.layer.change, ctx.head.change, ctx.kind.change, ctx.presenter.change, ctx.quiz.change]
+           + [c.change for c in link_inputs_order(tab_controls) if hasattr(c, "change")],
+           view_link, inputs=link_inputs, outputs=[link], api_name="link", show_progress="hidden",
+           trigger_mode="always_last", queue=False, preprocess=False)
+    ctx.on([ctx.presenter.change], None, inputs=[ctx.presenter], js=PRESENTER_JS, api_name="presenter_css")
     # the address bar follows the view: a refresh or a copied address keeps it (replaced, so Back still leaves)
-    link.change(None, inputs=[link], js="(l) => { try { history.replaceState(null, '', new URL(l).search); } catch (e) {} }")
+    ctx.on([link.change], None, inputs=[link],
+           js="(l) => { try { history.replaceState(null, '', new URL(l).search); } catch (e) {} }")
     ctx.finish()

@@ -10,7 +10,8 @@ from analysis.alignment import month_attention, month_span, most_month_attentive
 from analysis.heads import head_name, parse_head_name
 from ui import components
 from ui.controls import PRESENTER_FIRST
-from ui.context import Context, figure_font, handler, screen_height
+from ui.context import Context, figure_font, screen_height
+from ui.outputs import UNCHANGED, Change
 from ui.models import MAX_BEAM, InputError, ModelRegistry, check_beam, check_index, clean_text, head_choices
 from viz import cross
 from viz.figure import no_taller
@@ -162,7 +163,7 @@ def view(registry: ModelRegistry, text, head_label, step, presenter, enc_head="L
                                 title=f"Decoder self-attention, layer {dec_layer + 1}, head {dec_head0 + 1}: "
                                       "masked")
     rows = trace.attention["cross"].probs.shape[2]
-    slider = gr.update(minimum=1, maximum=max(rows, 2), value=min(max(int(step or 1), 1), rows))
+    slider = Change(minimum=1, maximum=max(rows, 2), value=min(max(int(step or 1), 1), rows))
     return summary, heat, bars, enc_fig, dec_fig, slider
 
 
@@ -208,15 +209,12 @@ def build(ctx: Context) -> None:
             greedy_table = gr.Dataframe(label="greedy (beam width 1)", interactive=False)
             beam_table = gr.Dataframe(label="beam search", interactive=False, elem_id="beam-table")
 
-    @handler
     def on_view(text, head_label, step_value, presenter, enc_label, dec_label):
         return view(ctx.registry, text, head_label, step_value, presenter, enc_label, dec_label)
 
-    @handler
     def on_step(text, head_label, step_value, presenter):
         return step_view(ctx.registry, text, head_label, step_value, presenter)
 
-    @handler
     def on_beams(text, width_value):
         return beams_view(ctx.registry, text, width_value)
 
@@ -225,18 +223,18 @@ def build(ctx: Context) -> None:
                triggers=ctx.triggers + [head.change, enc_head.input, dec_head.input])
     # .input fires on every way of moving a slider (dragging, arrow keys, typing in its box), not only on
     # the mouse's release; always_last draws the last position once the running redraw ends.
-    step.input(on_step, inputs=[ctx.text, head, step, ctx.presenter], outputs=[heat, bars],
-               api_name="decoding_step", api_visibility="private", trigger_mode="always_last")
+    ctx.on([step.input], on_step, inputs=[ctx.text, head, step, ctx.presenter], outputs=[heat, bars],
+           api_name="decoding_step", trigger_mode="always_last")
 
     def on_step_typed(text, step_value):
         """A step typed past the translation (99 of 11) shows in the box as the step the figures show."""
         try:
             fitted = shown_step(ctx.registry, text, step_value)
         except (InputError, TypeError, ValueError):  # the view itself answers a bad text or step
-            return gr.skip()
-        return gr.skip() if fitted == step_value else fitted
+            return UNCHANGED
+        return UNCHANGED if fitted == step_value else fitted
 
-    step.input(on_step_typed, inputs=[ctx.text, step], outputs=[step], api_visibility="private",
-               trigger_mode="always_last", show_progress="hidden")
+    ctx.on([step.input], on_step_typed, inputs=[ctx.text, step], outputs=[step], trigger_mode="always_last",
+           show_progress="hidden")
     ctx.listen(on_beams, inputs=[ctx.text, width], outputs=[greedy_table, beam_table], api_name="beams",
                triggers=[ctx.text.submit, ctx.analyze.click, width.input])

@@ -10,7 +10,7 @@ import numpy as np
 from analysis import flow
 from analysis.attribution import rollout
 from ui import components
-from ui.context import Context, figure_font, handler
+from ui.context import Context, figure_font
 from ui.models import ModelRegistry, attention_of, check_index
 from viz import flow as viz_flow
 from viz.labels import markdown_label
@@ -88,11 +88,7 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
 def build(ctx: Context) -> Callable[[], None]:
     """The section, built inside the Interventions tab (ui/interventions.py); returns the function that registers
     its view (after the tab's own, which the tab's dispatcher runs first)."""
-    with gr.Accordion("What flows: attention weight beside ‖α·W_O v‖", open=True, elem_id="flow"):
-        gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])
-        with gr.Row(equal_height=True):
-            numbers = gr.Markdown(elem_id="flow-numbers")
-            reveal = ctx.reveal_button("flow-reveal")
+    with ctx.section("What flows: attention weight beside ‖α·W_O v‖", "flow", EXPLANATION) as (numbers, reveal):
         one_head = components.Plot(show_label=False, label="weight and norm of one head", elem_id="flow-head")
         sinks = components.Plot(show_label=False, label="every head: weight vs norm on the special tokens", elem_id="flow-sinks")
         roll = components.Plot(show_label=False, label="attention rollout and norm-based rollout", elem_id="flow-rollout")
@@ -101,12 +97,11 @@ def build(ctx: Context) -> Callable[[], None]:
                     "*i* at the top. The right map does the same with each head's rows of ‖α·W_O v‖ shares. "
                     "For the dates model this section shows the encoder.")
 
-    @handler
     def on_view(text, model, layer, head, presenter=False, quiz=False):
         return view(ctx.registry, text, model, layer, head, presenter, quiz)
 
-    reveal.click(on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.presenter],
-                 outputs=[numbers, one_head, sinks, roll], api_visibility="private")  # quiz left out: in full
+    ctx.on([reveal.click], on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.presenter],
+           outputs=[numbers, one_head, sinks, roll])  # quiz left out: in full
     return lambda: ctx.listen(on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.presenter, ctx.quiz],
                               outputs=[numbers, one_head, sinks, roll], api_name="value_weighted",
                               triggers=ctx.head_triggers + [ctx.quiz.input])

@@ -20,7 +20,7 @@ LENT_GPU = spaces is not None and bool(spaces.config.Config.zero_gpu)
 
 
 def on_gpu(handler: Callable) -> Callable:
-    """`handler` as ZeroGPU runs it (spaces.GPU), when it is built; one already lent a GPU (a `@handler`
+    """`handler` as ZeroGPU runs it (spaces.GPU), when it is built; one already lent a GPU (a handler
     that ui.context.listen registers) is returned as it is."""
     if getattr(handler, "lent_gpu", False):
         return handler

@@ -11,7 +11,8 @@ from analysis.heads import head_name, parse_head_name
 from model import copying
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components
-from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, handler, screen_height
+from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
+from ui.outputs import Change, hidden, show
 from ui.messages import shown
 from ui.models import InputError, ModelRegistry, head_choices
 from viz import induction as viz
@@ -113,14 +114,14 @@ def summary(m: dict, note: str = "") -> str:
     return text
 
 
-def forming(registry: ModelRegistry, name: str, font_size: int) -> components.Plot:
+def forming(registry: ModelRegistry, name: str, font_size: int) -> Change:
     """The best head's induction score during training, from the model's training history (hidden for a
     model saved without the probe's record)."""
     history = registry.history(name)
     steps, scores = history.induction
     if not len(steps):
-        return components.Plot(value=None, visible=False)
-    return components.Plot(value=viz.forming_figure(steps, scores, history.snapshots, font_size=font_size), visible=True)
+        return hidden(clear=True)
+    return show(viz.forming_figure(steps, scores, history.snapshots, font_size=font_size))
 
 
 def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
@@ -138,7 +139,7 @@ def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
     shown = {k: v for i, (k, v) in enumerate(m["token_losses"].items()) if i < 2}  # intact, induction head off
     losses = viz.losses_figure(m["tokens"], shown, m["words"], font_size=font)
     return (summary(m, note), stripe, scores, losses, components.table(m["table"]),
-            gr.Dropdown(choices=choices, value=chosen), forming(registry, name, font))
+            Change(choices=choices, value=chosen), forming(registry, name, font))
 
 
 def build(ctx: Context) -> None:
@@ -166,7 +167,6 @@ def build(ctx: Context) -> None:
                     "the Learning tab keeps: open it, type a sentence written twice, and pick the induction head "
                     "to see the stripe appear.")
 
-    @handler
     def on_view(model, seed_value, words_value, head_value, method_value, presenter):
         return view(ctx.registry, model, seed_value, words_value, head_value, method_value, presenter)
 
@@ -176,5 +176,5 @@ def build(ctx: Context) -> None:
     # arrow keys moved it; .input fires on every way of moving it, and always_last draws the last one
     ctx.listen(on_view, inputs=inputs, outputs=outputs, api_name="copying",
                triggers=ctx.triggers + [seed.submit, words.input, head.input, method.input])
-    new.click(lambda s: int(s or 0) + 1, inputs=seed, outputs=seed, api_visibility="private",
-              queue=False).then(on_view, inputs=inputs, outputs=outputs, api_visibility="private")
+    seeded = ctx.on([new.click], lambda s: int(s or 0) + 1, inputs=[seed], outputs=[seed], queue=False)
+    ctx.on(seeded, on_view, inputs=inputs, outputs=outputs)

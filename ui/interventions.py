@@ -18,7 +18,8 @@ from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui import components, flow
 from ui.controls import PRESENTER_FIRST
-from ui.context import Context, figure_font, friendly, handler, screen_height
+from ui.context import Context, figure_font, screen_height
+from ui.outputs import UNCHANGED, Change
 from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text, head_choices, parse_heads
 from viz import interventions as viz
 from viz.figure import no_taller
@@ -132,7 +133,7 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     month = month_head(registry) if registry.arch(name) == "encoder-decoder" else None
     note = f" (the month head, as measured: {month})" if month and month in (kept or []) else ""
     # a date or a sentence vector has no list of guesses: the summary's change measures it
-    guesses = components.Plot(visible=bool(result["before_top"]), value=viz.guesses_figure(
+    guesses = Change(visible=bool(result["before_top"]), value=viz.guesses_figure(
         result["before_top"], result["after_top"], result["what"], font_size=font) if result["before_top"] else None)
     maps = interventions.head_importance(registry.get(name), clean_text(text), kinds_of(registry, name),
                                          _check_method(method))
@@ -144,15 +145,15 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     strongest = head_label(top[0], int(top[1]), int(top[2]), single)
     summary = _summary(result, note) + (f"  \nFor this input, knocking out **{strongest}** alone moves the output most "
                                         f"({maps[top[0]][top[1], top[2]]:.3f}).")
-    return (summary, guesses, importance, gr.Dropdown(choices=choices, value=kept or [], multiselect=True),
-            gr.Dropdown(choices=[c for c in choices if not c.endswith(" all")], value=strongest),
-            gr.Button(visible=month is not None, value=f"Knock out the month head ({month})" if month else ""))
+    return (summary, guesses, importance, Change(choices=choices, value=kept or [], multiselect=True),
+            Change(choices=[c for c in choices if not c.endswith(" all")], value=strongest),
+            Change(visible=month is not None, value=f"Knock out the month head ({month})" if month else ""))
 
 
 def head_view(registry: ModelRegistry, text, name, picked, presenter):
     """The attention of the head picked under the importance map."""
     if not picked:
-        return gr.skip()
+        return UNCHANGED
     (kind, layer, head), = parse_heads(picked, registry, name)
     att = registry.attention(name, text, kind)
     return attention_heatmap(att.probs[layer, head], att.queries, att.keys, mask=att.mask,
@@ -252,25 +253,21 @@ def build(ctx: Context) -> None:
             """Knock out heads ("L2 H3, L1 H1"; for dates "cross L2 H3", "encoder all", ...) by zeroing their
             output (method "zero") or making their weights uniform ("uniform"). Returns the output before and
             after, and "change": the drop in log-probability of the intact output (1 - cosine for minilm)."""
-            return friendly(ablate)(registry, text, model, heads, method)
+            return ablate(registry, text, model, heads, method)
 
         ctx.api(api_ablate, api_name="ablate")  # inside the tab: a gr.Tabs may hold only tabs
 
-    @handler
     def on_view(text, name, chosen, how, presenter):
         return view(registry, text, name, chosen, how, presenter)
 
-    @handler
     def on_explain(text, name, presenter):
         choices, first = output_rows_choices(registry, text, name)
         note, figure = explanations(registry, text, name, first, presenter)
-        return gr.Dropdown(choices=choices, value=first, visible=bool(choices)), note, figure
+        return Change(choices=choices, value=first, visible=bool(choices)), note, figure
 
-    @handler
     def on_row(text, name, chosen_row, presenter):
         return explanations(registry, text, name, chosen_row, presenter)
 
-    @handler
     def on_pick(text, name, chosen, presenter):
         return head_view(registry, text, name, chosen, presenter)
 
@@ -283,11 +280,9 @@ def build(ctx: Context) -> None:
     flow_view()
     ctx.page_event([row.input], on_row, inputs=[ctx.text, ctx.model, row, ctx.presenter], outputs=[about, explained],
                    api_name="explain_output")
-    picked.change(on_pick, inputs=[ctx.text, ctx.model, picked, ctx.presenter], outputs=[one_head],
-                  api_name="importance_head")
-    month.click(lambda: [month_head(registry)], outputs=[heads], api_name="month_head",
-                api_visibility="private").then(
-        on_view, inputs=view_inputs, outputs=view_outputs, api_name="knock_out_month", api_visibility="private")
-    clear.click(lambda: [], outputs=[heads], api_name="restore_heads",
-                api_visibility="private").then(
-        on_view, inputs=view_inputs, outputs=view_outputs, api_name="restore_view", api_visibility="private")
+    ctx.on([picked.change], on_pick, inputs=[ctx.text, ctx.model, picked, ctx.presenter], outputs=[one_head],
+           api_name="importance_head", public=True)
+    month_chosen = ctx.on([month.click], lambda: [month_head(registry)], outputs=[heads], api_name="month_head")
+    ctx.on(month_chosen, on_view, inputs=view_inputs, outputs=view_outputs, api_name="knock_out_month")
+    cleared = ctx.on([clear.click], lambda: [], outputs=[heads], api_name="restore_heads")
+    ctx.on(cleared, on_view, inputs=view_inputs, outputs=view_outputs, api_name="restore_view")

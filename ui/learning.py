@@ -7,7 +7,8 @@ import numpy as np
 from model.cache import ByteLRU
 from model.trace import for_views
 from ui import components
-from ui.context import PRESENTER_FIRST, Context, figure_font, handler, screen_height
+from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
+from ui.outputs import UNCHANGED, Change
 from ui.models import ModelRegistry, clean_text
 from viz import learning as viz_learning
 from viz.heatmap import attention_heatmap
@@ -61,7 +62,7 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
                    f"keep them: python -m training.train {model}).")
         note = note_figure(f"No training snapshots for {model}: choose lm, mlm or dates.", font_size=font)
         # the slider stays where it was: back on lm, the view opens at the snapshot it showed, not at the first
-        return f"**{why}** Choose lm, mlm or dates to watch a head learn.", note, note, note, gr.skip()
+        return f"**{why}** Choose lm, mlm or dates to watch a head learn.", note, note, note, UNCHANGED
     index = min(max(int(snapshot or len(steps)), 1), len(steps)) - 1  # the count differs between models
     step = steps[index]
     output = None
@@ -86,7 +87,7 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
                              title=f"Layer {layer0 + 1}, head {head0 + 1} after {step} training steps")
     curve = viz_learning.loss_figure(history.steps, history.train_loss, history.val_loss, current=step, font_size=font)
     strip = viz_learning.snapshots_strip(np.stack(maps), steps, mask=mask, font_size=font)
-    slider = gr.update(minimum=1, maximum=max(len(steps), 2), value=index + 1)
+    slider = Change(minimum=1, maximum=max(len(steps), 2), value=index + 1)
     return summary, heat, curve, strip, slider
 
 
@@ -105,7 +106,6 @@ def build(ctx: Context) -> None:
         curve = components.Plot(show_label=False, label="loss curve")
         strip = components.Plot(show_label=False, label="every snapshot")
 
-    @handler
     def on_view(text, model, layer, head, kind, snapshot_value, presenter):
         return view(ctx.registry, snapshots, text, model, layer, head, kind, snapshot_value, presenter)
 
@@ -113,11 +113,10 @@ def build(ctx: Context) -> None:
     ctx.listen(on_view, inputs=inputs, outputs=[summary, heat, curve, strip, snapshot], api_name="learning",
                triggers=ctx.head_triggers)
 
-    @handler
     def on_snapshot(*values):
         return view(ctx.registry, snapshots, *values)[:-1]
 
     # .input fires on every way of moving the slider (dragging, arrow keys, typing in its box). This run
     # leaves the slider alone: a late answer must not pull it back while the viewer is still moving it.
-    snapshot.input(on_snapshot, inputs=inputs, outputs=[summary, heat, curve, strip], api_name="learning_snapshot",
-                   api_visibility="private", trigger_mode="always_last")
+    ctx.on([snapshot.input], on_snapshot, inputs=inputs, outputs=[summary, heat, curve, strip],
+           api_name="learning_snapshot", trigger_mode="always_last")

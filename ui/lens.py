@@ -5,7 +5,7 @@ import gradio as gr
 
 from model.lens import NoLensError, lens_stack, logit_lens
 from ui import components
-from ui.context import Context, figure_font, handler
+from ui.context import Context, figure_font
 from ui.controls import fit_controls
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import lens as viz_lens
@@ -108,18 +108,16 @@ def build(ctx: Context) -> None:
         gr.Markdown("Hover a cell for the five likeliest tokens after that layer. The outlined cell is where the "
                     "answer at the asked position settles (the first layer from which it stays on top).")
 
-    @handler
     def on_view(text, model, presenter=False, quiz=False):
         return view(ctx.registry, text, model, presenter, quiz)
 
     ctx.listen(on_view, inputs=[ctx.text, ctx.model, ctx.presenter, ctx.quiz],
                outputs=[notice, top, final], api_name="logit_lens", triggers=ctx.triggers + [ctx.quiz.input])
-    reveal.click(on_view, inputs=[ctx.text, ctx.model, ctx.presenter], outputs=[notice, top, final],
-                 api_visibility="private")  # quiz left out: the view in full
+    ctx.on([reveal.click], on_view, inputs=[ctx.text, ctx.model, ctx.presenter],
+           outputs=[notice, top, final])  # quiz left out: the view in full
     def on_example(layer, head):
         return (EXAMPLE, "lm") + fit_controls(ctx.registry, "lm", layer, head, None)
 
-    picked = example.click(handler(on_example), inputs=[ctx.layer, ctx.head],
-                           outputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind], api_visibility="private",
-                           preprocess=False)
+    picked = ctx.on([example.click], on_example, inputs=[ctx.layer, ctx.head],
+                    outputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind], preprocess=False)
     ctx.run_after(picked, "lens_example")

@@ -18,7 +18,9 @@ from training.toy_session import TrainingFailed, TrainingRefused, Trainings, Wai
 from training.toy_tasks import TASKS, SettingsError
 from ui import components
 from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
-from ui.messages import inform, refusal, shown
+from ui.messages import inform, shown
+from ui.models import InputError
+from ui.outputs import UNCHANGED, Change, enabled, hidden, show
 from ui.runtime.events import repeat_outputs
 from viz import toy as viz_toy
 
@@ -77,14 +79,6 @@ def make_settings(task, positions, heads_kind, layers, heads, width, seconds) ->
                            wide=heads_kind == "wide", seconds=seconds)
 
 
-def checked_settings(*values) -> toy.ToySettings:
-    """make_settings, with a setting it refuses as the visitor's message (a gr.Error)."""
-    try:
-        return make_settings(*values)
-    except SettingsError as e:
-        raise refusal(e) from None
-
-
 def _describe(settings: dict) -> str:
     heads = "wide" if settings["wide"] else "narrow"
     return (f"{settings['task']}, positions {'on' if settings['positions'] else 'off'}, {settings['layers']} "
@@ -136,7 +130,7 @@ def preview(task, positions, heads_kind, layers, heads, width, presenter, traine
         snap = toy.untrained(settings)
     curve, heads_fig = progress_figures(snap, presenter)
     hint = TASKS[settings.task].hint
-    return status_text(snap), curve, heads_fig, gr.update(placeholder=hint, info=f"Type {hint}.")
+    return status_text(snap), curve, heads_fig, Change(placeholder=hint, info=f"Type {hint}.")
 
 
 def predict(text, trained, presenter):
@@ -159,14 +153,14 @@ def predict(text, trained, presenter):
     layer, head = viz_toy.sharpest_head(result.attention)
     grid = viz_toy.heads_figure(result.attention, result.text, result.output, font_size=font)
     detail = viz_toy.head_detail(result.attention, result.text, result.output, layer, head, font_size=font)
-    return summary, gr.update(value=grid, visible=True), gr.update(value=detail, visible=True)
+    return summary, show(grid), show(detail)
 
 
 def follow_settings(settings_values, trained):
     """When the settings change, the trained model below is no longer the one set above: (trained marked
     current or not, answer, every head, one head). Its answer goes and Predict refuses until it is trained;
     set back to the trained model's settings, it answers again."""
-    keep = gr.skip()
+    keep = UNCHANGED
     if not trained:
         return keep, keep, keep, keep
     same = same_model(trained["settings"], make_settings(*settings_values, DEFAULTS.seconds).to_dict())
@@ -175,18 +169,18 @@ def follow_settings(settings_values, trained):
         return {**trained, "current": True}, cleared, keep, keep
     note = (f"*The model trained last ({_describe(trained['settings'])}) is not the one set above: press **Train** "
             "to train this one, then try it here.*")
-    return {**trained, "current": False}, note, gr.update(visible=False), gr.update(visible=False)
+    return {**trained, "current": False}, note, hidden(), hidden()
 
 
 def _errors_as_messages(events):
-    """Iterate a training's events; refusals, bad settings and failures reach the viewer as gr.Error."""
+    """Iterate a training's events; a refusal or a failure is the visitor's message (an InputError)."""
     try:
         yield from events
-    except (SettingsError, TrainingRefused) as e:
-        raise refusal(e) from None
+    except TrainingRefused as e:
+        raise InputError(str(e)) from None
     except TrainingFailed as e:
         log.error("toy training failed: %s", e)
-        raise refusal(f"The training stopped unexpectedly ({e}). Press Train to try again.") from None
+        raise InputError(f"The training stopped unexpectedly ({e}). Press Train to try again.") from None
 
 
 def waiting_text(event: Waiting) -> str:
@@ -214,10 +208,7 @@ def api_endpoint(trainings: Trainings):
         `seconds` (1-60). task: reverse, sort, copy, count or brackets; positions: learned positional encoding
         on or off. Streams progress; the final value is a dict with the held-out "accuracy" (0..1), "steps",
         "seconds" and more."""
-        try:
-            settings = toy.ToySettings(task=task, positions=positions, seconds=seconds)
-        except SettingsError as e:
-            raise refusal(e) from None
+        settings = toy.ToySettings(task=task, positions=positions, seconds=seconds)  # refused: a SettingsError
         events = trainings.run(owner_of(request), [settings])
         with contextlib.closing(events):
             for event in _errors_as_messages(events):
@@ -276,25 +267,21 @@ def build(ctx: Context) -> None:
         compare_heads = components.Plot(show_label=False, visible=False, label="heads side by side", elem_id="toy-compare-heads")
         trained = gr.State(None)
         # inside the tab: a gr.Tabs may hold only tabs
-        gr.api(api_endpoint(trainings), api_name="train_toy", concurrency_limit=None)
+        ctx.api(api_endpoint(trainings), api_name="train_toy", concurrency_limit=None)
 
     model_controls = [task, positions, heads_kind, layers, heads, width]
     controls = model_controls + [seconds]
     buttons = [train_button, stop_button, compare_button]
 
     def lock(busy: bool) -> dict:
-        updates = {c: gr.update(interactive=not busy) for c in controls}
-        updates.update({train_button: gr.update(interactive=not busy), compare_button: gr.update(interactive=not busy),
-                        stop_button: gr.update(interactive=busy)})
+        updates = {c: enabled(not busy) for c in controls}
+        updates.update({train_button: enabled(not busy), compare_button: enabled(not busy), stop_button: enabled(busy)})
         return updates
 
     def on_preview(*values):
         trainings.warm_up()  # someone looking at this tab is likely to press Train next
         *settings_values, _, trained_value = values
-        try:
-            return (*preview(*values), *follow_settings(settings_values, trained_value))
-        except SettingsError as e:
-            raise refusal(e) from None
+        return (*preview(*values), *follow_settings(settings_values, trained_value))
 
     ctx.listen(on_preview, inputs=model_controls + [ctx.presenter, trained],
                outputs=[status, curve, heads_plot, text, trained, answer, answer_grid, answer_detail],
@@ -303,7 +290,7 @@ def build(ctx: Context) -> None:
 
     @repeat_outputs  # the lock and the last curve stay set while later updates stream in
     def on_train(request: gr.Request, task, positions, heads_kind, layers, heads, width, seconds, presenter):
-        settings = checked_settings(task, positions, heads_kind, layers, heads, width, seconds)
+        settings = make_settings(task, positions, heads_kind, layers, heads, width, seconds)
         yield {**lock(True), status: "**Starting** a trainer…"}
         events = trainings.run(owner_of(request), [settings])
         last = None
@@ -325,7 +312,7 @@ def build(ctx: Context) -> None:
 
     @repeat_outputs  # the lock and the last curve stay set while later updates stream in
     def on_compare(request: gr.Request, task, positions, heads_kind, layers, heads, width, seconds, presenter):
-        narrow = checked_settings(task, positions, heads_kind, layers, heads, width, seconds)
+        narrow = make_settings(task, positions, heads_kind, layers, heads, width, seconds)
         pair = [toy.ToySettings(**{**narrow.to_dict(), "wide": False}), toy.ToySettings(**{**narrow.to_dict(), "wide": True})]
         font = figure_font(presenter)
         yield {**lock(True), compare_status: "**Starting** a trainer…"}
@@ -344,32 +331,29 @@ def build(ctx: Context) -> None:
                 head = f"**Done** ({REASONS.get(event[0].reason, event[0].reason)}): " if event[0].done \
                     else "**Training both**, one step each in turn: "
                 yield {compare_status: head + compare_text(runs),
-                       compare_plot: gr.update(value=viz_toy.comparison_figure(curves, task_of.chance, font), visible=True),
-                       compare_table: gr.update(value=viz_toy.comparison_table(rows), visible=True),
-                       compare_heads: gr.update(value=viz_toy.comparison_heads(
-                           {label: s.attention for label, s in runs.items()}, task_of.example, font), visible=True)}
+                       compare_plot: show(viz_toy.comparison_figure(curves, task_of.chance, font)),
+                       compare_table: show(viz_toy.comparison_table(rows)),
+                       compare_heads: show(viz_toy.comparison_heads(
+                           {label: s.attention for label, s in runs.items()}, task_of.example, font))}
 
     def on_stop(request: gr.Request = None):
         if not trainings.stop(owner_of(request)):
             inform("Nothing to stop: no training of yours is running.")
 
     inputs = controls + [ctx.presenter]
-    train_event = train_button.click(on_train, inputs=inputs, outputs=[status, curve, heads_plot, trained, text, answer,
-                                                                        answer_grid, answer_detail, *controls, *buttons],
-                                     api_name="toy_train", concurrency_limit=None, show_progress="hidden")
-    train_event.then(lambda: lock(False), outputs=[*controls, *buttons], api_visibility="private", queue=False)
-    compare_event = compare_button.click(on_compare, inputs=inputs,
-                                         outputs=[compare_status, compare_plot, compare_table, compare_heads,
-                                                  *controls, *buttons],
-                                         api_name="toy_compare", concurrency_limit=None, show_progress="hidden")
-    compare_event.then(lambda: lock(False), outputs=[*controls, *buttons], api_visibility="private", queue=False)
-    stop_button.click(on_stop, inputs=None, outputs=None, api_name="toy_stop", api_visibility="private", queue=False)
+    train_event = ctx.on([train_button.click], on_train, inputs=inputs,
+                         outputs=[status, curve, heads_plot, trained, text, answer, answer_grid, answer_detail,
+                                  *controls, *buttons],
+                         api_name="toy_train", public=True, concurrency_limit=None, show_progress="hidden")
+    ctx.on(train_event, lambda: lock(False), outputs=[*controls, *buttons], queue=False)
+    compare_event = ctx.on([compare_button.click], on_compare, inputs=inputs,
+                           outputs=[compare_status, compare_plot, compare_table, compare_heads, *controls, *buttons],
+                           api_name="toy_compare", public=True, concurrency_limit=None, show_progress="hidden")
+    ctx.on(compare_event, lambda: lock(False), outputs=[*controls, *buttons], queue=False)
+    ctx.on([stop_button.click], on_stop, api_name="toy_stop", queue=False)
 
     def on_predict(text_value, trained_value, presenter):
-        try:
-            return predict(text_value, trained_value, presenter)
-        except SettingsError as e:
-            raise refusal(e) from None
+        return predict(text_value, trained_value, presenter)
 
     # on the page an input the model cannot read (a wrong length) is one warning and the last answer stays
     ctx.page_event([predict_button.click, text.submit], on_predict, inputs=[text, trained, ctx.presenter],

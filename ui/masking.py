@@ -12,7 +12,7 @@ from model.api import MASK_MARKERS
 from model.switches import Switches
 from model.trace import for_views
 from ui import components
-from ui.context import Context, figure_font, handler, screen_height
+from ui.context import Context, figure_font, screen_height
 from ui.messages import inform
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import compare
@@ -125,7 +125,6 @@ def build(ctx: Context) -> None:
                            label="Compare the heads that look most at…", elem_id="mask-pattern")
         matched = components.Plot(show_label=False, label="lm and mlm heads matched by pattern", elem_id="matched-heads")
 
-    @handler
     def on_view(text, layer, head, presenter, pattern_value):
         return view(ctx.registry, text, layer, head, presenter, pattern_value)
 

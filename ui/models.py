@@ -1,8 +1,8 @@
 """The model registry: load every shipped model once, remember per-model load errors,
 cache traces, and check user input with friendly messages.
 
-Pure Python (no Gradio): handlers turn `InputError` into `gr.Error`, and tests call these
-helpers directly.
+Pure Python (no Gradio): handlers raise `InputError`, which ui.context turns into the visitor's message,
+and tests call these helpers directly.
 
     registry = ModelRegistry.load()               # assets/ or $ATTENTION_ASSETS, minilm, $ATTENTION_MODELS
     registry.available                             # names that loaded
@@ -17,7 +17,6 @@ import math
 
 import os
 import re
-import threading
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -5,7 +5,7 @@ import gradio as gr
 
 from analysis.sizes import head_sizes
 from ui import components
-from ui.context import Context, figure_font, handler, screen_height
+from ui.context import Context, figure_font, screen_height
 from ui.models import ModelRegistry
 from viz import multihead as viz_multihead
 from viz.figure import no_taller
@@ -74,7 +74,6 @@ def build(ctx: Context) -> None:
         sizes = gr.Markdown()
         table = gr.Dataframe(label="one attention layer, narrow vs wide", interactive=False)
 
-    @handler
     def on_view(text, model, layer, kind, presenter):
         return view(ctx.registry, text, model, layer, kind, presenter)
 

@@ -7,7 +7,8 @@ from analysis.order import order_demo
 from analysis.positions import cosine_similarity, position_table, sinusoidal_table
 from analysis.rotary import SHIFTS, rotary_demo
 from ui import components
-from ui.context import PRESENTER_FIRST, Context, figure_font, handler, screen_height
+from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
+from ui.outputs import UNCHANGED
 from ui.models import InputError, ModelRegistry, check_index, clean_text
 from viz import positions as viz_positions
 from viz.figure import no_taller
@@ -173,15 +174,12 @@ def build(ctx: Context) -> None:
         scores = gr.Dataframe(label="the same query and key at different positions", interactive=False,
                               elem_id="rotary-scores")
 
-    @handler
     def on_view(text, model, dims_text, presenter):
         return view(ctx.registry, text, model, dims_text, presenter)
 
-    @handler
     def on_shuffle(text, model, head, seed_value, presenter):
         return shuffle_view(ctx.registry, text, model, head, seed_value, presenter)
 
-    @handler
     def on_shuffle_again(text, model, head, seed_value, presenter):
         return shuffle_view(ctx.registry, text, model, head, int(seed_value or 0) + 1, presenter)
 
@@ -195,10 +193,9 @@ def build(ctx: Context) -> None:
     shuffle_outputs = [summary, plain, positioned, seed]
     ctx.listen(on_shuffle, inputs=shuffle_inputs, outputs=shuffle_outputs, api_name="shuffle",
                triggers=ctx.triggers + [ctx.head.input, seed.submit])
-    shuffle.click(on_shuffle_again, inputs=shuffle_inputs, outputs=shuffle_outputs, api_name="shuffle_again",
-                  api_visibility="private")
+    ctx.on([shuffle.click], on_shuffle_again, inputs=shuffle_inputs, outputs=shuffle_outputs,
+           api_name="shuffle_again")
 
-    @handler
     def on_rotary(text, model, head, presenter):
         return rotary_view(ctx.registry, text, model, head, presenter)
 
@@ -206,13 +203,12 @@ def build(ctx: Context) -> None:
                outputs=[rotary_summary_md, turned, slid, scores], api_name="rotary",
                triggers=ctx.triggers + [ctx.head.input])
 
-    @handler
     def on_seed_typed(text, model, head, seed_value, presenter):
         if seed_value is None:  # the box is empty while a new seed is typed
-            return gr.skip(), gr.skip(), gr.skip()
+            return UNCHANGED, UNCHANGED, UNCHANGED
         return shuffle_view(ctx.registry, text, model, head, seed_value, presenter)[:3]
 
     # arrow keys and typing change the seed without Enter: redraw then too, leaving the box alone (an
     # answer arriving late must not overwrite what is being typed)
-    seed.input(on_seed_typed, inputs=shuffle_inputs, outputs=shuffle_outputs[:3], api_name="shuffle_seed",
-               api_visibility="private", trigger_mode="always_last")
+    ctx.on([seed.input], on_seed_typed, inputs=shuffle_inputs, outputs=shuffle_outputs[:3], api_name="shuffle_seed",
+           trigger_mode="always_last")

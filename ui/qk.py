@@ -9,11 +9,10 @@ import numpy as np
 
 from analysis import qk
 from ui import components
-from ui.context import Context, figure_font, handler
+from ui.context import Context, figure_font
 from ui.models import ModelRegistry, attention_of, check_index
 from viz import qk as viz_qk
 from viz.labels import markdown_label
-from viz.panels import note_figure
 
 EXPLANATION = """
 **Why does a head look where it looks?** Each token gives the head a *query* (blue circle: what it is looking
@@ -62,22 +61,17 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
 def build(ctx: Context) -> Callable[[], None]:
     """The section, built inside the Step by step tab (ui/steps.py); returns the function that registers its view
     (after the tab's own, which the tab's dispatcher runs first)."""
-    with gr.Accordion("Queries & keys: why a head looks where it looks", open=True, elem_id="qk"):
-        gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])
-        with gr.Row(equal_height=True):
-            numbers = gr.Markdown(elem_id="qk-numbers")
-            reveal = ctx.reveal_button("qk-reveal")
+    with ctx.section("Queries & keys: why a head looks where it looks", "qk", EXPLANATION) as (numbers, reveal):
         picture = components.Plot(show_label=False, label="queries and keys in two dimensions", elem_id="qk-space")
         gr.Markdown("For the dates model this section shows the encoder's self-attention.")
         with gr.Accordion("Every dimension: the head's queries and keys as numbers", open=False):
             exported = gr.JSON(label="q and k (scores are q·k, before the division by √d)", elem_id="qk-vectors")
 
-    @handler
     def on_view(text, model, layer, head, presenter=False, quiz=False):
         return view(ctx.registry, text, model, layer, head, presenter, quiz)
 
-    reveal.click(on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.presenter],
-                 outputs=[numbers, picture, exported], api_visibility="private")  # quiz left out: in full
+    ctx.on([reveal.click], on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.presenter],
+           outputs=[numbers, picture, exported])  # quiz left out: in full
     return lambda: ctx.listen(on_view, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.presenter, ctx.quiz],
                               outputs=[numbers, picture, exported], api_name="qk_space",
                               triggers=ctx.head_triggers + [ctx.quiz.input])

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Callable
 
 import gradio as gr
-import numpy as np
 
 from analysis import sampling
 from ui import components
-from ui.context import Context, figure_font, handler
+from ui.context import Context, figure_font
 from ui.models import InputError, ModelRegistry, clean_text, shown
 from viz import sampling as viz_sampling
 from viz.labels import markdown_label
@@ -105,13 +104,12 @@ def build(ctx: Context) -> Callable[[], None]:
         distribution = components.Plot(show_label=False, label="the next-token distribution", elem_id="sample-distribution")
         sample = gr.Markdown(elem_id="sample-text")
 
-    @handler
     def on_view(text, model, temperature, top_k, top_p, seed, tokens, presenter=False, quiz=False):
         return view(ctx.registry, text, model, temperature, top_k, top_p, seed, tokens, presenter, quiz)
 
     settings = [temperature_box, top_k_box, top_p_box, seed_box, tokens_box]
-    reveal.click(on_view, inputs=[ctx.text, ctx.model, *settings, ctx.presenter], outputs=[distribution, sample],
-                 api_visibility="private")  # quiz left out: in full
+    ctx.on([reveal.click], on_view, inputs=[ctx.text, ctx.model, *settings, ctx.presenter],
+           outputs=[distribution, sample])  # quiz left out: in full
     return lambda: ctx.listen(on_view, inputs=[ctx.text, ctx.model, *settings, ctx.presenter, ctx.quiz],
                               outputs=[distribution, sample], api_name="generate",
                               triggers=ctx.triggers + [c.input for c in settings] + [ctx.quiz.input])

@@ -9,7 +9,8 @@ from ui import components, qk
 
 from analysis.heads import kv_group, sharing_note
 from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention
-from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, handler, screen_height
+from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
+from ui.outputs import UNCHANGED, visible
 from ui.messages import warn
 from ui.models import ModelRegistry
 from viz import steps as viz_steps
@@ -137,35 +138,32 @@ def build(ctx: Context) -> None:
 
     inputs = [ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter, temperature, scale]
 
-    @handler
     def on_view(text, model, layer, head, kind, presenter, log_temperature, scaled):
         return view(ctx.registry, text, model, layer, head, kind, presenter, log_temperature, scaled)
 
-    @handler
     def on_live(text, model, layer, head, kind, presenter, log_temperature, scaled):
         return live_view(ctx.registry, text, model, layer, head, kind, presenter, log_temperature, scaled)
 
     ctx.listen(on_view, inputs=inputs, outputs=[caption, simple, qkv, scores, output], api_name="steps",
                triggers=ctx.head_triggers)
     qk_view()
-    ctx.quiz.change(lambda on: (gr.update(visible=not on), gr.update(visible=not on), gr.update(visible=bool(on))),
-                    inputs=[ctx.quiz], outputs=[scores, output, quiz_hidden], api_visibility="private", queue=False)
+    ctx.on([ctx.quiz.change], lambda on: (visible(not on), visible(not on), visible(on)),
+           inputs=[ctx.quiz], outputs=[scores, output, quiz_hidden], queue=False)
     # .input fires on every way of moving the slider (dragging, arrow keys); always_last drops the
     # positions passed while a redraw was running and draws the last one.
     live_outputs = [caption, simple, scores, output]
-    gr.on([temperature.input, scale.change], on_live, inputs=inputs, outputs=live_outputs, api_name="steps_live",
-          api_visibility="private", trigger_mode="always_last")
+    ctx.on([temperature.input, scale.change], on_live, inputs=inputs, outputs=live_outputs, api_name="steps_live",
+           trigger_mode="always_last")
     def on_slider_t(log_temperature):
         shown = shown_temperature(log_temperature)
         return shown, shown
 
-    temperature.input(on_slider_t, inputs=[temperature], outputs=[shown_t, last_t], api_name="steps_t_shown",
-                      api_visibility="private", queue=False, show_progress="hidden")
+    ctx.on([temperature.input], on_slider_t, inputs=[temperature], outputs=[shown_t, last_t], api_name="steps_t_shown",
+           queue=False, show_progress="hidden")
 
-    @handler
     def on_typed_t(text, model, layer, head, kind, presenter, typed, scaled, last):
         if typed is None or typed == last:  # the box is empty while a T is typed, or shows the T drawn
-            return gr.skip()
+            return UNCHANGED
         position = slider_from_temperature(typed)
         shown = shown_temperature(position)
         if float(f"{typed:.3g}") != shown:  # 0, -3, 1000: the box shows the T drawn, and says why
@@ -173,6 +171,5 @@ def build(ctx: Context) -> None:
         return (position, shown, shown) + live_view(ctx.registry, text, model, layer, head, kind, presenter,
                                                     position, scaled)
 
-    gr.on([shown_t.submit, shown_t.blur], on_typed_t, inputs=inputs[:-2] + [shown_t, scale, last_t],
-          outputs=[temperature, shown_t, last_t] + live_outputs, api_name="steps_typed_t",
-          api_visibility="private", trigger_mode="always_last")
+    ctx.on([shown_t.submit, shown_t.blur], on_typed_t, inputs=inputs[:-2] + [shown_t, scale, last_t],
+           outputs=[temperature, shown_t, last_t] + live_outputs, api_name="steps_typed_t", trigger_mode="always_last")

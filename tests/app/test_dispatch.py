@@ -296,8 +296,8 @@ def test_the_model_pickers_handler_fits_raw_values_and_names_a_bad_model(demo):
     n_layers, n_heads = demo.registry.shape("lm", "self")
     for layer, head in [(6, 12), ("6", None), (float("nan"), "x"), (-3, 10**9), ([], {})]:
         layer_out, head_out, _ = fit.fn("lm", layer, head, "self")
-        assert 1 <= layer_out.value <= n_layers and 1 <= head_out.value <= n_heads, (layer, head)
-    assert fit.fn("lm", 6, 12, "self")[0].value == n_layers, "a layer past the end becomes the last"
+        assert 1 <= layer_out["value"] <= n_layers and 1 <= head_out["value"] <= n_heads, (layer, head)
+    assert fit.fn("lm", 6, 12, "self")[0]["value"] == n_layers, "a layer past the end becomes the last"
     with pytest.raises(gr.Error, match="Unknown model"):
         fit.fn("gpt-4", 1, 1, "self")
 

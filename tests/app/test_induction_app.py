@@ -40,9 +40,9 @@ def test_view_shows_the_circuit_and_knocking_out_the_induction_head_hurts_the_se
     assert f"L{layer + 1} H{h + 1}" in summary and f"L{layer + 1} H{h + 1}" in stripe.layout.title.text
     assert np.asarray(stripe.data[0].z).shape == (31, 31)
     assert len(scores.data) == 2 and len(losses.data) == 2
-    assert head.value == ui_induction.STRONGEST and len(head.choices) == 17
+    assert head["value"] == ui_induction.STRONGEST and len(head["choices"]) == 17
     steps, curve = registry.history("lm").induction  # the probe's record, drawn in `formed`
-    assert formed.visible and curve.max() >= 0.5
+    assert formed["visible"] and curve.max() >= 0.5
     assert sum(steps.min() <= s <= steps.max() for s in registry.history("lm").snapshots) >= 4  # around the jump
 
 
