@@ -69,7 +69,9 @@ def _layout(title: str, height: int, font_size: int, **extra) -> dict:
     """Shared layout as one dict: building the figure in one go is much faster than many update_* calls."""
     return dict(
         # the title hangs from the top edge, so axis titles placed above the plot never run into it
-        title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12),
+        # Plotly hangs a title of two lines by its first line's middle: a second line needs the first pushed down
+        title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top",
+                   pad=dict(t=12 + (font_size if "<br>" in title else 0)),
                    font=dict(size=font_size + 4)),
         height=height, font=dict(size=font_size),
         margin=dict(l=10, r=10, t=50 + 2 * font_size, b=10), plot_bgcolor=MASKED_COLOR, paper_bgcolor="white",
@@ -110,15 +112,25 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     # square cells that fit a ~600 px wide column; the height follows the rows it has to show
     cell = min(2.2 * font_size, max_width / max(s, 1))  # max_width: ~600 px in a column, more at full width
     longest = max((len(k) for k in keys), default=1)
-    tick_room = font_size * (1.5 if longest <= 2 else 0.6 * min(longest, LABEL_CHARS) + 1)
-    if max_height:  # the rows share what the titles and the key labels leave
-        cell = max(1.0, min(cell, (max_height - tick_room - 5 * font_size - 60) / max(t, 1)))
     # long inputs: every k-th token labelled (viz.labels), in a font that fits the room k cells give it
     step_x, step_y = label_step(s), label_step(t)
-    tick_font = dict(size=max(8, min(font_size, int(cell * min(step_x, step_y) * 1.1))))
+
+    def tick_size(c: float) -> int:
+        return max(8, min(font_size, int(c * min(step_x, step_y) * 1.1)))
+
+    def tick_room(c: float) -> float:  # the key labels above the cells, in the font cells of size c take
+        return tick_size(c) * (1.5 if longest <= 2 else 0.6 * min(longest, LABEL_CHARS) + 1)
+
+    titles = 5 * font_size + 60 + (font_size if "<br>" in title else 0)  # figure title (a line more), axis title
+    shrunk = False
+    if max_height:  # the rows share what the titles and the key labels leave; smaller cells take smaller labels
+        while cell > 1.0 and t * cell + tick_room(cell) + titles > max_height:
+            cell, shrunk = max(1.0, cell - 0.25), True
+    tick_font = dict(size=tick_size(cell))
     gap = 1 if cell >= 6 else 0  # white lines between cells, unless they would hide the cells
     left = row_label_margin(queries, font_size)  # the query labels and the axis title
-    height = height or int(min(1100, max_height or 1100, max(320, t * cell + tick_room + 5 * font_size + 60)))
+    height = height or (max_height if shrunk else int(min(1100, max_height or 1100,
+                                                          max(320, t * cell + tick_room(cell) + titles))))
     heatmap = dict(
         type="heatmap", z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
         xgap=gap, ygap=gap, colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8),
@@ -144,7 +156,7 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
                    scaleanchor="x", constrain="domain", constraintoward="top"),
     )
     # the key labels and their axis title sit on top: leave them room below the figure title
-    layout["margin"].update(t=int(50 + 3 * font_size + tick_room), l=left)
+    layout["margin"].update(t=int(titles - 2 * font_size - 10 + tick_room(cell)), l=left)
     if hidden:  # the weights are not sent at all: nobody can read them from the page
         layout["meta"] = dict(alt=f"{plain(title)}. Quiz mode: the weights are hidden; guess where each token looks.")
         heatmap.update(z=np.where(np.isnan(probs), np.nan, 0.0).astype(np.float32), showscale=False,

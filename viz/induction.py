@@ -31,7 +31,8 @@ def stripe_figure(probs, tokens, layer: int, head: int, score: float, length: in
     stripe = (f"the stripe, {length - 1} cells left of the diagonal: each word of the second copy looks at the "
               f"word after its first occurrence" if score >= STRIPE_SCORE else
               f"no stripe: an induction head would look {length - 1} cells left of the diagonal in the second copy")
-    title = f"{head_name(layer, head)} on the repeated sentence: induction score {score:.2f} ({stripe})"
+    # two lines: on a projector one would run past the figure's right edge
+    title = f"{head_name(layer, head)} on the repeated sentence: induction score {score:.2f}:<br><sub>{stripe}</sub>"
     return attention_heatmap(probs, tokens, tokens, title=title, mask=mask, font_size=font_size, max_height=max_height)
 
 
