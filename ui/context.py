@@ -153,10 +153,12 @@ class Context:
     presenter: gr.Checkbox
     tabs: gr.Tabs | None = None
     current_tab: gr.State | None = None  # the open tab's id (None for API callers: nothing is skipped)
+    open_sections: gr.State | None = None  # the elem_ids of the folded sections open on the page (see listen)
     quiz: gr.Checkbox | None = None  # quiz mode: each view that quizzes hides its answer until revealed
     _views: list = field(default_factory=list, repr=False)
     _building_tab: str | None = field(default=None, repr=False)
     _tabs: dict = field(default_factory=dict, repr=False)
+    _sections: dict = field(default_factory=dict, repr=False)
     _chains: list = field(default_factory=list, repr=False)
     _tab_followers: list = field(default_factory=list, repr=False)
     _hidden_button: gr.Button | None = field(default=None, repr=False)
@@ -185,8 +187,10 @@ class Context:
         return tab
 
     def listen(self, fn: Callable, inputs: list, outputs: list, api_name: str, triggers: list | None = None,
-               quick: Callable[..., bool] | None = None, **kwargs) -> None:
-        """Register a view (see the class docstring). quick (given fn's arguments): whether this call is
+               quick: Callable[..., bool] | None = None, section: gr.Accordion | None = None, **kwargs) -> None:
+        """Register a view (see the class docstring). section: the folded accordion the view sits in; on the page
+        the view computes only while it is open, and when it is opened (an API caller always gets it).
+        quick (given fn's arguments): whether this call is
         cheap enough to run on the server's event loop, where the request arrived. Gradio otherwise runs a
         handler in a worker thread, and on a 2-core server waking that thread, and the event loop again
         afterwards, cost about as much CPU as /analyze's forward pass. A ZeroGPU Space always uses the thread."""
@@ -217,7 +221,10 @@ class Context:
               **{"trigger_mode": "always_last", **kwargs})
         if picks:
             self._on_page(picks, answer, inputs, outputs, api_name, {"postprocess": False, **kwargs})
-        self._views.append(_View(view, list(inputs), list(outputs), self._building_tab, shared))
+        if section is not None:
+            self._sections[section.elem_id] = section
+        self._views.append(_View(view, list(inputs), list(outputs), self._building_tab, shared,
+                                 section.elem_id if section is not None else None))
 
     def api(self, fn: Callable, api_name: str, **kwargs) -> None:
         """fn as the API-only endpoint /<api_name> (gr.api: its parameters and type hints are the API's), its
@@ -318,10 +325,16 @@ class Context:
             self._dispatch(opened, [v for v in self._views if v.tab == tab_id], f"redraw_{tab_id}")
             for fn, inputs, outputs, api_name, kwargs in self._tab_followers:
                 self.on(opened, fn, inputs=inputs, outputs=outputs, api_name=f"{api_name}_{tab_id}", **kwargs)
+        for name, section in self._sections.items():
+            state = dict(inputs=[self.open_sections], outputs=[self.open_sections], queue=False)
+            opened = self.on([section.expand], lambda now, s=name: sorted({*(now or []), s}), **state)
+            self._dispatch(opened, [v for v in self._views if v.section == name], f"redraw_{name}")
+            self.on([section.collapse], lambda now, s=name: [x for x in (now or []) if x != s], **state)
 
     def _dispatch(self, trigger, views: list, api_name: str) -> None:
         """One event for many views: `trigger` is a list of events or an event to follow with .then.
-        Only the open tab's views compute, in registration order, each sent as soon as it is ready."""
+        Only the open tab's views compute (not those of a closed section), in registration order, each sent as
+        soon as it is ready."""
         if not views:
             return
         inputs = list(dict.fromkeys(c for v in views for c in v.inputs))
@@ -329,13 +342,15 @@ class Context:
         where = {id(c): i for i, c in enumerate(inputs)}
 
         @repeat_outputs
-        def dispatch(request: gr.Request, open_tab, *values):
+        def dispatch(request: gr.Request, open_tab, open_sections, *values):
             if self.repeats.seen(request, api_name, (open_tab, values)):  # a dropdown's second event (ui/runtime/repeats.py)
                 yield {output: gr.skip() for output in outputs}
                 return
             first_error, sent = None, False
             for view in views:
                 if open_tab is not None and view.tab is not None and view.tab != open_tab:
+                    continue
+                if open_sections is not None and view.section is not None and view.section not in open_sections:
                     continue
                 try:
                     result = view.fn(*(values[where[id(c)]] for c in view.inputs))
@@ -352,10 +367,11 @@ class Context:
                     yield {output: gr.skip() for output in outputs}
 
         with_tab = self.current_tab is not None
-        options = dict(inputs=([self.current_tab] if with_tab else []) + inputs, outputs=outputs, api_name=api_name,
-                       api_visibility="private", show_progress="minimal", postprocess=False)  # see ui/runtime/wire.py
+        options = dict(inputs=([self.current_tab, self.open_sections] if with_tab else []) + inputs, outputs=outputs,
+                       api_name=api_name, api_visibility="private", show_progress="minimal",
+                       postprocess=False)  # see ui/runtime/wire.py
         def without_tab(request: gr.Request, *values):
-            yield from dispatch(request, None, *values)
+            yield from dispatch(request, None, None, *values)
 
         fn = dispatch if with_tab else without_tab
         if isinstance(trigger, list):
@@ -373,3 +389,4 @@ class _View:
     outputs: list
     tab: str | None
     shared: list
+    section: str | None = None  # the folded section it sits in (elem_id): computed on the page only while open

@@ -232,7 +232,7 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
     # whose calls are therefore never skipped as "not on screen".
     current_tab = gr.State(None)
     ctx = Context(demo=demo, registry=registry, text=text, model=model, analyze=analyze, layer=layer, head=head,
-                  kind=kind, presenter=presenter, current_tab=current_tab, quiz=quiz)
+                  kind=kind, presenter=presenter, current_tab=current_tab, quiz=quiz, open_sections=gr.State([]))
     return ctx, examples
 
 
@@ -334,13 +334,14 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
         # the page opens on the default tab by itself: selecting it again would fire the tab's own redraw
         # beside the load's, with presenter mode not yet set, and the slower of the two would win
         tab = Change(selected=settings.tab) if settings.tab != defaults.tab else UNCHANGED
-        panel = Change(open=True) if sampling_in_link(settings) else UNCHANGED
-        return (settings.text, settings.model, *fitted, settings.presenter, tab,
-                settings.tab, settings.quiz, *tab_settings_values(registry, settings), panel)
+        opened = sampling_in_link(settings)
+        panel = Change(open=True) if opened else UNCHANGED
+        return (settings.text, settings.model, *fitted, settings.presenter, tab, settings.tab, settings.quiz,
+                *tab_settings_values(registry, settings), panel, [SAMPLING_PANEL_ID] if opened else UNCHANGED)
 
     load_event = ctx.on([ctx.demo.load], on_load, inputs=None,
                         outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab, ctx.quiz,
-                                 *tab_controls.values(), by_elem_id(ctx, SAMPLING_PANEL_ID)],
+                                 *tab_controls.values(), by_elem_id(ctx, SAMPLING_PANEL_ID), ctx.open_sections],
                         api_name="load_settings")
     ctx.run_after(load_event, "load")
 

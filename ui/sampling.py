@@ -86,7 +86,9 @@ def build(ctx: Context) -> Callable[[], None]:
     """The sampling panel, built inside the Every head tab's column (ui/attention.py). Returns the function that
     registers its view: called after the tab's own views, as a dispatcher runs a tab's views in registration
     order (the head in detail first)."""
-    with gr.Accordion("Sampling: temperature, top-k, top-p", open=False, elem_id="sampling"):
+    # folded by default: its 12 tokens drawn one forward pass at a time would cost every click more than the
+    # rest of the tab, so the view computes on the page only while the panel is open (ctx.listen's section)
+    with gr.Accordion("Sampling: temperature, top-k, top-p", open=False, elem_id="sampling") as panel:
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])
         with gr.Row():
             temperature_box = Setting(0, sampling.MAX_TEMPERATURE, value=1.0, step=0.05, label="temperature T",
@@ -111,5 +113,5 @@ def build(ctx: Context) -> Callable[[], None]:
     ctx.on([reveal.click], on_view, inputs=[ctx.text, ctx.model, *settings, ctx.presenter],
            outputs=[distribution, sample])  # quiz left out: in full
     return lambda: ctx.listen(on_view, inputs=[ctx.text, ctx.model, *settings, ctx.presenter, ctx.quiz],
-                              outputs=[distribution, sample], api_name="generate",
+                              outputs=[distribution, sample], api_name="generate", section=panel,
                               triggers=ctx.triggers + [c.input for c in settings] + [ctx.quiz.input])

@@ -41,41 +41,50 @@ def _values(value) -> np.ndarray | None:
 def attention_pattern(probs, queries=None, keys=None) -> str:
     """Where the rows of a (t, s) attention map put most of their weight, e.g. "each token puts most of
     its attention (0.99 on average) on the previous token"; NaN cells (masked) count as no weight."""
+    return attention_patterns(np.asarray(probs)[None], queries, keys)[0]
+
+
+def attention_patterns(probs, queries=None, keys=None) -> list[str]:
+    """attention_pattern of each (t, s) map of an (n, t, s) stack, computed for all of them at once (the
+    every-head grid describes every head on each request)."""
     p = np.nan_to_num(np.asarray(probs, dtype=np.float64), nan=0.0)
-    t, s = p.shape
-    live = p.sum(axis=1) > 0
-    if not live.any():
-        return "no weights drawn"
+    n, t, s = p.shape
+    live = p.sum(axis=2) > 0
     rows = np.arange(t)
-    top, weight = p.argmax(axis=1), p.max(axis=1)
+    top, weight = p.argmax(axis=2), p.max(axis=2)
     # a row chooses a place only where its largest weight stands out: at least 1.5 times an even share of
     # the keys it sees (an even row has no place, whatever argmax says)
-    top = np.where(weight >= 1.5 / np.maximum((p > 0).sum(axis=1), 1), top, -2)
+    top = np.where(weight >= 1.5 / np.maximum((p > 0).sum(axis=2), 1), top, -2)
     # which places each row may have (the first token has no previous one), and whether it chose it
     chosen = {"first": (top == 0, live & (s > 1)), "last": (top == s - 1, live & (s > 1))}
     if t == s:  # self-attention: positions line up
         chosen.update(previous=(top == rows - 1, live & (rows > 0)), self=(top == rows, live),
                       next=(top == rows + 1, live & (rows < t - 1)))
-    best, best_share, best_hits = None, 0.0, None
-    for place in ("previous", "self", "next", "first", "last"):
-        if place not in chosen:
+    places = [place for place in ("previous", "self", "next", "first", "last") if place in chosen]
+    hits = np.stack([chosen[place][0] & chosen[place][1] for place in places])  # (places, n, t)
+    eligible = np.stack([chosen[place][1].sum(axis=1) for place in places])  # (places, n)
+    counts = hits.sum(axis=2)
+    shares = np.where(eligible >= 2, counts / np.maximum(eligible, 1), 0.0)
+    means = (hits * weight[None]).sum(axis=2) / np.maximum(counts, 1)  # the chosen places' weight
+    firsts = np.argmax(shares >= shares.max(axis=0) - 1e-9, axis=0)  # the largest share (ties: the order above)
+    said = []
+    for i in range(n):
+        if not live[i].any():
+            said.append("no weights drawn")
             continue
-        hits, eligible = chosen[place]
-        if eligible.sum() < 2:
+        best = firsts[i]
+        if shares[best, i] >= 0.5:
+            share, mean = shares[best, i], float(means[best, i])
+            how = "most of its attention" if mean >= 0.5 else "the largest share of its attention"
+            who = "each token puts" if share == 1 else f"{counts[best, i]} of {int(eligible[best, i])} tokens put"
+            if share < 1:
+                how = how.replace("its", "their")
+            said.append(f"{who} {how} ({mean:.2f} on average) on {PLACES[places[best]]}")
             continue
-        share = (hits & eligible).sum() / eligible.sum()
-        if share > best_share + 1e-9:
-            best, best_share, best_hits = place, share, hits & eligible
-    if best is not None and best_share >= 0.5:
-        mean = float(weight[best_hits].mean())
-        how = "most of its attention" if mean >= 0.5 else "the largest share of its attention"
-        who = "each token puts" if best_share == 1 else f"{best_hits.sum()} of {int(chosen[best][1].sum())} tokens put"
-        if best_share < 1:
-            how = how.replace("its", "their")
-        return f"{who} {how} ({mean:.2f} on average) on {PLACES[best]}"
-    q, k = np.unravel_index(p.argmax(), p.shape)
-    return (f"the attention is spread (largest weight per token {float(weight[live].mean()):.2f} on average); "
-            f"the strongest, {p[q, k]:.2f}, goes from {_name(queries, q)} to {_name(keys, k)}")
+        q, k = np.unravel_index(p[i].argmax(), p[i].shape)
+        said.append(f"the attention is spread (largest weight per token {float(weight[i][live[i]].mean()):.2f} on "
+                    f"average); the strongest, {p[i, q, k]:.2f}, goes from {_name(queries, q)} to {_name(keys, k)}")
+    return said
 
 
 def _name(labels, i: int) -> str:
@@ -179,10 +188,12 @@ def with_alt(layout: dict, data: list) -> dict:
 def grid_alt(title: str, tiles, names, limit: int = 8) -> str:
     """The every-head grid: each head with one clear pattern named (up to `limit`), the others counted."""
     tiles = np.asarray(tiles)
+    rows, cols = tiles.shape[:2]
+    patterns = attention_patterns(tiles.reshape(rows * cols, *tiles.shape[2:]))
     said, more, spread = [], 0, 0
     for r, row in enumerate(names):
         for c, name in enumerate(row):
-            pattern = attention_pattern(tiles[r, c])
+            pattern = patterns[r * cols + c]
             if pattern.startswith("the attention is spread") or pattern == "no weights drawn":
                 spread += 1
             elif len(said) < limit:

@@ -37,12 +37,14 @@ def endpoint(demo, api_name: str):
     return next(fn for fn in demo.fns.values() if fn.api_name == api_name)
 
 
-def run(fn, open_tab: str, request: gr.Request | None = None, **overrides) -> tuple[list[dict], Exception | None]:
-    """Drive a dispatcher as Gradio would: the visitor's request, the open tab, then every input's value."""
-    values = [overrides.get(getattr(c, "elem_id", None), c.value) for c in fn.inputs[1:]]
+def run(fn, open_tab: str, request: gr.Request | None = None, open_sections=(), **overrides
+        ) -> tuple[list[dict], Exception | None]:
+    """Drive a dispatcher as Gradio would: the visitor's request, the open tab, the folded sections open on the
+    page (none, as a page opens), then every input's value."""
+    values = [overrides.get(getattr(c, "elem_id", None), c.value) for c in fn.inputs[2:]]
     updates, error = [], None
     try:
-        for update in fn.fn(request, open_tab, *values):
+        for update in fn.fn(request, open_tab, list(open_sections), *values):
             updates.append(update)
     except gr.Error as e:
         error = e
@@ -75,13 +77,14 @@ def test_a_new_attention_kind_refits_the_sliders_then_redraws_once(demo):
     assert len(after) == 1 and demo.fns[after[0]["id"]].types_generator
 
 
-@pytest.mark.parametrize("open_tab,views", [("attention", ["head", "quiz", "analyze", "predict", "generate"]),
-                                            ("steps", ["steps", "qk_space"]),
-                                            ("masking", ["masking"]), ("positions", ["positions", "shuffle", "rotary"]),
-                                            ("multihead", ["multihead"])])
-def test_the_dispatcher_computes_only_the_open_tabs_views_in_order(demo, open_tab, views):
+@pytest.mark.parametrize("open_tab,sections,views", [
+    ("attention", [], ["head", "quiz", "analyze", "predict"]),
+    ("attention", ["sampling"], ["head", "quiz", "analyze", "predict", "generate"]),  # the sampling panel open
+    ("steps", [], ["steps", "qk_space"]), ("masking", [], ["masking"]),
+    ("positions", [], ["positions", "shuffle", "rotary"]), ("multihead", [], ["multihead"])])
+def test_the_dispatcher_computes_only_the_open_tabs_views_in_order(demo, open_tab, sections, views):
     (dispatcher,) = listeners_of(demo, "analyze", "click")
-    updates, error = run(dispatcher, open_tab)
+    updates, error = run(dispatcher, open_tab, open_sections=sections)
     assert error is None
     expected = sent_so_far([endpoint(demo, name).outputs for name in views])
     assert [list(update) for update in updates] == expected  # one update per view, in order, each repeating the last

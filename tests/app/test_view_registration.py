@@ -120,3 +120,33 @@ def test_a_bug_in_a_handler_is_a_message_without_a_traceback_or_a_path(page):
     with pytest.raises(gr.Error) as raised:
         call(demo, "broken", "cat")
     assert "Something went wrong" in raised.value.message and "/" not in raised.value.message
+
+
+def test_a_view_in_a_folded_section_computes_on_the_page_only_while_the_section_is_open():
+    with gr.Blocks() as demo:
+        ctx = Context(demo, registry=None, text=gr.Textbox(), model=gr.Dropdown(choices=["lm"], value="lm"),
+                      analyze=gr.Button(), layer=gr.Slider(1, 4), head=gr.Slider(1, 4), kind=gr.Radio(["self"]),
+                      presenter=gr.Checkbox(), current_tab=gr.State(None), open_sections=gr.State([]))
+        with gr.Tabs():
+            with ctx.tab("One", id="one"):
+                always = gr.Textbox()
+                with gr.Accordion("Folded", open=False, elem_id="folded") as folded:
+                    inside = gr.Textbox()
+        calls = []
+
+        def seen(text: str):
+            calls.append(text)
+            return text.upper()
+
+        ctx.listen(lambda text: text, inputs=[ctx.text], outputs=[always], api_name="always")
+        ctx.listen(seen, inputs=[ctx.text], outputs=[inside], api_name="inside", section=folded)
+        ctx.finish()
+    redraw = next(f.fn for f in demo.fns.values() if f.api_name == "redraw_0")
+    request = gr.Request(session_hash="student")
+    closed = list(redraw(request, "one", [], "cat"))
+    assert calls == [] and inside not in closed[-1] and closed[-1][always] == "cat"
+    opened = list(redraw(request, "one", ["folded"], "dog"))
+    assert calls == ["dog"] and opened[-1][inside] == "DOG"
+    assert call(demo, "inside", "api") == ["API"], "an API caller always gets the view"
+    expanded = [f for f in demo.fns.values() if f.api_name == "redraw_folded"]
+    assert expanded, "opening the section draws its view"
