@@ -46,9 +46,10 @@ every other token (a column); darker means more. Start with one head, then compa
 *lm* predicts the next word · *mlm* fills in `<mask>` · *dates* writes a date as ISO 8601 ·
 *minilm* is a real pretrained BERT (all-MiniLM-L6-v2) · *classifier* names a definition's category.
 """
-# The lecture tabs, in teaching order; each module has a build(ctx). A missing one is an error.
-LECTURE_TABS = ["ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning", "ui.multihead",
-                "ui.interventions", "ui.lens", "ui.induction", "ui.classifier", "ui.live"]
+# The tabs, in teaching order: each module has a TAB (ui.tabspec.TabSpec) and a build(ctx). A missing one is an
+# error. This list is the only one: the page is built from it, and every test that walks the tabs reads it.
+TABS = ["ui.attention", "ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning",
+        "ui.multihead", "ui.interventions", "ui.lens", "ui.induction", "ui.classifier", "ui.live"]
 # Gradio's default orange and its light grey "subdued" text fail WCAG AA contrast (white on orange-500 is 2.8:1,
 # grey-400 on white 1.9:1): buttons, the open tab and checked boxes use orange-700 (white on it 5.2:1, it on
 # white 5.2:1) and quiet text grey-600 (7.6:1). tests/e2e/test_e2e_accessibility.py runs axe-core on every tab.
@@ -59,8 +60,13 @@ THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
     color_accent="*primary_700", body_text_color_subdued="*neutral_600", input_placeholder_color="*neutral_600")
 
 
-def lecture_modules(names=LECTURE_TABS) -> list:
+def tab_modules(names=TABS) -> list:
     return [importlib.import_module(name) for name in names]
+
+
+def tab_specs() -> list:
+    """Every tab's TabSpec, in the page's order."""
+    return [module.TAB for module in tab_modules()]
 
 
 def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None = None) -> gr.Blocks:
@@ -69,11 +75,10 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
     with wire.Blocks(title="Attention, made visible", analytics_enabled=False) as demo:
         gr.Markdown(DESCRIPTION, elem_id="intro")
         ctx, examples = build_controls(demo, registry)
-        # eleven tabs: on a narrow screen they wrap onto rows (Gradio's default folds most into a "⋯" menu)
+        # the tabs: on a narrow screen they wrap onto rows (Gradio's default folds most into a "⋯" menu)
         with gr.Tabs(overflow_behavior="wrap") as tabs:
             ctx.tabs = tabs
-            attention.build(ctx)
-            for module in lecture_modules():
+            for module in tab_modules():
                 module.build(ctx)
         wire_page(ctx, examples)
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from analysis import head_stats as stats
 from analysis.heads import head_name, kv_group, parse_head_name
+from ui.tabspec import TabSpec
 from ui import components, sampling
 from ui.context import Context, figure_font, screen_height
 from ui.messages import warn
@@ -23,7 +24,8 @@ from ui.models import (KIND_LABELS, InputError, ModelRegistry, attention_of, che
 from viz import heatmap
 from viz.labels import EMPTY, markdown_label, plain_label, token_labels
 
-TAB_ID = "attention"
+TAB = TabSpec(id="attention", label="Every head", figure="#head-detail")
+TAB_ID = TAB.id
 TOP_K = 5
 GENERATE_TOKENS = 12
 
@@ -273,7 +275,7 @@ CSV_JS = r"""(table, model) => {
 
 def build(ctx: Context) -> None:
     registry = ctx.registry
-    with ctx.tab("Every head", id=TAB_ID):
+    with ctx.tab(TAB):
         info = gr.Markdown(elem_id="attention-notice")
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):

@@ -17,6 +17,7 @@ from analysis.attribution import rollout, shares
 from analysis.heads import head_name
 from model import interventions
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
+from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
 from ui.interventions import head_picker
@@ -26,6 +27,8 @@ from viz import classifier as viz
 from viz.figure import no_taller
 from viz.interventions import explanations_figure, guesses_figure
 from viz.labels import markdown_label
+
+TAB = TabSpec(id="classifier", label="Classifier")
 
 MODEL = "classifier"
 TOP_K = 5
@@ -168,7 +171,7 @@ def strongest_head(registry: ModelRegistry, text, method) -> str:
 def build(ctx: Context) -> None:
     registry = ctx.registry
     choices = head_choices(registry, MODEL) if MODEL in registry.available else []
-    with ctx.tab("Classifier", id="classifier"):
+    with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         summary = gr.Markdown(elem_id="classifier-summary")
         with gr.Row(equal_height=False, elem_classes=[PRESENTER_FIRST]):  # in presenter mode above the summary

@@ -2,7 +2,7 @@
 
 app.py creates one Context (ui.controls.build_controls) inside its gr.Blocks, then calls
 each tab module's `build(ctx)` inside `with gr.Tabs():`. A tab creates its own
-`ctx.tab(label, id=...)` and wires its listeners to the shared components below; it never
+`ctx.tab(TAB)` and wires its listeners to the shared components below; it never
 creates its own sentence box or model picker.
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ui.messages import refusal, warn
 from ui.runtime.events import on_event_loop, repeat_outputs
 from ui.runtime.repeats import Repeats, is_pick
 from ui.outputs import Change, visible
+from ui.tabspec import TabSpec
 from ui.runtime.wire import received, received_in_handler, sent_all
 
 log = logging.getLogger(__name__)
@@ -118,7 +119,7 @@ def _plain(fn: Callable) -> Callable:
 class Context:
     """The shared controls every tab builds against, and the wiring of their events.
 
-    A tab module's build(ctx) opens `with ctx.tab(label, id=...)`, builds its components and
+    A tab module's build(ctx) opens `with ctx.tab(TAB)`, builds its components and
     registers each view with `ctx.listen(fn, inputs, outputs, api_name, triggers=...)`:
       - fn becomes the endpoint /<api_name>, which an API caller always gets computed;
       - triggers defaults to ctx.triggers (new sentence, button, presenter mode); views that follow
@@ -178,12 +179,12 @@ class Context:
         """Also another layer, head or attention kind."""
         return self.triggers + [self.layer.input, self.head.input, self.kind.input]
 
-    def tab(self, label: str, id: str) -> gr.Tab:
-        """A tab (`with ctx.tab("Steps", id="steps"):`); the views registered after it belong to it.
+    def tab(self, spec: TabSpec) -> gr.Tab:
+        """A tab (`with ctx.tab(TAB):`, TAB a ui.tabspec.TabSpec); the views registered after it belong to it.
         Its id is what ?tab=... in a link names."""
-        tab = gr.Tab(label, id=id)
-        self._building_tab = id
-        self._tabs[id] = tab
+        tab = gr.Tab(spec.label, id=spec.id)
+        self._building_tab = spec.id
+        self._tabs[spec.id] = tab
         return tab
 
     def listen(self, fn: Callable, inputs: list, outputs: list, api_name: str, triggers: list | None = None,

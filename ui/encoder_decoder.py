@@ -8,6 +8,7 @@ import gradio as gr
 
 from analysis.alignment import month_attention, month_span, most_month_attentive_head
 from analysis.heads import head_name, parse_head_name
+from ui.tabspec import TabSpec
 from ui import components
 from ui.controls import PRESENTER_FIRST
 from ui.context import Context, figure_font, screen_height
@@ -16,6 +17,9 @@ from ui.models import MAX_BEAM, InputError, ModelRegistry, check_beam, check_ind
 from viz import cross
 from viz.figure import no_taller
 from viz.heatmap import attention_heatmap
+
+TAB = TabSpec(id="encoder_decoder", label="Encoder-decoder", figure="#cross-heat",
+              query="&model=dates&text=3+March+1999")
 
 MODEL = "dates"
 EXAMPLE = "Saturday, 21st of November 2026"
@@ -179,7 +183,7 @@ def beams_view(registry: ModelRegistry, text, width):
 
 def build(ctx: Context) -> None:
     choices = head_choices(ctx.registry, MODEL, "cross") if MODEL in ctx.registry.available else ["L1 H1"]
-    with ctx.tab("Encoder-decoder", id="encoder_decoder"):
+    with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         summary = gr.Markdown(elem_id="dates-summary")
         with gr.Row():

@@ -10,6 +10,7 @@ from analysis import induction
 from analysis.heads import head_name, parse_head_name
 from model import copying
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
+from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from ui.outputs import Change, hidden, show
@@ -17,7 +18,8 @@ from ui.messages import shown
 from ui.models import InputError, ModelRegistry, head_choices
 from viz import induction as viz
 
-TAB_ID = "induction"
+TAB = TabSpec(id="induction", label="Copying from context")
+TAB_ID = TAB.id
 STRONGEST = "strongest induction head"
 DEFAULT_WORDS = 15
 
@@ -143,7 +145,7 @@ def view(registry: ModelRegistry, model, seed, words, head, method, presenter):
 
 
 def build(ctx: Context) -> None:
-    with ctx.tab("Copying from context", id=TAB_ID):
+    with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         with gr.Row(elem_classes=[PRESENTER_SECOND]):  # presenter mode: under the figure
             new = gr.Button("New random sentence", variant="primary", elem_id="copying-new", scale=1)

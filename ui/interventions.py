@@ -16,6 +16,7 @@ from analysis.heads import head_name
 from model import interventions
 from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
+from ui.tabspec import TabSpec
 from ui import components, flow
 from ui.controls import PRESENTER_FIRST
 from ui.context import Context, figure_font, screen_height
@@ -25,6 +26,8 @@ from viz import interventions as viz
 from viz.figure import no_taller
 from viz.heatmap import attention_heatmap
 from viz.labels import markdown_label
+
+TAB = TabSpec(id="interventions", label="Interventions", figure="#importance")
 
 EXPLANATION = """
 **Test a story about a head.** A heatmap suggests what a head does ("this head finds the month");
@@ -227,7 +230,7 @@ def build(ctx: Context) -> None:
     registry = ctx.registry
     default = registry.default
     choices = head_choices(registry, default) if default else []
-    with ctx.tab("Interventions", id="interventions"):
+    with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         heads, method = head_picker(choices, "ablate")
         with gr.Row():

@@ -6,6 +6,7 @@ import numpy as np
 
 from model.cache import ByteLRU
 from model.trace import for_views
+from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
 from ui.outputs import UNCHANGED, Change
@@ -13,6 +14,8 @@ from ui.models import ModelRegistry, clean_text
 from viz import learning as viz_learning
 from viz.heatmap import attention_heatmap
 from viz.panels import note_figure
+
+TAB = TabSpec(id="learning", label="Learning")
 
 EXPLANATION = """
 **Attention is learned.** At the start of training the query and key projections are random, so every
@@ -95,7 +98,7 @@ def build(ctx: Context) -> None:
     snapshots = SnapshotTraces(ctx.registry)
     default = ctx.registry.default
     count = max(1, len(snapshots.steps(default))) if default else 1
-    with ctx.tab("Learning", id="learning"):
+    with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         snapshot = components.Slider(1, max(count, 2), value=count, step=1, label="training snapshot",
                                      info="1 = earliest saved weights; the last one is the trained model",

@@ -4,6 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from model.lens import NoLensError, lens_stack, logit_lens
+from ui.tabspec import TabSpec
 from ui import components
 from ui.context import Context, figure_font
 from ui.controls import fit_controls
@@ -12,7 +13,8 @@ from viz import lens as viz_lens
 from viz.labels import markdown_label
 from viz.panels import note_figure
 
-TAB_ID = "lens"
+TAB = TabSpec(id="lens", label="Lens")  # short: a twelfth name wider than this wraps the tabs onto two rows
+TAB_ID = TAB.id
 # On lm the answer to this text appears partway up the stack (measured by tests/app/test_lens_app.py):
 # after layer 1 the top token at "to" is "ient", from layer 2 on it is "be", its probability growing
 EXAMPLE = "not able to"
@@ -95,7 +97,7 @@ def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
 
 
 def build(ctx: Context) -> None:
-    with ctx.tab("Lens", id=TAB_ID):  # short: a twelfth name wider than this wraps the tabs onto two rows
+    with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])
         with gr.Row():
             example = gr.Button(f"Lecture example (lm): “{EXAMPLE}”", size="sm", elem_id="lens-example", scale=0,

@@ -16,6 +16,7 @@ import gradio as gr
 from training import toy
 from training.toy_session import TrainingFailed, TrainingRefused, Trainings, Waiting, default_limit
 from training.toy_tasks import TASKS, SettingsError
+from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from ui.messages import inform, shown
@@ -23,6 +24,8 @@ from ui.models import InputError
 from ui.outputs import UNCHANGED, Change, enabled, hidden, show
 from ui.runtime.events import repeat_outputs
 from viz import toy as viz_toy
+
+TAB = TabSpec(id="live", label="Train live", figure="#toy-progress")
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +230,7 @@ def api_endpoint(trainings: Trainings):
 def build(ctx: Context) -> None:
     trainings = Trainings(limit=limit_from_env())
     task_choices = [(f"{t.name}: {t.summary}", t.name) for t in TASKS.values()]
-    with ctx.tab("Train live", id="live"):
+    with ctx.tab(TAB):
         gr.Markdown(INTRO, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         with gr.Row():
             task = gr.Dropdown(task_choices, value=DEFAULTS.task, label="Task", elem_id="toy-task", scale=2)

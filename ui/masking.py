@@ -11,12 +11,15 @@ from analysis.steps import attention_steps
 from model.api import MASK_MARKERS
 from model.switches import Switches
 from model.trace import for_views
+from ui.tabspec import TabSpec
 from ui import components
 from ui.context import Context, figure_font, screen_height
 from ui.messages import inform
 from ui.models import InputError, ModelRegistry, clean_text
 from viz import compare
 from viz.figure import no_taller
+
+TAB = TabSpec(id="masking", label="Masking")
 
 EXPLANATION = """
 **Masking decides what each token may look at.** The language model (lm) predicts the next word, so
@@ -111,7 +114,7 @@ def view(registry: ModelRegistry, text, layer, head, presenter, pattern="previou
 
 
 def build(ctx: Context) -> None:
-    with ctx.tab("Masking", id="masking"):
+    with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         masks = components.Plot(show_label=False, label="masks")
         effect = components.Plot(show_label=False, label="the lm without and with its mask", elem_id="mask-effect")

@@ -4,11 +4,14 @@ from __future__ import annotations
 import gradio as gr
 
 from analysis.sizes import head_sizes
+from ui.tabspec import TabSpec
 from ui import components
 from ui.context import Context, figure_font, screen_height
 from ui.models import ModelRegistry
 from viz import multihead as viz_multihead
 from viz.figure import no_taller
+
+TAB = TabSpec(id="multihead", label="Multi-head")
 
 EXPLANATION = """
 **Several heads look for different things at once.** One head produces one set of weights per token, so
@@ -68,7 +71,7 @@ def view(registry: ModelRegistry, text, model, layer, kind, presenter):
 
 
 def build(ctx: Context) -> None:
-    with ctx.tab("Multi-head", id="multihead"):
+    with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         heads = components.Plot(show_label=False, label="every head of this layer")
         sizes = gr.Markdown()

@@ -6,6 +6,7 @@ import gradio as gr
 from analysis.order import order_demo
 from analysis.positions import cosine_similarity, position_table, sinusoidal_table
 from analysis.rotary import SHIFTS, rotary_demo
+from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
 from ui.outputs import UNCHANGED
@@ -14,6 +15,8 @@ from viz import positions as viz_positions
 from viz.figure import no_taller
 from viz import rotary as viz_rotary
 from viz.labels import markdown_label, token_labels
+
+TAB = TabSpec(id="positions", label="Positions")
 
 EXPLANATION = """
 **Attention on its own ignores word order.** Each *score* q·k depends only on the two vectors involved;
@@ -148,7 +151,7 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
 
 
 def build(ctx: Context) -> None:
-    with ctx.tab("Positions", id="positions"):
+    with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         dims = components.Textbox(DEFAULT_DIMS, label="sinusoid dimensions to plot (comma-separated)", max_lines=1,
                                   elem_id="position-dims")

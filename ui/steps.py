@@ -5,6 +5,7 @@ import math
 
 import gradio as gr
 
+from ui.tabspec import TabSpec
 from ui import components, qk
 
 from analysis.heads import kv_group, sharing_note
@@ -15,6 +16,8 @@ from ui.messages import warn
 from ui.models import ModelRegistry
 from viz import steps as viz_steps
 from viz.panels import note_figure
+
+TAB = TabSpec(id="steps", label="Step by step")
 
 EXPLANATION = """
 **Attention, one operation at a time.** The simplest self-attention has no parameters at all: every
@@ -111,7 +114,7 @@ def view(registry: ModelRegistry, text, model, layer, head, kind, presenter, log
 
 
 def build(ctx: Context) -> None:
-    with ctx.tab("Step by step", id="steps"):
+    with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         with gr.Row(equal_height=True, elem_classes=[PRESENTER_SECOND]):  # presenter mode: under the figure, then the caption
             # The slider moves T on a log scale (its own number box, log10 T, is hidden by ui.controls.CSS);

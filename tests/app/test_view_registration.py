@@ -14,6 +14,7 @@ from gradio.state_holder import SessionState
 from ui.context import Context
 from ui.models import InputError
 from ui.outputs import UNCHANGED, Change, hidden, show
+from ui.tabspec import TabSpec
 
 UI = Path(__file__).resolve().parents[2] / "ui"
 # Gradio's event methods and update builders: only ui/context.py (and ui/runtime/) may call them
@@ -128,7 +129,7 @@ def test_a_view_in_a_folded_section_computes_on_the_page_only_while_the_section_
                       analyze=gr.Button(), layer=gr.Slider(1, 4), head=gr.Slider(1, 4), kind=gr.Radio(["self"]),
                       presenter=gr.Checkbox(), current_tab=gr.State(None), open_sections=gr.State([]))
         with gr.Tabs():
-            with ctx.tab("One", id="one"):
+            with ctx.tab(TabSpec(id="one", label="One")):
                 always = gr.Textbox()
                 with gr.Accordion("Folded", open=False, elem_id="folded") as folded:
                     inside = gr.Textbox()

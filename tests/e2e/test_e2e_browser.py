@@ -42,11 +42,12 @@ def test_sentence_draws_heatmaps_with_token_labels(page, live):
 
 
 def test_every_tab_renders_its_figures(page, live):
-    from app import lecture_modules
+    from app import tab_specs
 
     open_app(page, live)
     names = tab_names(page)
-    tab_ids = ["attention"] + [m.__name__.split(".")[-1] for m in lecture_modules()]
+    tab_ids = [spec.id for spec in tab_specs()]
+    assert names == [spec.label for spec in tab_specs()], "the tab bar is not app.TABS"
     assert len(names) == len(tab_ids), f"tabs shown: {names}"
     for name, tab_id in [*zip(names, tab_ids)][1:] + [(names[0], tab_ids[0])]:  # end back on the first tab
         page.get_by_role("tab", name=name, exact=True).click()
@@ -90,11 +91,11 @@ def test_presenter_mode_enlarges_text(page, live):
     dict(text="The cat sat on the mat", model="lm", layer="4", head="2", tab="attention", presenter="0"),
 ], ids=["mlm-multihead-presenter", "lm-attention"])
 def test_deep_link_opens_the_same_view(page, live, view):
-    from app import lecture_modules
+    from app import tab_specs
     from model import api
     from ui.models import assets_dir
 
-    tab_order = ["attention"] + [m.__name__.split(".")[-1] for m in lecture_modules()]
+    tab_order = [spec.id for spec in tab_specs()]
     open_app(page, live, "?" + urlencode(view), scope="[role=tabpanel]")
     names = tab_names(page)
     assert selected_tab(page) == names[tab_order.index(view["tab"])], "the link's tab is not the one shown"

@@ -4,24 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from app import tab_specs
 from tests.e2e.browser_helpers import WAIT_MS, wait_until_idle
 from tests.e2e.conftest import screenshot
 
 SCREEN = {"width": 1280, "height": 720}
-# tab -> (extra query, the tab's main figure)
-TABS = {
-    "attention": ("", "#head-detail"),
-    "steps": ("", "[role=tabpanel] .js-plotly-plot"),
-    "masking": ("", "[role=tabpanel] .js-plotly-plot"),
-    "positions": ("", "[role=tabpanel] .js-plotly-plot"),
-    "encoder_decoder": ("&model=dates&text=3+March+1999", "#cross-heat"),
-    "learning": ("", "[role=tabpanel] .js-plotly-plot"),
-    "multihead": ("", "[role=tabpanel] .js-plotly-plot"),
-    "interventions": ("", "#importance"),
-    "induction": ("", "[role=tabpanel] .js-plotly-plot"),
-    "classifier": ("", "[role=tabpanel] .js-plotly-plot"),
-    "live": ("", "#toy-progress"),
-}
+# every tab of the page (app.TABS): its link query and its main figure
+TABS = {spec.id: spec for spec in tab_specs()}
 
 
 @pytest.fixture
@@ -35,7 +24,7 @@ def projector(browser):
 
 @pytest.mark.parametrize("tab", list(TABS))
 def test_the_tabs_main_figure_is_whole_on_the_first_screen(projector, live, tab):
-    query, figure = TABS[tab]
+    query, figure = TABS[tab].query, TABS[tab].figure
     projector.goto(f"{live.url}?presenter=1&tab={tab}{query}")
     projector.wait_for_function("(s) => [...document.querySelectorAll(s)].some(e => e.offsetParent &&"
                                 " (e.matches('.js-plotly-plot') ? e : e.querySelector('.js-plotly-plot')))", arg=figure)
