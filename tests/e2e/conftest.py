@@ -4,6 +4,7 @@ or throws an uncaught JavaScript error. Screenshots go to test-artifacts/screens
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,14 @@ from tests.live_app import ARTIFACTS, CHROMIUM_ARGS, live_app, require_chromium
 from tests.e2e.browser_helpers import WAIT_MS, wait_until_idle
 
 SCREENS = ARTIFACTS / "screens"
+
+
+def pytest_collection_modifyitems(items):
+    """Every test in this folder drives a real browser: `pytest -m "not browser"` is the quick inner loop."""
+    here = str(Path(__file__).parent)
+    for item in items:
+        if str(item.path).startswith(here):
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.fixture(scope="session")
