@@ -132,3 +132,18 @@ def generate(step: Callable[[list[int]], np.ndarray], prompt: list[int], n: int,
         drawn.append(token)
         chances.append(float(probs[token]))
     return Sample(drawn, chances, False)
+
+
+def chooser(temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0, seed: int = 0):
+    """A step's choice as `generate` makes it, one call per token: logits -> (token drawn, its probability after
+    the settings). The same settings and seed draw the same tokens as `generate` (and /generate) from the same
+    logits: one seeded generator, one uniform number per token."""
+    temperature, top_k, top_p = check(temperature, top_k, top_p)
+    rng = np.random.default_rng(seed)
+
+    def choose(logits: np.ndarray) -> tuple[int, float]:
+        probs = distribution(logits, temperature, top_k, top_p).after
+        token = draw(probs, rng)
+        return token, float(probs[token])
+
+    return choose

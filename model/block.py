@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from model.config import TransformerConfig
+from model.kv_cache import LayerCache
 from model.multi_head import HeadsRecord, MultiHeadAttention
 
 
@@ -97,17 +98,19 @@ class TransformerBlock(nn.Module):
         method: str = "zero",
         attention_only: bool = False,
         rotation: tuple[torch.Tensor, torch.Tensor] | None = None,
+        past: LayerCache | None = None,
     ) -> tuple[torch.Tensor, dict[str, HeadsRecord]]:
         """x (b, t, k) -> (b, t, k), plus the attention records when record=True.
         heads_off: "self" / "cross" -> heads to knock out in that attention (model/switches.py).
         attention_only: stop after the attention (the x returned has not been through the feed-forward):
         for a caller that wants only the weights of the last block, whose feed-forward nothing reads.
-        rotation: a rotary model's (cos, sin) for the self-attention's queries and keys."""
+        rotation: a rotary model's (cos, sin) for the self-attention's queries and keys.
+        past: the self-attention's key/value cache when x holds only new tokens (model/kv_cache.py)."""
         records: dict[str, HeadsRecord] = {}
         off = heads_off or {}
         x, rec = self._residual(x, self.norm1, lambda y: self.self_attention(
             y, mask=mask, record=record, heads_off=off.get("self", ()), method=method,
-            rotation=rotation))
+            rotation=rotation, past=past))
         if rec is not None:
             records["self"] = rec
         if self.cross_attention is not None:

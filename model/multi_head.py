@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from model.attention import scaled_dot_product_attention
+from model.kv_cache import LayerCache
 from model.positions import rotate
 
 
@@ -83,6 +84,7 @@ class MultiHeadAttention(nn.Module):
         heads_off: tuple[int, ...] = (),
         method: str = "zero",
         rotation: tuple[torch.Tensor, torch.Tensor] | None = None,
+        past: LayerCache | None = None,
     ) -> tuple[torch.Tensor, HeadsRecord | None]:
         """x (b, t, k) gives the queries; context (b, s, k) the keys and values
         (x itself for self-attention). mask: bool, True = may attend, broadcastable
@@ -91,7 +93,10 @@ class MultiHeadAttention(nn.Module):
         heads_off: heads knocked out (model/switches.py), silenced by `method`:
         "zero" drops their output, "uniform" spreads their weights evenly over the allowed keys.
         rotation: (cos, sin), each (t, d), turning queries and keys by their positions (rotary models,
-        model/positions.py); the record keeps the turned q and k, whose dot products are the scores."""
+        model/positions.py); the record keeps the turned q and k, whose dot products are the scores.
+        past: this layer's key/value cache (incremental decoding, model/kv_cache.py): x holds only the new
+        tokens, their keys and values are appended to it, and the queries read everything it keeps; rotation
+        and mask are then for the new positions against the kept ones."""
         context = x if context is None else context
         b, t, _ = x.shape
         q = self.split_heads(self.toqueries(x))  # (b, h, t, d)
@@ -99,6 +104,8 @@ class MultiHeadAttention(nn.Module):
         v = self.split_heads(self.tovalues(context), self.kv_heads)  # (b, h_kv, s, d)
         if rotation is not None:
             q, k = rotate(q, *rotation), rotate(k, *rotation)
+        if past is not None:
+            k, v = past.extend(k, v)  # (b, h_kv, kept + t, d): the cached keys and values, then the new ones
         k, v = self.share(k), self.share(v)  # (b, h, s, d)
         drop = self.dropout if self.training else 0.0
         rec = None

@@ -13,6 +13,7 @@ from torch import nn
 from model.attention import causal_mask
 from model.block import TransformerBlock, make_norm
 from model.config import TransformerConfig
+from model.kv_cache import KVCache
 from model.multi_head import HeadsRecord
 from model.positions import POSITIONS, RotaryPositions
 from model.switches import PLAIN, Switches
@@ -65,21 +66,27 @@ class Embedder(nn.Module):
                                        config.rope_low_freq_factor, config.rope_high_freq_factor,
                                        config.rope_original_max_len) if config.positions == "rotary" else None)
 
-    def rotation(self, t: int, positions: bool = True) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """A rotary model's (cos, sin) for t positions, each (t, d); None for the others, or with positions off."""
-        return self.rotary(t) if self.rotary is not None and positions else None
+    def rotation(self, t: int, positions: bool = True, start: int = 0) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """A rotary model's (cos, sin) for positions start … start + t − 1, each (t, d); None for the others, or
+        with positions off."""
+        if self.rotary is None or not positions:
+            return None
+        cos, sin = self.rotary(start + t)
+        return cos[start:], sin[start:]
 
-    def forward(self, ids: torch.Tensor, recording: Recording | None, side: str, positions: bool = True) -> torch.Tensor:
-        """ids (b, t) -> (b, t, k); positions=False adds none (the shuffle experiment)."""
+    def forward(self, ids: torch.Tensor, recording: Recording | None, side: str, positions: bool = True,
+                start: int = 0) -> torch.Tensor:
+        """ids (b, t) -> (b, t, k); positions=False adds none (the shuffle experiment). start: the first token's
+        position (incremental decoding reads one token after `start` others)."""
         t = ids.size(1)
-        if t > self.max_len:
-            raise ValueError(f"sequence of {t} tokens is longer than the model's context of {self.max_len}")
+        if start + t > self.max_len:
+            raise ValueError(f"sequence of {start + t} tokens is longer than the model's context of {self.max_len}")
         tokens = self.token_embedding(ids)  # (b, t, k)
         if self.scale != 1.0:
             tokens = tokens * self.scale
         if hasattr(self, "token_types"):  # the same type-0 vector on every token: part of what a token adds
             tokens = tokens + self.token_types.weight[0]
-        positions = (self.positions(t + self.offset)[self.offset:] if positions
+        positions = (self.positions(start + t + self.offset)[self.offset + start:] if positions
                      else tokens.new_zeros(t, tokens.size(-1)))  # (t, k), on the model's device as its weights are
         summed = self.norm(tokens + positions)
         if recording is not None:
@@ -99,16 +106,18 @@ class Stack(nn.Module):
         self.final_norm = make_norm(config) if config.norm == "pre" else nn.Identity()
 
     def forward(self, x, mask, recording, names, context=None, context_mask=None, switches: Switches = PLAIN,
-                attention_only: bool = False, rotation=None):
+                attention_only: bool = False, rotation=None, cache: KVCache | None = None):
         """names maps the block's attention ("self", "cross") to the kind it is recorded and ablated as.
         attention_only: the caller reads only the recording; the last block stops after its attention
-        (its feed-forward is a sixth of a small model's arithmetic) and the x returned is not the output."""
+        (its feed-forward is a sixth of a small model's arithmetic) and the x returned is not the output.
+        cache: every layer's key/value cache, when x holds only new tokens (model/kv_cache.py)."""
         record = recording is not None
         last = len(self.blocks) - 1
         for layer, block in enumerate(self.blocks):
             heads_off = {kind: switches.heads_off(name, layer) for kind, name in names.items()}
             x, records = block(x, mask, context, context_mask, record, heads_off, switches.method,
-                               attention_only=attention_only and layer == last, rotation=rotation)
+                               attention_only=attention_only and layer == last, rotation=rotation,
+                               past=None if cache is None else cache.layers[layer])
             if record:
                 for kind, name in names.items():
                     recording.layers.setdefault(name, []).append(records[kind])
@@ -205,6 +214,23 @@ class CausalLM(_SingleStack):
     """Each position predicts the next token and may look only at itself and the past."""
 
     causal = True
+
+    def new_cache(self) -> KVCache:
+        """An empty key/value cache for this model's layers (keeping only the sliding window, where it has one)."""
+        return KVCache.empty(self.config.n_layers, self.config.sliding_window)
+
+    def step(self, ids: torch.Tensor, cache: KVCache, record: bool = False) -> tuple[torch.Tensor, Recording | None]:
+        """Incremental decoding: ids (b, t) are the tokens after the cache.seen ones the cache has read (the whole
+        prompt at first, then one token at a time) -> their logits (b, t, v), and with record=True their attention
+        rows over every kept key (each layer's probs (b, h, t, kept + t)). The cache grows by their keys and values.
+        The same computation as forward() over the whole text: the rows equal its last t rows."""
+        recording = _recording(record)
+        t, start, kept = ids.size(1), cache.seen, cache.kept
+        x = self.embed(ids, recording, "input", start=start)
+        mask = causal_mask(t, kept + t, device=ids.device, window=self.config.sliding_window)  # (t, kept + t)
+        x = self.stack(x, mask, recording, {"self": "self"}, rotation=self.embed.rotation(t, start=start), cache=cache)
+        cache.seen += t
+        return self.to_vocab(self.lm_transform(x)), recording
 
 
 class MaskedLM(_SingleStack):
