@@ -43,7 +43,7 @@ class GenerationStep:
                    length + this step's number), zero where a sliding window has dropped the key
     cache_bytes    what the cache holds after the step (its tensors' bytes)
     kept_from      the oldest position still in the cache after the step (0 without a sliding window)
-    seconds        the step's wall time: its forward pass and the choice
+    seconds        the wall time of the step's forward pass (the choice and the recording's copy left out)
     """
 
     id: int
@@ -63,7 +63,7 @@ class Generation:
     prompt_ids: list[int]
     prompt_tokens: list[str]
     steps: list[GenerationStep] = field(default_factory=list)
-    finished: bool = False  # the last step wrote the end-of-text token
+    finished: bool = False  # a step wrote the end-of-text token
     n_layers: int = 0
     n_heads: int = 0
     kv_heads: int = 0
@@ -95,9 +95,10 @@ def _rows(recording, seen: int) -> np.ndarray:
 
 
 @torch.inference_mode()
-def generate_steps(loaded, ids: list[int], n: int, choose: Choose = greedy) -> Generation:
-    """Up to n tokens after `ids` (at least one token), one step at a time with a key/value cache; stops after
-    writing the end-of-text token, or when the model's context is full. loaded: a model/api.LoadedModel."""
+def generate_steps(loaded, ids: list[int], n: int, choose: Choose = greedy, stop_at_end: bool = True) -> Generation:
+    """Up to n tokens after `ids` (at least one token), one step at a time with a key/value cache; stops when
+    the model's context is full, and with stop_at_end after writing the end-of-text token (else the model goes
+    on, starting a new text). loaded: a model/api.LoadedModel."""
     if not can_generate(loaded):
         raise ValueError(f"{loaded.name} does not write text token by token: generation needs a causal model "
                          "with a word-prediction head")
@@ -112,17 +113,19 @@ def generate_steps(loaded, ids: list[int], n: int, choose: Choose = greedy) -> G
                      bytes_per_number=next(model.parameters()).element_size())
     feed = list(ids)  # step 0 reads the prompt; each later step the token written before it
     for _ in range(n):
+        fed = torch.tensor([feed], device=loaded.device)
         began = time.perf_counter()
-        logits, recording = model.step(torch.tensor([feed], device=loaded.device), cache, record=True)
+        logits, recording = model.step(fed, cache, record=True)
+        seconds = _finished(loaded, began)
         scores = loaded._no_specials(logits[0, -1], keep=(tok.EOS,)).double()  # as next_logits gives them
         token, drawn = choose(scores.cpu().numpy())
-        seconds = time.perf_counter() - began
         probability = float(torch.softmax(scores, -1)[token])
         out.steps.append(GenerationStep(token, loaded.label(token), probability, float(drawn),
                                         _rows(recording, cache.seen), cache.nbytes, cache.start, seconds))
         if token == loaded.end_id:
             out.finished = True
-            break
+            if stop_at_end:
+                break
         feed = [token]
     return out
 
@@ -131,6 +134,14 @@ def generate_steps(loaded, ids: list[int], n: int, choose: Choose = greedy) -> G
 def recompute_seconds(loaded, ids: list[int]) -> float:
     """The wall time of one full forward pass over `ids`, recording every head's attention as a step does:
     what writing the next token costs without a cache."""
+    fed = torch.tensor([list(ids)], device=loaded.device)
     began = time.perf_counter()
-    loaded.model(torch.tensor([list(ids)], device=loaded.device), record=True)
+    loaded.model(fed, record=True)
+    return _finished(loaded, began)
+
+
+def _finished(loaded, began: float) -> float:
+    """Seconds since `began`, once the device has done what it was given (a GPU runs ahead of Python)."""
+    if loaded.device.type == "cuda":
+        torch.cuda.synchronize(loaded.device)
     return time.perf_counter() - began

@@ -1,0 +1,118 @@
+"""Generation step by step (analysis/generation.py, model/generation.py): the new query's attention row for one
+head, every head of a layer as a strip, and the key/value cache as a block growing per layer.
+
+Every figure writes its text alternative (layout.meta.alt) from the numbers it draws."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.describe import plain
+from viz.figure import figure
+from viz.labels import axis_ticks, token_labels
+
+NEW, KEPT, DROPPED = "#d95f02", "#4292c6", "#d9d9d9"
+# the cache figure's cells: not yet read, dropped by the window, kept, added by this step
+STATES = {"empty": 0.0, "dropped": 1.0, "kept": 2.0, "new": 3.0}
+CACHE_COLOURS = [[0.0, "#ffffff"], [0.2, "#ffffff"], [0.2, DROPPED], [0.45, DROPPED], [0.45, KEPT], [0.7, KEPT],
+                 [0.7, NEW], [1.0, NEW]]
+
+
+def _layout(title: str, font_size: int, height: int, **more) -> dict:
+    return dict(title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=10),
+                           font=dict(size=font_size + 3)),
+                height=height, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white",
+                margin=dict(l=60 + 3 * font_size, r=20, t=60 + 2 * font_size, b=40 + 5 * font_size),
+                hoverlabel=dict(font=dict(size=font_size + 2)), **more)
+
+
+def row_alt(row, tokens, query: int, kept_from: int, what: str) -> str:
+    """The row's reading: the key with the most weight, and the window's dropped keys."""
+    row = np.asarray(row, dtype=np.float64)
+    top = int(np.argmax(row))
+    said = (f"{what}: the new query (token {plain(tokens[query])}, position {query + 1}) reads {len(row) - kept_from} "
+            f"keys and puts most weight, {row[top]:.2f}, on {plain(tokens[top])} (position {top + 1})")
+    return said + (f"; positions 1 to {kept_from} have fallen out of the window" if kept_from else "") + "."
+
+
+def row_figure(row, tokens, kept_from: int = 0, title: str = "", font_size: int = 12) -> go.Figure:
+    """row (n,): one head's weights of the newest query (position n − 1) over key positions 0 … n − 1; tokens:
+    the n tokens. Keys before kept_from have fallen out of a sliding window (drawn grey, weight 0)."""
+    row = np.asarray(row, dtype=np.float32)
+    n = len(row)
+    if len(tokens) != n:
+        raise ValueError(f"row_figure: {n} weights for {len(tokens)} tokens; give one token per key position")
+    colours = [DROPPED if i < kept_from else NEW if i == n - 1 else KEPT for i in range(n)]
+    labels = token_labels(tokens)
+    trace = dict(type="bar", x=np.arange(n), y=row, marker=dict(color=colours), text=labels, textposition="none",
+                 hovertemplate="%{text} (position %{x}): %{y:.3f}<extra></extra>")
+    layout = _layout(title, font_size, 300 + 6 * font_size,
+                     xaxis=dict(**axis_ticks(tokens), tickangle=-45, automargin=False),
+                     yaxis=dict(title=dict(text="attention weight"), range=[0, 1], gridcolor="#eee"))
+    layout["meta"] = dict(alt=row_alt(row, tokens, n - 1, kept_from, plain(title) or "Attention row"))
+    return figure([trace], layout)
+
+
+def strip_figure(rows, tokens, groups: int = 1, kept_from: int = 0, title: str = "", font_size: int = 12,
+                 hidden: bool = False) -> go.Figure:
+    """rows (h, n): every head's row for the newest query, one line per head (a compact strip). groups: query
+    heads per key/value head (grouped-query attention), named on each line. hidden: the weights are left out
+    (quiz mode), the strip's frame stays."""
+    rows = np.asarray(rows, dtype=np.float32)
+    h, n = rows.shape
+    names = [f"H{i + 1}" + (f" (kv {i // groups + 1})" if groups > 1 else "") for i in range(h)]
+    z = np.full_like(rows, np.nan) if hidden else np.where(np.arange(n)[None, :] < kept_from, np.nan, rows)
+    trace = dict(type="heatmap", z=z, x=np.arange(n), y=np.arange(h), zmin=0, zmax=1, colorscale="Blues",
+                 customdata=np.array([[t] * h for t in token_labels(tokens)]).T if n else None,
+                 hovertemplate="%{customdata}: %{z:.3f}<extra></extra>", colorbar=dict(thickness=10, len=0.9))
+    layout = _layout(title, font_size, 120 + 22 * h + 4 * font_size,
+                     xaxis=dict(**axis_ticks(tokens), tickangle=-45, automargin=False),
+                     yaxis=dict(tickmode="array", tickvals=list(range(h)), ticktext=names, autorange="reversed"))
+    if hidden:
+        alt = f"{plain(title)}: hidden until Reveal."
+    else:
+        tops = rows.argmax(axis=1)
+        alt = f"{plain(title)}: " + "; ".join(f"{names[i]} most on {plain(tokens[tops[i]])} ({rows[i, tops[i]]:.2f})"
+                                               for i in range(min(h, 12))) + ("; …" if h > 12 else "") + "."
+    layout["meta"] = dict(alt=alt)
+    return figure([trace], layout)
+
+
+def cache_cells(n_layers: int, kv_heads: int, total: int, seen: int, kept_from: int, new: int) -> np.ndarray:
+    """(layers · kv heads, total) cell states (STATES): positions before kept_from dropped, kept_from … seen − 1
+    kept, the last `new` of them added by this step, the rest not read yet."""
+    row = np.full(total, STATES["empty"])
+    row[:seen] = STATES["kept"]
+    row[:kept_from] = STATES["dropped"]
+    row[max(kept_from, seen - new):seen] = STATES["new"]
+    return np.tile(row, (n_layers * kv_heads, 1))
+
+
+def cache_figure(n_layers: int, kv_heads: int, groups: int, total: int, seen: int, kept_from: int, new: int,
+                 cache_bytes: int, per_token: int, title: str = "", font_size: int = 12) -> go.Figure:
+    """The key/value cache after a step: one line per layer and key/value head, one cell per position (a key and
+    a value), coloured kept / added by this step / dropped by the window / not read yet; `total` positions wide
+    (the whole generation), so the block grows step by step. groups: query heads sharing each key/value head."""
+    cells = cache_cells(n_layers, kv_heads, total, seen, kept_from, new)
+    names = []
+    for layer in range(n_layers):
+        for kv in range(kv_heads):
+            heads = f"q {kv * groups + 1}–{kv * groups + groups}" if groups > 1 else f"q {kv + 1}"
+            names.append(f"L{layer + 1} kv{kv + 1} ({heads})")
+    labels = {v: k for k, v in STATES.items()}
+    text = np.vectorize(lambda v: labels[float(v)])(cells)
+    trace = dict(type="heatmap", z=cells, x=np.arange(total), y=np.arange(len(names)), zmin=0, zmax=3,
+                 colorscale=CACHE_COLOURS, showscale=False, xgap=1, ygap=1, text=text,
+                 hovertemplate="position %{x}: %{text}<extra></extra>")
+    rows = len(names)
+    show_every = max(1, rows // 24)
+    layout = _layout(title, font_size, 140 + min(14 * rows, 520) + 4 * font_size,
+                     xaxis=dict(title=dict(text="position (one key and one value per cell)"), range=[-0.5, total - 0.5]),
+                     yaxis=dict(tickmode="array", tickvals=list(range(0, rows, show_every)),
+                                ticktext=names[::show_every], autorange="reversed"))
+    kept = seen - kept_from
+    alt = (f"{plain(title) or 'The key/value cache'}: {kept} positions kept in each of {n_layers} layers × {kv_heads} "
+           f"key/value heads, {cache_bytes:,} bytes ({kept} × {per_token:,} bytes per token)"
+           + (f"; positions 1 to {kept_from} dropped by the sliding window" if kept_from else "") + ".")
+    layout["meta"] = dict(alt=alt)
+    return figure([trace], layout)
