@@ -11,13 +11,14 @@ from analysis import generation as costs_of
 from analysis import sampling
 from model import generation
 from ui import components
-from ui.context import Context, figure_font
+from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from ui.models import InputError, ModelRegistry, clean_text, check_index, shown
 from ui.outputs import Change, UNCHANGED
 from ui.sampling import Setting, whole
 from ui.tabspec import TabSpec
 from viz import generation as viz_generation
 from viz.labels import markdown_label
+from viz.figure import no_taller
 from viz.panels import note_figure
 
 TAB = TabSpec(id="generation", label="Generation", figure="#generation-row")
@@ -162,8 +163,9 @@ def step_view(result, step, layer, head, presenter=False, quiz=False):
     if quiz:
         row = note_figure(f"Quiz: head L{layer + 1} H{head + 1}'s row is hidden until you press Reveal.", font_size=font)
     else:
-        row = viz_generation.row_figure(rows[head], tokens, st["kept_from"], font_size=font,
-                                        title=f"Head L{layer + 1} H{head + 1}: the new query's weights ({where})")
+        row = no_taller(viz_generation.row_figure(
+            rows[head], tokens, st["kept_from"], font_size=font,
+            title=f"Head L{layer + 1} H{head + 1}: the new query's weights ({where})"), screen_height(presenter))
     strip = viz_generation.strip_figure(rows, tokens, groups, st["kept_from"], font_size=font, hidden=quiz,
                                         title=f"Every head of layer {layer + 1} ({where})")
     total = len(result["prompt_ids"]) + max(len(result["steps"]) - 1, 0)
@@ -238,7 +240,7 @@ def build(ctx: Context) -> None:
     registry = ctx.registry
     with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])
-        with gr.Row(equal_height=True):
+        with gr.Row(equal_height=True, elem_classes=[PRESENTER_SECOND]):  # presenter mode: under the row
             tokens_box = Setting(1, MAX_TOKENS, value=DEFAULT_TOKENS, step=1, label="tokens to write",
                                  elem_id="generation-tokens", min_width=160)
             mode = components.Radio(list(MODES), value="greedy", label="choosing each token",
@@ -261,7 +263,8 @@ def build(ctx: Context) -> None:
         with gr.Row(equal_height=True):
             summary = gr.Markdown(elem_id="generation-step")
             reveal = ctx.reveal_button("generation-reveal")
-        row = components.Plot(show_label=False, label="the new query's attention row", elem_id="generation-row")
+        row = components.Plot(show_label=False, label="the new query's attention row", elem_id="generation-row",
+                              elem_classes=[PRESENTER_FIRST])
         strip = components.Plot(show_label=False, label="every head of the layer", elem_id="generation-strip")
         cache = components.Plot(show_label=False, label="the key/value cache", elem_id="generation-cache")
         costs = gr.Markdown(elem_id="generation-costs")
@@ -294,14 +297,23 @@ def build(ctx: Context) -> None:
         return (Change(maximum=max(len(result["steps"]), 1), value=at), notes_text(result), costs_text(result),
                 *step_view(result, at, layer, head, presenter, quiz))
 
+    def current(result, at, text, model, tokens, how, t, k, p, s):
+        """The session's generation if it was made from these settings (and the step shown), else a new one."""
+        if result and result.get("key") == settings_key(text, model, tokens, how, t, k, p, s):
+            return result, at if components.is_number(at) and 1 <= at <= len(result["steps"]) else 1
+        return make(text, model, tokens, how, t, k, p, s), 1
+
+    def on_view(result, at, text, model, tokens, how, t, k, p, s, layer, head, presenter=False, quiz=False):
+        result, at = current(result, at, text, model, tokens, how, t, k, p, s)
+        return (result, *drawn(result, int(at), layer, head, presenter, quiz))
+
     def on_generate(text, model, tokens, how, t, k, p, s, layer, head, presenter, quiz):
-        result = make(text, model, tokens, how, t, k, p, s)
+        result = make(text, model, tokens, how, t, k, p, s)  # made again: the costs measured again
         return (result, *drawn(result, 1, layer, head, presenter, quiz))
 
     def on_play(result, at, text, model, tokens, how, t, k, p, s, layer, head, presenter, quiz):
-        if not result or result.get("key") != settings_key(text, model, tokens, how, t, k, p, s):
-            result, at = make(text, model, tokens, how, t, k, p, s), 1
-        elif not components.is_number(at) or at >= len(result["steps"]):
+        result, at = current(result, at, text, model, tokens, how, t, k, p, s)
+        if at >= len(result["steps"]):
             at = 1  # at the end: play again from the start
         return (result, *drawn(result, int(at), layer, head, presenter, quiz), Change(active=len(result["steps"]) > 1))
 
@@ -318,6 +330,10 @@ def build(ctx: Context) -> None:
         return step_view(result, at, layer, head, presenter, quiz)
 
     outputs = [state, step, notes, costs, *views]
+    # the tab draws with the shared controls (a new sentence or model, opening the tab), reusing the session's
+    # generation while its settings stand; private: /generate_steps is the API's way to generation
+    ctx.listen(on_view, inputs=[state, step] + settings + shown_now, outputs=outputs, api_name="generation_view",
+               api_visibility="private")
     ctx.on([run_button.click], on_generate, inputs=settings + shown_now, outputs=outputs)
     ctx.on([play.click], on_play, inputs=[state, step] + settings + shown_now, outputs=outputs + [timer])
     ctx.on([pause.click], lambda: Change(active=False), inputs=[], outputs=[timer])

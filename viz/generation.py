@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.describe import plain
-from viz.figure import figure
+from viz.figure import colorscale, figure
 from viz.labels import axis_ticks, token_labels
 
 NEW, KEPT, DROPPED = "#d95f02", "#4292c6", "#d9d9d9"
@@ -62,7 +62,7 @@ def strip_figure(rows, tokens, groups: int = 1, kept_from: int = 0, title: str =
     h, n = rows.shape
     names = [f"H{i + 1}" + (f" (kv {i // groups + 1})" if groups > 1 else "") for i in range(h)]
     z = np.full_like(rows, np.nan) if hidden else np.where(np.arange(n)[None, :] < kept_from, np.nan, rows)
-    trace = dict(type="heatmap", z=z, x=np.arange(n), y=np.arange(h), zmin=0, zmax=1, colorscale="Blues",
+    trace = dict(type="heatmap", z=z, x=np.arange(n), y=np.arange(h), zmin=0, zmax=1, colorscale=colorscale("Blues"),
                  customdata=np.array([[t] * h for t in token_labels(tokens)]).T if n else None,
                  hovertemplate="%{customdata}: %{z:.3f}<extra></extra>", colorbar=dict(thickness=10, len=0.9))
     layout = _layout(title, font_size, 120 + 22 * h + 4 * font_size,
