@@ -132,7 +132,8 @@ def step_summary(result: dict, i: int, layer: int, head: int, quiz: bool = False
                                               if result["temperature"] > 0 else "") + ".")]
     before = result["steps"][i - 1]["cache_bytes"] if i else 0
     lines.append(f"The cache now holds {kept} positions × {per_token:,} bytes = **{st['cache_bytes']:,} bytes** "
-                 f"(+{st['cache_bytes'] - before:,} since the step before).")
+                 + (f"(+{st['cache_bytes'] - before:,} since the step before)." if i else
+                    f"(+{st['cache_bytes']:,}: the prompt's positions, all at once)."))
     if kept_from:
         lines.append(f"The sliding window keeps the last {s.window} positions: positions 1 to {kept_from} have "
                      "fallen out (grey) and can never be read again.")
@@ -172,7 +173,8 @@ def step_view(result, step, layer, head, presenter=False, quiz=False):
     cache = viz_generation.cache_figure(
         s.n_layers, s.kv_heads, groups, total, len(tokens), st["kept_from"], len(tokens) if i == 0 else 1,
         st["cache_bytes"], costs_of.bytes_per_token(s), font_size=font,
-        title=f"The key/value cache after step {i + 1}: {st['cache_bytes']:,} bytes")
+        title=f"The key/value cache after step {i + 1}: {st['cache_bytes']:,} bytes "
+              f"({st['cache_bytes'] // s.n_layers:,} per layer)")
     return step_summary(result, i, layer, head, quiz), row, strip, cache
 
 

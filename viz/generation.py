@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from viz.describe import plain
 from viz.figure import colorscale, figure
-from viz.labels import axis_ticks, token_labels
+from viz.labels import axis_ticks, token_label, token_labels
 
 NEW, KEPT, DROPPED = "#d95f02", "#4292c6", "#d9d9d9"
 # the cache figure's cells: not yet read, dropped by the window, kept, added by this step
@@ -26,12 +26,17 @@ def _layout(title: str, font_size: int, height: int, **more) -> dict:
                 hoverlabel=dict(font=dict(size=font_size + 2)), **more)
 
 
+def _said(token) -> str:
+    """A token as a screen reader should say it (markup in a token is text, not dropped)."""
+    return plain(token_label(token))
+
+
 def row_alt(row, tokens, query: int, kept_from: int, what: str) -> str:
     """The row's reading: the key with the most weight, and the window's dropped keys."""
     row = np.asarray(row, dtype=np.float64)
     top = int(np.argmax(row))
-    said = (f"{what}: the new query (token {plain(tokens[query])}, position {query + 1}) reads {len(row) - kept_from} "
-            f"keys and puts most weight, {row[top]:.2f}, on {plain(tokens[top])} (position {top + 1})")
+    said = (f"{what}: the new query (token {_said(tokens[query])}, position {query + 1}) reads {len(row) - kept_from} "
+            f"keys and puts most weight, {row[top]:.2f}, on {_said(tokens[top])} (position {top + 1})")
     return said + (f"; positions 1 to {kept_from} have fallen out of the window" if kept_from else "") + "."
 
 
@@ -72,7 +77,7 @@ def strip_figure(rows, tokens, groups: int = 1, kept_from: int = 0, title: str =
         alt = f"{plain(title)}: hidden until Reveal."
     else:
         tops = rows.argmax(axis=1)
-        alt = f"{plain(title)}: " + "; ".join(f"{names[i]} most on {plain(tokens[tops[i]])} ({rows[i, tops[i]]:.2f})"
+        alt = f"{plain(title)}: " + "; ".join(f"{names[i]} most on {_said(tokens[tops[i]])} ({rows[i, tops[i]]:.2f})"
                                                for i in range(min(h, 12))) + ("; …" if h > 12 else "") + "."
     layout["meta"] = dict(alt=alt)
     return figure([trace], layout)

@@ -120,12 +120,18 @@ def test_every_sentence_of_a_step_is_the_figures_numbers(registry, name):
         kept = states["kept"] + states["new"]
         assert states["new"] == (kept if step == 1 else 1) and states["dropped"] == st["kept_from"]
         held = re.search(r"The cache now holds (\d+) positions × ([\d,]+) bytes = \*\*([\d,]+) bytes\*\* "
-                         r"\(\+([\d,]+) since", summary)
+                         r"\(\+([\d,]+)(?: since the step before|: the prompt's positions, all at once)", summary)
         got = [int(g.replace(",", "")) for g in held.groups()]
         before = result["steps"][step - 2]["cache_bytes"] if step > 1 else 0
         assert got == [kept, per_token, kept * per_token, kept * per_token - before]
         assert got[2] == st["cache_bytes"]
         assert f"(position {seen})" in summary
+        assert f"with probability {st['probability']:.3f}" in summary
+        if step > 1:
+            assert f"it read the {kept} keys and values kept in each layer's cache" in summary
+        title = cache._plain_parts()[1]["title"]["text"]
+        assert f"{st['cache_bytes']:,} bytes ({st['cache_bytes'] // s.n_layers:,} per layer)" in title
+        assert st["cache_bytes"] == s.n_layers * (st["cache_bytes"] // s.n_layers)
         y = np.asarray(row._plain_parts()[0][0]["y"], dtype=np.float64)
         top = int(np.argmax(y))
         said = re.search(r"Head L2 H2 puts most weight, ([\d.]+), on .* \(position (\d+)\)", summary)
@@ -139,7 +145,7 @@ def test_every_sentence_of_a_step_is_the_figures_numbers(registry, name):
         assert result["steps"][-1]["kept_from"] > 0 and result["steps"][-1]["cache_bytes"] == 4 * per_token
 
 
-@pytest.mark.parametrize("name", ["lm", "llama-gqa"])
+@pytest.mark.parametrize("name", ["lm", "llama-gqa", "mistral-window"])
 def test_the_costs_and_memory_sentences_are_the_arithmetic(registry, name):
     result = ui_generation.run(registry, TEXT, name, 5, timed=True)
     s, c = result["sizes"], result["costs"]
@@ -147,7 +153,7 @@ def test_the_costs_and_memory_sentences_are_the_arithmetic(registry, name):
     assert f"**{c.cached_ms:.2f} ms**" in text and f"**{c.recompute_ms:.2f} ms**" in text
     assert f"({c.recompute_ms / c.cached_ms:.1f}× as long)" in text
     prompt = len(result["prompt_ids"])
-    cached = np.mean([costs_of.cached_flops(s, prompt + t) for t in range(1, 5)])
+    cached = np.mean([costs_of.cached_flops(s, min(prompt + t, s.window or 10 ** 6)) for t in range(1, 5)])
     lengths = costs_of.recompute_lengths(prompt, 5)
     full = np.mean([costs_of.recompute_flops(s, n) for n in lengths])
     assert f"{cached:,.0f} floating-point operations with the cache against {full:,.0f} recomputing " \
@@ -157,8 +163,13 @@ def test_the_costs_and_memory_sentences_are_the_arithmetic(registry, name):
     layers, kv, d, b, per_token = (int(g.replace(",", "")) for g in memory.groups())
     config = registry.get(name).config
     assert (layers, kv, d, b) == (config.n_layers, config.kv_heads, config.d_head, 4)
-    assert per_token == 2 * layers * kv * d * b == result["steps"][1]["cache_bytes"] - result["steps"][0]["cache_bytes"]
-    if name == "llama-gqa":
+    assert per_token == 2 * layers * kv * d * b
+    if not s.window:  # a full window stops growing (below)
+        assert per_token == result["steps"][1]["cache_bytes"] - result["steps"][0]["cache_bytes"]
+    if name == "mistral-window":
+        assert f"Its sliding window keeps at most 4 positions: at most {4 * per_token:,} bytes." in text
+        assert max(st["cache_bytes"] for st in result["steps"]) == 4 * per_token
+    if name != "lm":
         assert "Its 4 query heads share 2 key/value heads" in text and "query heads 1–2 read key/value head 1" in text
         assert f"= {2 * layers * 4 * d * b:,} bytes (2× as much)" in text
     else:
