@@ -204,7 +204,8 @@ def costs_text(result: dict) -> str:
             f"cache **{c.cached_ms:.2f} ms**; recomputing the whole text **{c.recompute_ms:.2f} ms** "
             f"({c.speedup:.1f}× as long). Arithmetic: {c.cached_flops:,.0f} floating-point operations with the "
             f"cache against {c.recompute_flops:,.0f} recomputing ({c.flops_ratio:.1f}× as many). Both record every "
-            "head's attention, as this view needs.\n\n" + memory_text(result["model"], result["sizes"]))
+            "head's attention, as this view needs. In a small model the times differ less than the arithmetic: each "
+            "step also pays a fixed cost per layer (launching each operation), however little it computes.\n\n" + memory_text(result["model"], result["sizes"]))
 
 
 def notes_text(result: dict) -> str:
