@@ -3,7 +3,8 @@
     from model import api, generation
     lm = api.load("lm")
     written = generation.generate_steps(lm, lm.encode("The cat").ids, 8)    # greedy
-    written.steps[0].token, written.steps[0].attention.shape               # 'sat', (layers, heads, 3)
+    step = written.steps[0]     # step.token, step.probability, step.cache_bytes
+    step.attention.shape        # (layers, heads, 3): the last prompt token's row over <s>, The, ▁cat
 
 Step 0 reads the whole prompt in one pass (filling the cache with its keys and values) and writes the first
 token; every later step reads only the token written before it: one new query per layer and head, attending
