@@ -39,7 +39,7 @@ PRETRAINED = (pretrained.MINILM, gguf.SMOLLM2)  # shipped pretrained models, not
 MASK_MARKERS = re.compile(r"<mask>|\[MASK\]")
 ENCODED_KEPT = 16  # texts whose encoding a model remembers
 ENCODED_BYTES = 4 << 20  # and at most this much of them (a 4,000-character text's ids and labels: ~0.2 MB)
-_SHARED: dict[tuple, "LoadedModel"] = {}  # smollm2 by (source, device, context): see load
+_SHARED: dict[tuple, "LoadedModel"] = {}  # smollm2 by (source, sha256, device, context): see load
 END_TOKENS = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<|im_end|>")  # GPT-2 and Qwen2, Llama-2, Llama-3
 
 
@@ -395,7 +395,7 @@ def load(name: str, assets: Path = ASSETS, device=None, context: int | None = No
                                label=f"minilm (from {pretrained.MINILM_PACKAGE})", context=context)
     if name == gguf.SMOLLM2:  # read once per process (seconds, 540 MB), then shared read-only as every model is
         source, sha256, label, about = gguf.smollm2_source()
-        key = (str(source), str(device), context)
+        key = (str(source), sha256, str(device), context)
         if key not in _SHARED:
             _SHARED[key] = load_pretrained(source, name, device, sha256, label=label, context=context, about=about)
         return _SHARED[key]

@@ -159,7 +159,7 @@ def hf_config(reader, arch: str, label: str) -> dict:
                               "one number for every layer. Choose another GGUF.")
     vocab = _value(reader, f"{arch}.vocab_size") or len(_value(reader, "tokenizer.ggml.tokens") or ())
     hf = dict(model_type=arch, hidden_size=d, num_attention_heads=heads, num_key_value_heads=int(kv),
-              head_dim=head_dim, num_hidden_layers=int(need("block_count")),
+              head_dim=head_dim if head_dim != d // heads else None, num_hidden_layers=int(need("block_count")),
               intermediate_size=int(need("feed_forward_length")), max_position_embeddings=int(need("context_length")),
               rms_norm_eps=float(need("attention.layer_norm_rms_epsilon")),
               rope_theta=float(_value(reader, f"{arch}.rope.freq_base", 10000.0)), vocab_size=int(vocab),
