@@ -70,3 +70,14 @@ def test_most_heads_park_their_weight_on_the_first_token(registry):
     sinks = flow.sink_shares(att, [0])  # the first token, "When": smollm2 adds no start token
     assert len(sinks.heads) == 166 and att.probs.shape[:2] == (30, 9)
     assert round(sinks.weight, 2) == 0.70 and round(sinks.norm, 2) == 0.51
+
+
+def test_every_head_grid_says_which_heads_share_keys_and_values(registry):
+    from ui import attention
+
+    _, tokens, grid, average, _, _ = attention.analyze(registry, EIFFEL, "smollm2", layer=19, head=7)
+    assert len(grid.layout.annotations) == 270 and len(tokens) == 9
+    assert "H1–H3, H4–H6 and H7–H9 each share one key/value head (3 for 9 query heads)" in grid.layout.title.text
+    assert len([s for s in grid.layout.shapes if s.line.dash == "dot"]) == 3
+    redrawn, picked = attention.grid_view(registry, EIFFEL, "smollm2", 19, 7)
+    assert picked == "L19 H7" and len([s for s in redrawn.layout.shapes if s.line.dash == "dot"]) == 3
