@@ -35,7 +35,7 @@ from model.transformer import Recording
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHIPPED = ("lm", "mlm", "dates", "classifier")  # the models trained by this project and kept in assets/<name>/
-PRETRAINED = (pretrained.MINILM, gguf.SMOLLM2)  # shipped pretrained models, not trained here (model/pretrained.py, model/gguf.py)
+PRETRAINED = (pretrained.MINILM, gguf.SMOLLM2)  # shipped pretrained, not trained here (model/pretrained.py, gguf.py)
 MASK_MARKERS = re.compile(r"<mask>|\[MASK\]")
 ENCODED_KEPT = 16  # texts whose encoding a model remembers
 ENCODED_BYTES = 4 << 20  # and at most this much of them (a 4,000-character text's ids and labels: ~0.2 MB)

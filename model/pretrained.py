@@ -347,8 +347,8 @@ def _unweighted(config: TransformerConfig) -> torch.nn.Module:
     buffers are the same, since they depend on the head size and the context alone."""
     with torch.device("meta"):
         model = build(config)
-    twin = dict(build(replace(config, n_layers=1, vocab_size=1, d_ff=2, n_decoder_layers=min(config.n_decoder_layers, 1)))
-                .named_buffers())
+    small = replace(config, n_layers=1, vocab_size=1, d_ff=2, n_decoder_layers=min(config.n_decoder_layers, 1))
+    twin = dict(build(small).named_buffers())
     for name, _ in list(model.named_buffers()):
         owner, _, attribute = name.rpartition(".")
         model.get_submodule(owner).register_buffer(attribute, twin[name], persistent=False)

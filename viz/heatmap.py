@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from analysis.heads import head_name, kv_group
+from analysis.heads import head_name, kv_group, sharing_sentence
 from viz.describe import grid_alt, plain
 from viz.figure import colorscale, figure
 from viz.labels import axis_ticks, label_step, labelled_positions, token_labels
@@ -363,6 +363,9 @@ def _tile_token_ticks(layout, heatmap, q_labels, k_labels, rows, cols, step_x, s
     layout["height"] += layout["margin"]["b"]
 
 
+GROUP_LINE = "#4b5563"  # the boxes around query heads that share keys and values: grey, not the selected head's red
+
+
 def all_heads_grid(probs, queries=None, keys=None, title: str = "Every head: rows are layers, columns are heads",
                    mask=None, font_size: int = 12, selected: tuple[int, int] | None = None,
                    kv_heads: int = 0) -> go.Figure:
@@ -394,20 +397,6 @@ def all_heads_grid(probs, queries=None, keys=None, title: str = "Every head: row
         layout["margin"]["t"] += 2 * font_size  # the subtitle's line
         layout["height"] += 2 * font_size
     return fig
-
-
-GROUP_LINE = "#4b5563"  # the boxes around query heads that share keys and values: grey, not the selected head's red
-
-
-def sharing_sentence(groups: list[list[int]], n_heads: int) -> str:
-    """Which query heads share keys and values, as the every-head grid's title says it (groups: 0-based)."""
-    if len(groups) == 1:
-        return (f"Multi-query attention: all {n_heads} query heads share one key/value head "
-                "(one set of keys and values per layer)")
-    spans = [f"H{group[0] + 1}–H{group[-1] + 1}" for group in groups]
-    listed = ", ".join(spans[:-1]) + " and " + spans[-1]
-    return (f"Grouped-query attention: {listed} each share one key/value head ({len(groups)} for {n_heads} query "
-            "heads); a dotted box marks each group")
 
 
 def layer_average_grid(probs, title: str = "Average over heads, per layer", mask=None,
