@@ -11,7 +11,9 @@ function and Trace as every other model, so every view works.
     from model import gguf
     model, tokenizer = gguf.load("SmolLM2-135M-Instruct.Q4_1.gguf")
 
-Architectures: llama (SmolLM2, TinyLlama, Llama 3 and Mistral are written as llama), mistral and qwen2.
+Architectures: llama (llama.cpp writes SmolLM2, TinyLlama, Llama 2 and 3 and Mistral as llama), mistral and
+qwen2. The tokenizer must be byte-level BPE (SmolLM2, Llama 3, Qwen2); SentencePiece ones (TinyLlama, Llama 2,
+Mistral 7B) are refused by name.
 Quantised weights are read as the numbers they stand for, once, at load: the model computes with the
 4-bit build's values (exactly what llama.cpp computes with), not with the original weights.
 """
