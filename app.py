@@ -28,7 +28,7 @@ from starlette.middleware import Middleware  # noqa: E402
 
 from ui import accessibility, attention  # noqa: E402
 from ui.controls import CSS, build_controls, wire_page  # noqa: E402
-from ui.models import ModelRegistry  # noqa: E402
+from ui.models import ModelRegistry, model_notes  # noqa: E402
 from ui.runtime import wire  # noqa: E402
 from ui.runtime.aria import ARIA_FIXES_JS  # noqa: E402
 from ui.runtime.assets import CompressedAssets  # noqa: E402
@@ -44,7 +44,8 @@ DESCRIPTION = """# Attention, made visible
 Type a sentence and pick a model. Each **head** decides, for every token (a row), how much to look at
 every other token (a column); darker means more. Start with one head, then compare every head at once.
 *lm* predicts the next word · *mlm* fills in `<mask>` · *dates* writes a date as ISO 8601 ·
-*minilm* is a real pretrained BERT (all-MiniLM-L6-v2) · *classifier* names a definition's category.
+*minilm* is a real pretrained BERT (all-MiniLM-L6-v2) · *smollm2* is a real language model (SmolLM2-135M-Instruct) ·
+*classifier* names a definition's category.
 """
 # The tabs, in teaching order: each module has a TAB (ui.tabspec.TabSpec) and a build(ctx). A missing one is an
 # error. This list is the only one: the page is built from it, and every test that walks the tabs reads it.
@@ -75,6 +76,9 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
     registry = registry or ModelRegistry.load(assets)
     with wire.Blocks(title="Attention, made visible", analytics_enabled=False) as demo:
         gr.Markdown(DESCRIPTION, elem_id="intro")
+        if notes := model_notes(registry):  # which weights were loaded: smollm2's 4-bit build, or the original
+            with gr.Accordion("Which weights the pretrained models were read from", open=False, elem_id="model-notes"):
+                gr.Markdown(notes)
         ctx, examples = build_controls(demo, registry)
         # the tabs: on a narrow screen they wrap onto rows (Gradio's default folds most into a "⋯" menu)
         with gr.Tabs(overflow_behavior="wrap") as tabs:

@@ -96,3 +96,14 @@ def parse_heads(spec, shapes: dict[str, tuple[int, int]], model: str = "this mod
             raise ValueError(f"{quoted} does not exist: {model}'s {label} has {layers} layers × {heads} heads.")
         chosen.add((kind, layer, head))
     return frozenset(chosen)
+
+
+def sharing_sentence(groups: list[list[int]], n_heads: int) -> str:
+    """Which query heads share keys and values, as the every-head grid's title says it (groups: 0-based)."""
+    if len(groups) == 1:
+        return (f"Multi-query attention: all {n_heads} query heads share one key/value head "
+                "(one set of keys and values per layer)")
+    spans = [f"H{group[0] + 1}–H{group[-1] + 1}" for group in groups]
+    listed = ", ".join(spans[:-1]) + " and " + spans[-1]
+    return (f"Grouped-query attention: {listed} each share one key/value head ({len(groups)} for {n_heads} query "
+            "heads); a dotted box marks each group")

@@ -61,13 +61,14 @@ def machine() -> dict:
                 date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
 
 
-def minilm_figures(client, endpoints, url: str, scale) -> dict:
-    """minilm (a real pretrained BERT, 6 layers x 12 heads, 22 M parameters) beside lm: /analyze p50 at
-    32 tokens, a /ping before each call as for lm, and the size of the answer at 64 tokens."""
+def minilm_figures(client, endpoints, url: str, scale, name: str = "minilm") -> dict:
+    """minilm (a real pretrained BERT, 6 layers x 12 heads, 22 M parameters), or smollm2 (a real LLM, 30 x 9
+    heads, 134.5 M parameters), beside lm: /analyze p50 at 32 tokens, a /ping before each call as for lm, and
+    the size of the answer at 64 tokens."""
     from model import api
 
-    minilm = api.load("minilm", device="cpu")
-    args = lambda text: endpoints.args("/analyze", text=text, name="minilm", kind=None)
+    minilm = api.load(name, device="cpu", context=512)
+    args = lambda text: endpoints.args("/analyze", text=text, name=name, kind=None)
     measure.timed_calls(client, "/analyze", [args(sentence(minilm, 16, seed=s)) for s in range(2)])  # warm up
     seconds, pings = [], []
     for s in range(scale(MINILM_REPEATS)):
@@ -127,6 +128,8 @@ def run(quick: bool) -> dict:
 
         print("minilm beside lm ...", file=sys.stderr)
         results["minilm"] = minilm_figures(client, endpoints, app.url, scale)
+        print("smollm2 beside lm ...", file=sys.stderr)
+        results["smollm2"] = minilm_figures(client, endpoints, app.url, scale, "smollm2")
 
         print("response size ...", file=sys.stderr)
         results["size"] = {n: measure.response_size(app.url, "analyze", analyze_args(sentence(lm, n, seed=7)))

@@ -202,6 +202,10 @@ def _minilm_section(r: dict) -> list[str]:
         f"| lm | {_ms(lm[32]['p50_s'])} | {_ms(lm[32]['p95_s'])} | {_ms(r['ping']['p50_s'])} | {size} |",
         f"| minilm | {_ms(mini['analyze_32']['p50_s'])} | {_ms(mini['analyze_32']['p95_s'])} | "
         f"{_ms(mini['ping']['p50_s'])} | {_kb(mini['size_64']['body_bytes'])} |",
+        *([f"| smollm2 (30 × 9 heads, 134.5 M parameters; issue 38: at most 2× lm) | "
+           f"{_ms(r['smollm2']['analyze_32']['p50_s'])} ({r['smollm2']['analyze_32']['p50_s'] / lm[32]['p50_s']:.1f}× lm) | "
+           f"{_ms(r['smollm2']['analyze_32']['p95_s'])} | {_ms(r['smollm2']['ping']['p50_s'])} | "
+           f"{_kb(r['smollm2']['size_64']['body_bytes'])} |"] if "smollm2" in r else []),
         "",
     ]
 

@@ -7,7 +7,9 @@
     api.load("mlm").fill("The cat <mask> on the mat")
     api.load("dates").translate("Saturday, 21st of November 2026")   # '2026-11-21'
     api.load("minilm").trace("The animal didn't cross the street")    # a real pretrained BERT
+    api.load("smollm2").next_tokens("The Eiffel Tower is in the city of")   # a real LLM, from its GGUF file
     api.load_pretrained("/models/gpt2")        # a BERT, RoBERTa, DistilBERT, GPT-2, Llama, Mistral or Qwen2 folder
+    api.load_pretrained("/models/qwen2.5-0.5b-instruct-q8_0.gguf")     # or a GGUF file of a Llama, Mistral or Qwen2
 
 Nothing is loaded on import.
 """
@@ -22,7 +24,7 @@ import numpy as np
 import torch
 from tokenizers import Tokenizer
 
-from model import checkpoint, decoding, pretrained, trace as trace_mod
+from model import checkpoint, decoding, gguf, pretrained, trace as trace_mod
 from model.cache import ByteLRU
 from model import tokenizer as tok
 from model.config import TransformerConfig
@@ -33,10 +35,11 @@ from model.transformer import Recording
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHIPPED = ("lm", "mlm", "dates", "classifier")  # the models trained by this project and kept in assets/<name>/
-PRETRAINED = (pretrained.MINILM,)  # shipped pretrained models, not trained here (model/pretrained.py)
+PRETRAINED = (pretrained.MINILM, gguf.SMOLLM2)  # shipped pretrained, not trained here (model/pretrained.py, gguf.py)
 MASK_MARKERS = re.compile(r"<mask>|\[MASK\]")
 ENCODED_KEPT = 16  # texts whose encoding a model remembers
 ENCODED_BYTES = 4 << 20  # and at most this much of them (a 4,000-character text's ids and labels: ~0.2 MB)
+_SHARED: dict[tuple, "LoadedModel"] = {}  # smollm2 by (source, sha256, device, context): see load
 END_TOKENS = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<|im_end|>")  # GPT-2 and Qwen2, Llama-2, Llama-3
 
 
@@ -54,6 +57,7 @@ class LoadedModel:
     _labels: dict = field(default_factory=dict)
     _encoded: ByteLRU = field(default_factory=lambda: ByteLRU(ENCODED_BYTES, ENCODED_KEPT))  # text -> Encoded
     pretrained: bool = False  # published by others (model/pretrained.py), not trained by this project
+    about: str = ""  # which weights were loaded, for the page (smollm2: its 4-bit build or the original)
 
     @property
     def config(self) -> TransformerConfig:
@@ -369,21 +373,32 @@ def load_from(directory: Path, name: str | None = None, weights: str = checkpoin
 
 
 def load_pretrained(source: str | Path, name: str | None = None, device=None, expected_sha256: str | None = None,
-                    label: str | None = None, context: int | None = None) -> LoadedModel:
-    """A Hugging Face model folder (or a Hub id, where the Hub is reachable) run by this project's modules;
-    context: read at most this many tokens (default: the model's own context)."""
-    directory = pretrained.resolve(source)
+                    label: str | None = None, context: int | None = None, about: str = "") -> LoadedModel:
+    """A Hugging Face model folder (or a Hub id, where the Hub is reachable), or a GGUF file, run by this
+    project's modules; context: read at most this many tokens (default: the model's own context)."""
     device = torch.device(device) if device is not None else default_device()
+    if gguf.is_gguf(source):
+        path = Path(source).expanduser()
+        model, tokenizer = gguf.load(path, device, expected_sha256, label, context)
+        return LoadedModel(name or path.stem, model, tokenizer, path.parent, device, pretrained=True, about=about
+                           or f"read from the GGUF file {path.name}, its weights dequantised to float32 at load")
+    directory = pretrained.resolve(source)
     model, tokenizer = pretrained.load(directory, device, expected_sha256, label, context)
-    return LoadedModel(name or directory.name, model, tokenizer, directory, device, pretrained=True)
+    return LoadedModel(name or directory.name, model, tokenizer, directory, device, pretrained=True, about=about)
 
 
 def load(name: str, assets: Path = ASSETS, device=None, context: int | None = None) -> LoadedModel:
-    """A shipped model by name: "lm", "mlm", "dates", "classifier" (trained here) or "minilm" (pretrained;
-    context: read at most this many tokens, as load_pretrained)."""
+    """A shipped model by name: "lm", "mlm", "dates", "classifier" (trained here), "minilm" or "smollm2"
+    (pretrained; context: read at most this many tokens, as load_pretrained)."""
     if name == pretrained.MINILM:
         return load_pretrained(pretrained.minilm_folder(), name, device, pretrained.MINILM_SHA256,
                                label=f"minilm (from {pretrained.MINILM_PACKAGE})", context=context)
+    if name == gguf.SMOLLM2:  # read once per process (seconds, 540 MB), then shared read-only as every model is
+        source, sha256, label, about = gguf.smollm2_source()
+        key = (str(source), sha256, str(device), context)
+        if key not in _SHARED:
+            _SHARED[key] = load_pretrained(source, name, device, sha256, label=label, context=context, about=about)
+        return _SHARED[key]
     if name not in SHIPPED:
         raise ValueError(f"unknown model {name!r}; choose one of {', '.join(SHIPPED + PRETRAINED)}")
     return load_from(Path(assets) / name, name, device=device)

@@ -66,7 +66,7 @@ def configured(value: str | None = None) -> dict[str, str]:
             continue
         name, _, source = entry.partition("=") if "=" in entry else ("", "", entry)
         source = source.strip()
-        name = name.strip() or Path(source.rstrip("/")).name
+        name = name.strip() or Path(source.rstrip("/")).name.removesuffix(".gguf")  # a GGUF file: its stem
         if not name or not source:
             raise ValueError(f"{MODELS_ENV} entry {entry!r} names no model; write name=/path/to/folder")
         models[name] = source
@@ -298,6 +298,63 @@ def read_tokenizer(path: Path) -> Tokenizer:
     return tokenizer
 
 
+def assemble(hf: dict, state: dict[str, torch.Tensor], kind: str, label: str, context: int | None = None,
+             weights: str = "the weights") -> torch.nn.Module:
+    """This project's model of a Hugging Face config (config.json's keys) and its weights under this project's
+    names (convert), checked name by name and shape by shape; model/gguf.py builds both from a GGUF file.
+    context: keep at most this many positions (load). weights: how messages name the weights' file."""
+    head = "transform" if any(k.startswith("lm_transform.") for k in state) else "none"
+    if kind in ROTARY and hf.get("tie_word_embeddings"):
+        state.pop("to_vocab.weight", None)  # tied: the output projection is the token embedding, as transformers reads it
+    embedding = state.get("embed.token_embedding.weight")
+    if embedding is not None and "to_vocab.weight" in state and torch.equal(state["to_vocab.weight"], embedding):
+        state.pop("to_vocab.weight")  # a tied head stored twice
+    try:
+        config = to_config(hf, head, label)
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"{label}: config.json lacks or mistypes {e}. {DOWNLOAD_FIX}") from None
+    if "to_vocab.weight" in state and config.lm_head != "none":  # a head of its own, not the embedding
+        config = replace(config, tie_embeddings=False)
+    table = "embed.positions.embedding.weight"
+    if context is not None and context < config.max_len and table in state:
+        if state[table].shape[0] != config.max_len + config.position_offset:
+            raise CheckpointError(f"{label}: {weights} does not match its config (position table "
+                                  f"{tuple(state[table].shape)}). The weights are damaged or from another model.")
+        config = replace(config, max_len=context)
+        state[table] = state[table][: context + config.position_offset]
+    elif context is not None and context < config.max_len and config.positions == "rotary":
+        config = replace(config, max_len=context)  # rotary positions have no table: any length turns the same way
+    model = _unweighted(config)
+    expected = model.state_dict()
+    tied = {"to_vocab.weight"} if config.tie_embeddings and config.lm_head != "none" else set()
+    missing = sorted(set(expected) - set(state) - tied)
+    unexpected = sorted(set(state) - set(expected))
+    wrong = [k for k in set(state) & set(expected) if state[k].shape != expected[k].shape]
+    if missing or unexpected or wrong:
+        raise CheckpointError(f"{label}: {weights} does not match its config (missing {missing[:3]}, "
+                              f"unexpected {[u.lstrip('?') for u in unexpected[:3]]}, wrong shape {wrong[:3]}). "
+                              f"The weights are damaged or from another model: download them again.")
+    model.load_state_dict({k: v.to(expected[k].dtype) for k, v in state.items()}, strict=False, assign=True)
+    if tied:
+        getattr(model, model.tied).weight = model.embed.token_embedding.weight  # as _Model ties it
+    return model
+
+
+def _unweighted(config: TransformerConfig) -> torch.nn.Module:
+    """The model without weights drawn (the checkpoint's replace every one): built on the meta device, which
+    saves a second copy's memory and the seconds random numbers take (135 M of them for SmolLM2). Its buffers
+    (rotary speeds, position tables) are real: taken from a one-layer twin with a one-token vocabulary, whose
+    buffers are the same, since they depend on the head size and the context alone."""
+    with torch.device("meta"):
+        model = build(config)
+    small = replace(config, n_layers=1, vocab_size=1, d_ff=2, n_decoder_layers=min(config.n_decoder_layers, 1))
+    twin = dict(build(small).named_buffers())
+    for name, _ in list(model.named_buffers()):
+        owner, _, attribute = name.rpartition(".")
+        model.get_submodule(owner).register_buffer(attribute, twin[name], persistent=False)
+    return model
+
+
 def load(directory: str | Path, device: str | torch.device = "cpu", expected_sha256: str | None = None,
          label: str | None = None, context: int | None = None) -> tuple[torch.nn.Module, Tokenizer]:
     """A Hugging Face model folder as this project's model (in eval mode) and its tokenizer.
@@ -326,38 +383,7 @@ def load(directory: str | Path, device: str | torch.device = "cpu", expected_sha
     except (SafetensorError, OSError, ValueError, RuntimeError) as e:
         raise CheckpointError(f"{label}: model.safetensors is damaged and cannot be read ({str(e)[:120]}). "
                               f"Download it again. {DOWNLOAD_FIX}") from None
-    head = "transform" if any(k.startswith("lm_transform.") for k in state) else "none"
-    if kind in ROTARY and hf.get("tie_word_embeddings"):
-        state.pop("to_vocab.weight", None)  # tied: the output projection is the token embedding, as transformers reads it
-    embedding = state.get("embed.token_embedding.weight")
-    if embedding is not None and "to_vocab.weight" in state and torch.equal(state["to_vocab.weight"], embedding):
-        state.pop("to_vocab.weight")  # a tied head stored twice
-    try:
-        config = to_config(hf, head, label)
-    except (KeyError, TypeError, ValueError) as e:
-        raise CheckpointError(f"{label}: config.json lacks or mistypes {e}. {DOWNLOAD_FIX}") from None
-    if "to_vocab.weight" in state and config.lm_head != "none":  # a head of its own, not the embedding
-        config = replace(config, tie_embeddings=False)
-    table = "embed.positions.embedding.weight"
-    if context is not None and context < config.max_len and table in state:
-        if state[table].shape[0] != config.max_len + config.position_offset:
-            raise CheckpointError(f"{label}: model.safetensors does not match config.json (position table "
-                                  f"{tuple(state[table].shape)}). The weights are damaged or from another model.")
-        config = replace(config, max_len=context)
-        state[table] = state[table][: context + config.position_offset]
-    elif context is not None and context < config.max_len and config.positions == "rotary":
-        config = replace(config, max_len=context)  # rotary positions have no table: any length turns the same way
-    model = build(config)
-    expected = model.state_dict()
-    tied = {"to_vocab.weight"} if config.tie_embeddings and config.lm_head != "none" else set()
-    missing = sorted(set(expected) - set(state) - tied)
-    unexpected = sorted(set(state) - set(expected))
-    wrong = [k for k in set(state) & set(expected) if state[k].shape != expected[k].shape]
-    if missing or unexpected or wrong:
-        raise CheckpointError(f"{label}: model.safetensors does not match config.json (missing {missing[:3]}, "
-                              f"unexpected {[u.lstrip('?') for u in unexpected[:3]]}, wrong shape {wrong[:3]}). "
-                              f"The weights are damaged or from another model: download them again.")
-    model.load_state_dict({k: v.to(expected[k].dtype) for k, v in state.items()}, strict=False)
+    model = assemble(hf, state, kind, label, context, "model.safetensors")
     try:
         tokenizer = read_tokenizer(directory / "tokenizer.json")
     except Exception as e:  # the tokenizers library raises plain Exceptions for a file it cannot parse

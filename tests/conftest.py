@@ -85,3 +85,11 @@ def model_assets(request, tmp_path_factory) -> Path:
         (folder / name).symlink_to(tiny[f"tiny-{name}"], target_is_directory=True)
     shutil.copy(tiny["tiny-lm"].parent / "tokenizer.json", folder / "tokenizer.json")
     return folder
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """smollm2 (SmolLM2-135M-Instruct's 4-bit GGUF) as the app loads it, read once for the whole session: 8 s and
+    540 MB. Context 512, the app's cap (ui.models.MAX_TOKENS): model.api shares this one copy with every registry."""
+    from model import api
+    return api.load("smollm2", device="cpu", context=512)

@@ -43,8 +43,7 @@ def save_tiny(family: str, folder, layers: int = 2, bos: bool = False, tokenizer
     transformers = pytest.importorskip("transformers", reason="transformers builds the checkpoints (requirements-dev.txt)")
     config_class, model_class = (getattr(transformers, name) for name in CLASSES[family])
     config = config_class(vocab_size=tokenizer.get_vocab_size(), hidden_size=32, num_hidden_layers=layers,
-                          num_attention_heads=heads, intermediate_size=48,
-                          **{"max_position_embeddings": 64, **fields})
+                          num_attention_heads=heads, **{"max_position_embeddings": 64, "intermediate_size": 48, **fields})
     torch.manual_seed(0)
     model = model_class(config)
     with torch.no_grad():  # far from the tiny init, so every attention map is sharp and every weight matters

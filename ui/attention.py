@@ -157,7 +157,7 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, lay
     att = attention_of(trace, kind)
     font = figure_font(presenter)
     selected = selected_head(att, layer, head)
-    grid = heads_grid(att, font, selected)
+    grid = heads_grid(att, font, selected, registry.get(name).config.kv_heads)
     average = heatmap.layer_average_grid(att.probs, mask=att.mask, font_size=font,
                                          title=f"Average over the {att.n_heads} heads of each layer")
     columns = trace_stats(registry, name, trace, att)
@@ -173,8 +173,10 @@ def selected_head(att, layer, head) -> tuple[int, int] | None:
     return check_index(layer, att.n_layers, "layer"), check_index(head, att.n_heads, "head")
 
 
-def heads_grid(att, font: int, selected: tuple[int, int] | None):
+def heads_grid(att, font: int, selected: tuple[int, int] | None, kv_heads: int = 0):
+    """kv_heads: the model's key/value heads; fewer than its query heads box the groups that share them."""
     return heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask, font_size=font, selected=selected,
+                                  kv_heads=kv_heads,
                                   title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
                                         + " · click a tile to open it above" + (" (▶ the one open)" if selected else ""))
 
@@ -183,7 +185,8 @@ def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, prese
     """The grid with the head open in detail outlined, and that head's name for the picker."""
     att = registry.attention(name, text, kind)
     selected = selected_head(att, layer, head)
-    return heads_grid(att, figure_font(presenter), selected), (head_name(*selected) if selected else None)
+    return (heads_grid(att, figure_font(presenter), selected, registry.get(name).config.kv_heads),
+            head_name(*selected) if selected else None)
 
 
 def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False, quiz=False):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis import heads
-from model import api, pretrained
+from model import api, gguf, pretrained
 from model.cache import ByteLRU
 from model.checkpoint import CheckpointError
 from model.trace import AttentionTrace, Trace, for_views
@@ -295,6 +295,19 @@ class ModelRegistry:
         config = self.get(name).config
         layers = getattr(config, "n_decoder_layers", None) if kind in ("decoder", "cross") else None
         return (layers or config.n_layers), config.n_heads
+
+
+def model_notes(registry: ModelRegistry) -> str:
+    """What the page says about the weights each pretrained model was read from (LoadedModel.about), one line a
+    model, with its source; empty when none says anything (the models trained here, minilm)."""
+    links = {gguf.SMOLLM2: gguf.SMOLLM2_LINK}
+    lines = []
+    for name in registry.available:
+        about = registry.models[name].about
+        if about:
+            link = f" Source: [{links[name]}]({links[name]})." if name in links else ""
+            lines.append(f"- **{name}**: {about}.{link}")
+    return "\n".join(lines)
 
 
 def head_choices(registry: ModelRegistry, name: str, kind: str | None = None) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from analysis.heads import head_name
+from analysis.heads import head_name, kv_group, sharing_sentence
 from viz.describe import grid_alt, plain
 from viz.figure import colorscale, figure
 from viz.labels import axis_ticks, label_step, labelled_positions, token_labels
@@ -363,18 +363,40 @@ def _tile_token_ticks(layout, heatmap, q_labels, k_labels, rows, cols, step_x, s
     layout["height"] += layout["margin"]["b"]
 
 
+GROUP_LINE = "#4b5563"  # the boxes around query heads that share keys and values: grey, not the selected head's red
+
+
 def all_heads_grid(probs, queries=None, keys=None, title: str = "Every head: rows are layers, columns are heads",
-                   mask=None, font_size: int = 12, selected: tuple[int, int] | None = None) -> go.Figure:
+                   mask=None, font_size: int = 12, selected: tuple[int, int] | None = None,
+                   kv_heads: int = 0) -> go.Figure:
     """Every layer × head of one attention kind in one tiled figure, tiles named 'L1 H2'.
 
     probs  (L, H, t, s); queries/keys (optional): checked against t and s, and named in the hover
     selected  optional 0-based (layer, head) to outline: the head shown in detail
+    kv_heads  the model's key/value heads where it has fewer than query heads (grouped-query attention, as
+              SmolLM2's 9 query heads share 3): a dotted box spans each group's columns, and the title says
+              which query heads share one (0, or as many as the query heads: no boxes)
     """
     probs = _check(probs, 4, "probs", queries, keys)
     n_layers, n_heads = probs.shape[:2]
     names = [[head_name(layer, head) for head in range(n_heads)] for layer in range(n_layers)]
-    return tiled_heatmap(probs, names, title, mask=mask, font_size=font_size, queries=queries, keys=keys,
-                         selected=selected)
+    groups = [kv_group(head, n_heads, kv_heads) for head in range(0, n_heads, n_heads // kv_heads)] \
+        if 0 < kv_heads < n_heads else []
+    if groups:
+        title += f"<br><sub>{sharing_sentence(groups, n_heads)}</sub>"
+    fig = tiled_heatmap(probs, names, title, mask=mask, font_size=font_size, queries=queries, keys=keys,
+                        selected=selected)
+    if groups:
+        layout = fig._plain_parts()[1]
+        grid = layout["meta"]["tile_grid"]
+        gap, bottom = grid["step_x"] - grid["width"], n_layers * grid["step_y"] - 0.5
+        layout["shapes"] = list(layout.get("shapes") or []) + [
+            dict(type="rect", x0=group[0] * grid["step_x"] - 0.5 - gap / 2,
+                 x1=group[-1] * grid["step_x"] + grid["width"] - 0.5 + gap / 2, y0=-0.5, y1=bottom,
+                 line=dict(color=GROUP_LINE, width=1.5, dash="dot"), xref="x", yref="y") for group in groups]
+        layout["margin"]["t"] += 2 * font_size  # the subtitle's line
+        layout["height"] += 2 * font_size
+    return fig
 
 
 def layer_average_grid(probs, title: str = "Average over heads, per layer", mask=None,

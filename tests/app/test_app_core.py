@@ -58,7 +58,7 @@ def test_a_broken_model_reports_itself_while_the_others_work(model_assets, tmp_p
     shutil.copy(model_assets / "tokenizer.json" if (model_assets / "tokenizer.json").is_file()
                 else (model_assets / "lm").resolve().parent / "tokenizer.json", tmp_path / "tokenizer.json")
     partial = ModelRegistry.load(tmp_path, device="cpu")
-    assert partial.available == ["lm", "dates", "minilm"]
+    assert partial.available == ["lm", "dates", "minilm", "smollm2"]
     assert "mlm" in partial.errors and "model.safetensors" in partial.errors["mlm"]
     with pytest.raises(InputError, match="mlm model could not be loaded"):
         partial.trace("mlm", "The cat <mask>")

@@ -33,7 +33,7 @@ def _figures(result):
 
 
 def test_minilm_is_listed_after_the_trained_models(registry):
-    assert registry.names == (*api.SHIPPED, "minilm")
+    assert registry.names == (*api.SHIPPED, "minilm", "smollm2")
     assert registry.get("minilm").pretrained and registry.shape("minilm") == (6, 12)
     assert registry.kinds("minilm") == ("self",)
 
@@ -152,8 +152,8 @@ def test_extra_models_come_from_the_setting_alone(model_assets, tmp_path, monkey
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ATTENTION_MODELS", f"tiny={bert}, broken={broken}, someone/remote-bert")
     registry = ModelRegistry.load(model_assets, device="cpu")
-    assert registry.names == (*api.SHIPPED, "minilm", "tiny", "broken", "remote-bert")
-    assert registry.available == [*api.SHIPPED, "minilm", "tiny"]
+    assert registry.names == (*api.SHIPPED, "minilm", "smollm2", "tiny", "broken", "remote-bert")
+    assert registry.available == [*api.SHIPPED, "minilm", "smollm2", "tiny"]
     assert "missing tokenizer.json" in registry.errors["broken"]
     assert "someone/remote-bert" in registry.errors["remote-bert"] and "HF_HUB_OFFLINE" in registry.errors["remote-bert"]
     out = attention.analyze(registry, "the cat sat on the mat", "tiny")

@@ -216,3 +216,30 @@ def test_no_taller_lowers_only_a_taller_figure():
     assert no_taller(fig, None).layout.height == height and no_taller(fig, height + 100).layout.height == height
     assert no_taller(heatmap.all_heads_grid(probs, mask=mask), 200).layout.height == 200
     assert no_taller(fig, 200).layout.height == 200, "a figure already built by plotly.py too"
+
+
+@pytest.mark.parametrize("heads, kv_heads, said", [
+    (9, 3, "H1–H3, H4–H6 and H7–H9 each share one key/value head (3 for 9 query heads)"),
+    (4, 2, "H1–H2 and H3–H4 each share one key/value head (2 for 4 query heads)"),
+    (4, 1, "all 4 query heads share one key/value head")])
+def test_the_grid_boxes_the_query_heads_that_share_keys_and_values(heads, kv_heads, said):
+    t, layers = 6, 2
+    probs, mask = causal(t, layers=layers, heads=heads)
+    plain = heatmap.all_heads_grid(probs, ["x"] * t, ["x"] * t, mask=mask)
+    fig = heatmap.all_heads_grid(probs, ["x"] * t, ["x"] * t, mask=mask, kv_heads=kv_heads, selected=(1, 0))
+    assert said in fig.layout.title.text and said in fig.layout.meta["alt"]
+    boxes = [s for s in fig.layout.shapes if s.line.dash == "dot"]
+    assert len(boxes) == kv_heads
+    grid = fig.layout.meta["tile_grid"]
+    group = heads // kv_heads
+    for g, box in enumerate(boxes):  # each box spans exactly its group's columns of tiles, every layer
+        first, last = g * group, (g + 1) * group - 1
+        assert box.x0 < first * grid["step_x"] < last * grid["step_x"] + grid["width"] - 1 < box.x1
+        assert box.x1 < (last + 1) * grid["step_x"] and (first == 0 or box.x0 > (first - 1) * grid["step_x"] + grid["width"] - 1)
+        assert box.y0 < 0 and box.y1 >= layers * grid["step_y"] - 1
+    assert fig.layout.height > plain.layout.height  # room for the title's second line
+    np.testing.assert_array_equal(np.asarray(fig.data[0].z), np.asarray(plain.data[0].z))  # the weights unchanged
+    # one key/value head per query head (or none given): nothing boxed, nothing said
+    for same in (heatmap.all_heads_grid(probs, kv_heads=heads), heatmap.all_heads_grid(probs)):
+        assert not [s for s in (same.layout.shapes or ()) if s.line.dash == "dot"]
+        assert "share" not in same.layout.title.text
