@@ -85,3 +85,8 @@ def model_assets(request, tmp_path_factory) -> Path:
         (folder / name).symlink_to(tiny[f"tiny-{name}"], target_is_directory=True)
     shutil.copy(tiny["tiny-lm"].parent / "tokenizer.json", folder / "tokenizer.json")
     return folder
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "trains: the test starts toy trainings on a live app; afterwards every slot "
+                                       "of that app must be free (tests/trainings_left.py)")

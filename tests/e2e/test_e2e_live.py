@@ -1,8 +1,13 @@
 """The "Train live" tab in a real browser: press Train, watch the figures update, Stop, try an input."""
 from __future__ import annotations
 
-from tests.e2e.browser_helpers import TOAST_TEXT, error_toasts, wait_for_figures
+import pytest
+
+from tests.e2e.browser_helpers import (TOAST_TEXT, WAIT_MS, error_toasts, stop_training_if_running,
+                                        wait_for_figures)
 from tests.e2e.conftest import screenshot
+
+pytestmark = pytest.mark.trains  # afterwards the app's one training slot must be free (tests/trainings_left.py)
 
 PROGRESS, HEADS, STATUS = "#toy-progress", "#toy-heads-plot", "#toy-status"
 
@@ -56,8 +61,7 @@ def test_train_streams_the_figures_then_stop_and_predict(page, live):
     page.wait_for_function("""(s) => { const t = (document.querySelector(s) || {}).innerText || '';
         const m = t.match(/Held-out accuracy ([0-9.]+)%/); return t.includes('Done') || (m && +m[1] >= 50); }""",
                            arg=STATUS)
-    if not page.locator("#toy-stop").is_disabled():
-        page.locator("#toy-stop").click()
+    stop_training_if_running(page)
     page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText.includes('Done')", arg=STATUS)
     assert "you stopped it" in page.inner_text(STATUS) or "every held-out answer" in page.inner_text(STATUS)
     assert held_out_accuracy(page) >= 0.5
@@ -103,3 +107,53 @@ def test_stop_ends_a_training_that_cannot_finish_and_keeps_what_it_learned(page,
     assert "positions off" in page.inner_text("#toy-answer")
     page.wait_for_function("() => !document.querySelector('#toy-train').disabled")
     screenshot(page, "live-stopped", "[role=tabpanel]")
+
+
+def status_says(page, words: str) -> None:
+    page.wait_for_function("([s, words]) => ((document.querySelector(s) || {}).innerText || '').includes(words)",
+                           arg=[STATUS, words])
+
+
+def stop_enabled_while(page, words: str) -> None:
+    """Once the status says `words`, Stop can be pressed and Train cannot: they are set by the same update."""
+    status_says(page, words)
+    assert not page.locator("#toy-stop").is_disabled(), f"Stop is disabled while the status says {words!r}"
+    assert page.locator("#toy-train").is_disabled()
+
+
+def test_stop_is_enabled_while_a_training_waits_for_the_slot_and_while_it_runs(page, browser, live):
+    """The slot held by another visitor (a second browser, its own session): this visitor's training waits, with
+    Stop enabled, and Stop leaves the queue. Then, the slot free: it runs, with Stop enabled, and Stop ends it.
+    Reverse without positions never ends by itself, so each training runs until it is stopped."""
+    other_context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    other = other_context.new_page()
+    other.set_default_timeout(WAIT_MS)
+    try:
+        for visitor in (other, page):
+            visitor.goto(live.url + "?tab=live")
+            wait_for_figures(visitor, HEADS)
+            visitor.locator("#toy-positions input").uncheck()
+            status_says(visitor, "positions off")
+        other.locator("#toy-train").click()
+        stop_enabled_while(other, "Training")
+        page.locator("#toy-train").click()
+        stop_enabled_while(page, "Waiting for a free trainer")
+        page.locator("#toy-stop").click()
+        status_says(page, "Stopped")
+        assert "before it started" in page.inner_text(STATUS)
+        page.wait_for_function("() => document.querySelector('#toy-stop').disabled "
+                               "&& !document.querySelector('#toy-train').disabled")
+        assert "Training" in other.inner_text(STATUS), "the other visitor's training went on"
+
+        other.locator("#toy-stop").click()
+        status_says(other, "Done")
+        page.locator("#toy-train").click()
+        stop_enabled_while(page, "Training")
+        page.locator("#toy-stop").click()
+        status_says(page, "Done")
+        assert "you stopped it" in page.inner_text(STATUS)
+        page.wait_for_function("() => document.querySelector('#toy-stop').disabled "
+                               "&& !document.querySelector('#toy-train').disabled")
+        assert not error_toasts(page) and not error_toasts(other)
+    finally:
+        other_context.close()
