@@ -93,3 +93,8 @@ def smollm2():
     540 MB. Context 512, the app's cap (ui.models.MAX_TOKENS): model.api shares this one copy with every registry."""
     from model import api
     return api.load("smollm2", device="cpu", context=512)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "trains: the test starts toy trainings on a live app; afterwards every slot "
+                                       "of that app must be free (tests/trainings_left.py)")

@@ -16,9 +16,10 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +38,7 @@ class LiveApp:
     url: str  # ends with "/"
     process: subprocess.Popen
     log: Path
+    env: dict = field(default_factory=dict)  # what the test set beside the machine's environment
 
     def log_text(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace") if self.log.is_file() else ""
@@ -73,7 +75,7 @@ def start_app(log: Path, env: dict | None = None, command: list[str] | None = No
     process = subprocess.Popen(command or [sys.executable, "app.py"], cwd=ROOT, env=full_env,
                                stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
     handle.close()
-    app = LiveApp(f"http://127.0.0.1:{port}/", process, log)
+    app = LiveApp(f"http://127.0.0.1:{port}/", process, log, dict(env or {}))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -106,6 +108,66 @@ def live_app(log: Path, env: dict | None = None, command: list[str] | None = Non
         yield app
     finally:
         stop_app(app)
+
+
+def _children() -> dict[int, list[int]]:
+    """Every process's children, read from /proc (Linux)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # it ended meanwhile
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])  # the name in parentheses may hold spaces
+        children.setdefault(parent, []).append(int(entry.name))
+    return children
+
+
+def training_processes(app: LiveApp) -> list[int]:
+    """The app's toy trainings running now: the processes its fork server (training/toy_session.py) forked."""
+    children = _children()
+    found = []
+    for pid in children.get(app.process.pid, []):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"forkserver" in command:
+            found += children.get(pid, [])
+    return found
+
+
+def assert_no_training_left(app: LiveApp, slots: int = 1, timeout: float = 120) -> None:
+    """After a test that trained: no training process left, and `slots` visitors at once each start a
+    training without waiting (every slot is free). Waits for the server to close what a closed page left
+    (Gradio closes its stream, the trainer kills the process); only a failure waits `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while training_processes(app):
+        assert time.monotonic() < deadline, (
+            f"training processes {training_processes(app)} still run {timeout:.0f} s after the test: a training "
+            "was left behind (it holds a slot the next visitor waits for)")
+        time.sleep(0.2)
+    outputs = {}
+
+    def probe(n: int):  # copy for one second: the shortest training there is
+        job = app.client().submit("copy", True, 1, api_name="/train_toy")
+        job.result(timeout=timeout)
+        outputs[n] = job.outputs()
+
+    threads = [threading.Thread(target=probe, args=(n,)) for n in range(slots)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    assert len(outputs) == slots, f"a probe training did not finish within {timeout:.0f} s"
+    waited = [n for n, events in outputs.items()
+              if any(isinstance(e, dict) and e.get("status") == "waiting" for e in events)]
+    assert not waited, f"{len(waited)} of {slots} probe trainings waited for a slot: a slot was left held"
+    while training_processes(app):  # the probes' own processes end as their runs do
+        assert time.monotonic() < deadline, f"the probes' training processes {training_processes(app)} never ended"
+        time.sleep(0.2)
 
 
 def require_chromium() -> str:

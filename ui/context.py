@@ -163,6 +163,7 @@ class Context:
     _chains: list = field(default_factory=list, repr=False)
     _tab_followers: list = field(default_factory=list, repr=False)
     _hidden_button: gr.Button | None = field(default=None, repr=False)
+    _after_picks: list = field(default_factory=list, repr=False)  # the events a dropdown pick runs (run twice)
     repeats: Repeats = field(default_factory=Repeats, repr=False)  # a dropdown's second event (ui/runtime/repeats.py)
 
     def __post_init__(self):
@@ -251,15 +252,21 @@ class Context:
         options = dict(inputs=inputs, outputs=outputs, api_visibility="public" if public else "private", **kwargs)
         fn = None if fn is None else _plain(fn)
         if isinstance(triggers, list):
-            return gr.on(triggers=triggers, fn=fn, **options)
+            event = gr.on(triggers=triggers, fn=fn, **options)
+            if any(is_pick(t) for t in triggers):  # what run_after chains to it runs twice too
+                self._after_picks.append(event)
+            return event
         return triggers.then(fn, **options)
 
     def _on_page(self, triggers: list, fn: Callable, inputs: list, outputs: list, api_name: str, kwargs: dict):
-        """A page-only handler around fn (already lent a GPU by its caller, ui.gpu): a dropdown pick's second event is answered "unchanged" (ui/runtime/repeats.py), and
-        bad input is one warning with the figures left as they were, as the dispatchers do (an error puts
-        an "Error" badge over every output and blanks the figures)."""
+        """A page-only handler around fn (already lent a GPU by its caller, ui.gpu): a dropdown pick's second event is
+        answered "unchanged" (ui/runtime/repeats.py; other triggers are computed every time), and bad input is one
+        warning with the figures left as they were, as the dispatchers do (an error puts an "Error" badge over
+        every output and blanks the figures)."""
+        picked = any(is_pick(t) for t in triggers)
+
         def on_page(request: gr.Request, *values):
-            if self.repeats.seen(request, api_name, values):
+            if picked and self.repeats.seen(request, api_name, values):
                 return gr.skip()
             try:
                 return fn(*values)
@@ -316,7 +323,7 @@ class Context:
         for event, suffix, head_only, like in self._chains:
             views = [v for v in self._views if (not head_only or any(e in v.shared for e in head))
                      and (like is None or like in v.shared)]
-            self._dispatch(event, views, f"redraw_after_{suffix}")
+            self._dispatch(event, views, f"redraw_after_{suffix}", picked=any(event is e for e in self._after_picks))
         self._chains.clear()
         if self.current_tab is None:
             return
@@ -332,10 +339,11 @@ class Context:
             self._dispatch(opened, [v for v in self._views if v.section == name], f"redraw_{name}")
             self.on([section.collapse], lambda now, s=name: [x for x in (now or []) if x != s], **state)
 
-    def _dispatch(self, trigger, views: list, api_name: str) -> None:
+    def _dispatch(self, trigger, views: list, api_name: str, picked: bool = False) -> None:
         """One event for many views: `trigger` is a list of events or an event to follow with .then.
         Only the open tab's views compute (not those of a closed section), in registration order, each sent as
-        soon as it is ready."""
+        soon as it is ready. picked: `trigger` follows a dropdown's pick, which Gradio sends twice (its repeat
+        is answered "unchanged"); any other redraw makes the page differ from what the last pick drew."""
         if not views:
             return
         inputs = list(dict.fromkeys(c for v in views for c in v.inputs))
@@ -344,7 +352,9 @@ class Context:
 
         @repeat_outputs
         def dispatch(request: gr.Request, open_tab, open_sections, *values):
-            if self.repeats.seen(request, api_name, (open_tab, values)):  # a dropdown's second event (ui/runtime/repeats.py)
+            if not picked:
+                self.repeats.forget(request)
+            elif self.repeats.seen(request, api_name, (open_tab, values)):  # a dropdown's second event (ui/runtime/repeats.py)
                 yield {output: gr.skip() for output in outputs}
                 return
             first_error, sent = None, False

@@ -272,24 +272,42 @@ def test_a_tab_dropdowns_pick_runs_a_private_handler_that_answers_its_repeat_unc
     assert not is_skip(public.fn(*values)) and not is_skip(public.fn(*values)), "API callers: every call computed"
 
 
-def test_repeats_count_only_the_same_values_from_the_same_session_within_the_window():
+def test_a_repeat_is_the_same_values_from_the_same_session_once_per_computed_call():
+    """No clock: the second of two calls with the same values is the repeat however long the first took, and a
+    third (the visitor picking the same entry again) is computed however soon it comes."""
     from ui.runtime.repeats import Repeats
 
-    now = [0.0]
-    repeats = Repeats(window=1.0, size=3, clock=lambda: now[0])
+    repeats = Repeats(size=3)
     a, b = gr.Request(session_hash="a"), gr.Request(session_hash="b")
     assert not repeats.seen(a, "redraw", ("x", 1))
-    assert repeats.seen(a, "redraw", ("x", 1))
+    assert repeats.seen(a, "redraw", ("x", 1)), "the pick's second event"
+    assert not repeats.seen(a, "redraw", ("x", 1)), "a genuine second pick of the same entry: computed"
+    assert repeats.seen(a, "redraw", ("x", 1)) and not repeats.seen(a, "redraw", ("x", 1))
     assert not repeats.seen(a, "other", ("x", 1)) and not repeats.seen(b, "redraw", ("x", 1))
     assert not repeats.seen(a, "redraw", ("y", 1)) and not repeats.seen(a, "redraw", ("x", 1)), "x, y, x: all run"
-    now[0] = 0.5
+    repeats.forget(a)  # another view redrew the page
+    assert not repeats.seen(a, "redraw", ("x", 1)), "after another redraw the same values compute"
     assert repeats.seen(a, "redraw", ("x", 1))
-    now[0] = 2.0
-    assert not repeats.seen(a, "redraw", ("x", 1)), "past the window"
     for session in "cde":  # a full memory forgets the oldest visitor
         repeats.seen(gr.Request(session_hash=session), "redraw", ())
     assert not repeats.seen(a, "redraw", ("x", 1))
     assert not repeats.seen(None, "redraw", ()) and not repeats.seen(None, "redraw", ())
+    repeats.forget(None)
+
+
+def test_only_the_events_a_pick_runs_answer_a_repeat_unchanged(demo):
+    """A new sentence, the Analyze button or a tab opened are sent once: the same values twice are computed
+    twice (a second press of Analyze redraws), and they make the next pick compute even with values seen before."""
+    after_model = endpoint(demo, "redraw_after_model")
+    (analyzed,) = [fn for fn in listeners_of(demo, "analyze", "click") if fn.api_name.startswith("redraw_")]
+    visitor = gr.Request(session_hash="not-a-pick")
+    for _ in range(3):
+        updates, error = run(analyzed, "attention", visitor)
+        assert error is None and not all_skipped(updates)
+    assert not all_skipped(run(after_model, "attention", visitor)[0])
+    assert all_skipped(run(after_model, "attention", visitor)[0]), "the pick's second event"
+    assert not all_skipped(run(analyzed, "attention", visitor)[0])
+    assert not all_skipped(run(after_model, "attention", visitor)[0]), "the page was redrawn since: computed"
 
 
 def test_the_model_pickers_handler_fits_raw_values_and_names_a_bad_model(demo):

@@ -131,6 +131,14 @@ IDLE_JS = ("() => !document.querySelector('.pending') && ![...document.querySele
            "'[data-testid=status-tracker]')].some(e => !/\\bhide\\b/.test(e.className))")
 
 
+def stop_training_if_running(page) -> bool:
+    """Press Train live's Stop if it is enabled, checked and pressed in one step in the page. A training that
+    ends by itself disables Stop: a click on a Stop found enabled a moment before waits for it for good.
+    Whether it was pressed."""
+    return page.evaluate("() => { const stop = document.querySelector('#toy-stop');"
+                         " if (!stop || stop.disabled) return false; stop.click(); return true; }")
+
+
 def wait_until_idle(page, timeout: float = WAIT_MS) -> None:
     """Wait until no output on the page is still being computed: what the page asked for has arrived.
     A test that acts before its page has settled races the page's own answers (the load's views may

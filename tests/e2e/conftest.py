@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import trainings_left
 from tests.live_app import ARTIFACTS, CHROMIUM_ARGS, live_app, require_chromium
 
 from tests.e2e.browser_helpers import WAIT_MS, wait_until_idle
@@ -23,10 +24,22 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.browser)
 
 
+# One training at a time, as on a 2-core Space, whatever the machine: a test that holds the slot holds the only one
+TRAINING_SLOTS = 1
+
+
 @pytest.fixture(scope="session")
 def live():
-    with live_app(ARTIFACTS / "logs" / "e2e.log") as running:
+    with live_app(ARTIFACTS / "logs" / "e2e.log", env={"ATTENTION_TOY_TRAININGS": str(TRAINING_SLOTS)}) as running:
         yield running
+
+
+@pytest.fixture(autouse=True)
+def leaves_no_training_behind(request):
+    """Every test leaves no training, training process or slot behind (tests/trainings_left.py); this fixture's
+    end comes after the page's, whose closing ends a training the page left running."""
+    yield
+    trainings_left.check(request)
 
 
 @pytest.fixture(scope="session")

@@ -2,13 +2,13 @@
 visit every tab, presenter mode, and a deep link that reopens a view."""
 from __future__ import annotations
 
-import time
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
 from tests.e2e.browser_helpers import (DETAIL, error_toasts, expected_labels, message_toasts, press_analyze,
-                                       sentence_box, tick_labels, wait_for_figures, wait_for_ticks)
+                                       sentence_box, tick_labels, wait_for_figures, wait_for_ticks,
+                                       wait_until_idle)
 from tests.e2e.conftest import screenshot
 
 SENTENCE = "Mary gave roses to Susan because she loves her"
@@ -139,7 +139,7 @@ def test_an_empty_sentence_gets_one_clear_message_and_the_page_keeps_working(pag
     press_analyze(page)
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=toast-text]')]"
                            ".some(e => /error|warning/.test(e.className))", timeout=60_000)
-    time.sleep(2)  # room for a second message, were the views still asked one by one
+    wait_until_idle(page)  # every view answered: a second message, were they still asked one by one, is in
     messages = message_toasts(page)
     assert len(messages) == 1 and "empty" in messages[0].lower(), messages
     sentence_box(page).fill(SENTENCE)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import re
-import time
 from urllib.parse import quote_plus
 
 import pytest
@@ -90,7 +89,7 @@ def test_temperature_follows_arrow_keys_and_a_typed_t(page, live):
     box = slider.bounding_box()
     page.mouse.click(box["x"] + box["width"] * 0.25, box["y"] + box["height"] / 2)
     caption = wait_for_text(page, "#steps-caption", r"Temperature 0\.\d+,")
-    time.sleep(2)  # every answer in
+    wait_until_idle(page)  # every answer in
     t = re.search(r"Temperature ([0-9.]+),", text_of(page, "#steps-caption")).group(1)
     assert shown.input_value() == t and float(slider.input_value()) < 0, (t, shown.input_value(), caption)
 
@@ -185,15 +184,16 @@ def test_picking_a_tile_shows_and_marks_the_head(page, live):
     assert page.eval_on_selector_all("#all-heads .shapelayer path", "els => els.length") >= 1, "the tile is outlined"
     assert not error_toasts(page)
     # opened and closed without a pick (Gradio sends the event anyway): the page stays where it is
-    page.evaluate("() => window.scrollTo(0, document.querySelector('#all-heads').getBoundingClientRect().top"
-                  " + window.scrollY - 80)")  # the grid at the top, the detail above the screen
-    time.sleep(1)  # the smooth scroll ends
+    target = page.evaluate("() => { const y = Math.min(document.querySelector('#all-heads').getBoundingClientRect().top"
+                           " + window.scrollY - 80, document.documentElement.scrollHeight - window.innerHeight);"
+                           " window.scrollTo(0, y); return Math.round(y); }")  # the grid at the top, the detail above
+    page.wait_for_function("(y) => Math.abs(window.scrollY - y) < 2", arg=target)  # the smooth scroll has ended
     before = page.evaluate("() => window.scrollY")
     assert page.evaluate("() => document.querySelector('#head-detail').getBoundingClientRect().bottom < 0")
     page.locator("#tile-picker input").first.click()
     page.wait_for_selector("[role=option]")
     page.locator("#all-heads").click(position={"x": 5, "y": 5})
-    time.sleep(1.5)
+    wait_until_idle(page)  # the event the closing sent has been answered
     assert page.evaluate("() => window.scrollY") == before
 
 
@@ -283,7 +283,7 @@ def test_an_empty_sentence_is_one_message_and_the_view_and_link_stay(page, live)
     sentence_box(page).fill("")
     press_analyze(page)
     page.wait_for_function("() => document.querySelectorAll('[data-testid=toast-text]').length > 0", timeout=60_000)
-    time.sleep(2)  # room for a second message, were the views still asked one by one
+    wait_until_idle(page)  # every view answered: a second message, were they still asked one by one, is in
     messages = message_toasts(page)
     assert len(messages) == 1 and "empty" in messages[0].lower(), messages
     assert not error_toasts(page), "one warning, not an error"
@@ -376,7 +376,7 @@ def test_closing_a_picker_without_a_pick_changes_nothing(page, live, shipped):
     info_toast(page, "fills the blank")
     page.wait_for_function("() => document.querySelector('#sentence textarea, #sentence input').value"
                            ".includes('United')")
-    time.sleep(1.5)  # past the window in which a second event counts as the same pick (ui/runtime/repeats.py)
+    wait_until_idle(page)  # both events of the pick answered (ui/runtime/repeats.py)
     typed = "The cat sat on the <mask>."
     close_toasts(page)
     sentence_box(page).fill(typed)
@@ -385,7 +385,7 @@ def test_closing_a_picker_without_a_pick_changes_nothing(page, live, shipped):
     page.locator("#examples input").first.click()  # open the picker ...
     page.wait_for_selector("[role=option]")
     page.locator("h1, #intro").first.click()  # ... and close it by clicking elsewhere
-    time.sleep(3)
+    wait_until_idle(page)  # the event the closing sent has been answered
     assert sentence_box(page).input_value() == typed
     assert page.eval_on_selector_all("[data-testid=toast-text]", "els => els.length") == 0
     click_example(page, "the United <mask> of America", "mlm")  # the same example again is a pick
@@ -408,7 +408,7 @@ def test_choosing_a_smaller_model_with_the_mouse_fits_the_sliders_without_an_err
     layers = shipped.get("lm").config.n_layers
     page.wait_for_function("(n) => document.querySelector('#layer input[type=number]').max === String(n)", arg=layers)
     wait_for_title(page, DETAIL, f"Layer {layers}")
-    time.sleep(2)  # the second event's answer has come
+    wait_until_idle(page)  # the second event's answer has come
     assert error_toasts(page) == [] and message_toasts(page) == []
     assert layer.input_value() == str(layers)
 
@@ -425,5 +425,5 @@ def test_the_copying_tabs_word_count_follows_its_box_and_arrow_keys(page, live):
     for _ in range(3):
         page.keyboard.press("ArrowLeft")
     page.wait_for_function("() => document.body.innerText.includes('(27 random words')", timeout=120_000)
-    time.sleep(2)  # nothing later draws an earlier value over it
+    wait_until_idle(page)  # every answer in: nothing later draws an earlier value over it
     assert words() == 27 == int(page.input_value("#copying-words input[type=number]"))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from app import tab_specs
-from tests.e2e.browser_helpers import DETAIL, PLOT, WAIT_MS, wait_for_figures, wait_until_idle
+from tests.e2e.browser_helpers import (DETAIL, PLOT, WAIT_MS, stop_training_if_running, wait_for_figures,
+                                       wait_until_idle)
 from tests.e2e.conftest import screenshot
 
 PHONE = dict(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True)
@@ -109,6 +110,7 @@ def test_step_by_steps_panels_keep_a_readable_width(phone, live):
     screenshot(phone, "phone-steps")
 
 
+@pytest.mark.trains
 def test_train_live_trains_on_a_phone(phone, live):
     phone.goto(live.url + "?tab=live")
     wait_for_figures(phone, "#toy-progress")
@@ -119,9 +121,7 @@ def test_train_live_trains_on_a_phone(phone, live):
     train.tap()
     phone.wait_for_function("() => /step [1-9]/.test((document.querySelector('#toy-progress .gtitle') || {})"
                             ".textContent || '')")
-    stop = phone.locator("#toy-stop")
-    if not stop.is_disabled():
-        stop.tap()
+    stop_training_if_running(phone)
     phone.wait_for_function("() => (document.querySelector('#toy-status') || {}).innerText.includes('Done')")
     assert not toolbars_over_titles(phone)
     screenshot(phone, "phone-train-live")

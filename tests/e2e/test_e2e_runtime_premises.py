@@ -11,18 +11,26 @@ import pytest
 
 @pytest.fixture
 def picker_page():
-    """A page with one dropdown whose `input` event counts its calls on the server."""
+    """A page with one dropdown whose `input` and `select` events, and a marker button, record their calls on
+    the server. All three share one worker, first come first served: when the marker's call is recorded,
+    every event the page sent before it has been too."""
     calls, lock = [], threading.Lock()
 
-    def on_input(value):
-        with lock:
-            calls.append(value)
-        return len(calls)
+    def recorder(name):
+        def on_event(value=None):
+            with lock:
+                calls.append((name, value))
+            return len(calls)
+        return on_event
 
     with gr.Blocks() as demo:
-        picker = gr.Dropdown(choices=["first", "second"], value="first", elem_id="picker")
+        picker = gr.Dropdown(choices=["first", "second", "third"], value="first", elem_id="picker")
         count = gr.Number(label="calls", elem_id="calls")
-        picker.input(on_input, inputs=picker, outputs=count, trigger_mode="always_last")
+        mark = gr.Button("Mark", elem_id="mark")
+        one_at_a_time = dict(outputs=count, concurrency_id="recorded", concurrency_limit=1)
+        picker.input(recorder("input"), inputs=picker, trigger_mode="always_last", **one_at_a_time)
+        picker.select(recorder("select"), inputs=picker, **one_at_a_time)
+        mark.click(recorder("mark"), **one_at_a_time)
     _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True, server_name="127.0.0.1")
     try:
         yield url, calls
@@ -30,21 +38,39 @@ def picker_page():
         demo.close()
 
 
+def events_until_marked(page, calls: list) -> list:
+    """The events recorded since the last mark, once a new mark is (a wait for state, not for time)."""
+    marks = calls.count(("mark", None))
+    page.locator("#mark").click()
+    deadline = time.monotonic() + 60  # only a failure waits this long
+    while calls.count(("mark", None)) == marks:
+        assert time.monotonic() < deadline, f"the marker's call never came: {calls}"
+        page.wait_for_timeout(50)
+    last = len(calls) - 1 - calls[::-1].index(("mark", None))
+    before = [i for i, call in enumerate(calls[:last]) if call == ("mark", None)]
+    return sorted(calls[(before[-1] + 1 if before else 0):last])
+
+
 def test_a_dropdown_sends_input_twice_for_one_pick(picker_page, page):
     """Delete ui/runtime/repeats.py (and the Repeats checks in ui.context and ui.controls) when this fails:
-    Gradio 6.31's dropdown calls on_input when an option is picked and again when its box loses the focus."""
+    Gradio 6.31's dropdown calls on_input when an option is picked with the mouse and again when its box
+    loses the focus; a keyboard pick (Enter) sends `input` once and no `select`, so `select` cannot replace it."""
     url, calls = picker_page
     page.goto(url, wait_until="load")
     page.wait_for_selector("#picker input")
     page.locator("#picker input").first.click()
     page.get_by_role("option", name="second", exact=True).first.click()
-    deadline = time.monotonic() + 20
-    while len(calls) < 2 and time.monotonic() < deadline:  # the second call follows within milliseconds
-        page.wait_for_timeout(100)
-    page.wait_for_timeout(500)  # and no third comes
-    assert calls == ["second", "second"], (
-        f"one pick sent `input` {len(calls)} time(s) ({calls}): Gradio no longer sends the dropdown's input "
-        "twice, delete ui/runtime/repeats.py and its uses")
+    mouse = events_until_marked(page, calls)
+    assert mouse.count(("input", "second")) == 2, (
+        f"one pick sent {mouse}: Gradio no longer sends the dropdown's input twice, delete ui/runtime/repeats.py "
+        "and its uses")
+    assert mouse == [("input", "second"), ("input", "second"), ("select", "second")], mouse
+    page.locator("#picker input").first.focus()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    keyboard = events_until_marked(page, calls)
+    assert len(keyboard) == 1 and keyboard[0][0] == "input" and keyboard[0][1] != "second", (
+        f"a keyboard pick sent {keyboard}: ui/runtime/repeats.py's reading of Gradio's dropdown is out of date")
 
 
 @pytest.fixture

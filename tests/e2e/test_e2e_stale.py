@@ -1,7 +1,9 @@
 """Views that follow a change at once, in a real browser: nothing on the page describes the state before it."""
 from __future__ import annotations
 
-from tests.e2e.browser_helpers import TOAST_TEXT, error_toasts, wait_for_figures
+import pytest
+
+from tests.e2e.browser_helpers import TOAST_TEXT, error_toasts, stop_training_if_running, wait_for_figures
 from tests.e2e.conftest import screenshot
 
 STATUS, ANSWER = "#toy-status", "#toy-answer"
@@ -12,13 +14,14 @@ def title_of(page, selector: str) -> str:
                                   " return t && t.textContent; }", arg=selector).json_value()
 
 
+@pytest.mark.trains
 def test_train_live_after_a_settings_change_the_old_model_is_neither_shown_nor_used(page, live):
     page.goto(live.url + "?tab=live")
     wait_for_figures(page, "#toy-heads-plot")
     page.locator("#toy-train").click()
     page.wait_for_function("(s) => /step [1-9]/.test((document.querySelector(s) || {}).textContent || '')",
                            arg="#toy-progress .gtitle")
-    page.locator("#toy-stop").click()
+    stop_training_if_running(page)  # reverse may be learned already
     page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText.includes('abcdefghij')", arg=ANSWER)
     wait_for_figures(page, "#toy-answer-detail")
     page.wait_for_function("() => !document.querySelector('#toy-train').disabled")

@@ -91,13 +91,13 @@ def test_the_step_cap_holds_whatever_is_asked(monkeypatch):
 
 
 # ---- training ------------------------------------------------------------------------------------------
-def test_a_few_seconds_learn_copy():
-    snapshots = [s for (s,) in toy.train([toy.Trainer(toy.ToySettings(task="copy", seconds=4))])]
+def test_a_hundred_steps_learn_copy():
+    """Bounded by steps, not seconds (which the time budget leaves far from binding): the same on any machine."""
+    snapshots = [s for (s,) in toy.train([toy.Trainer(toy.ToySettings(task="copy", seconds=60))], max_steps=100)]
     first, last = snapshots[0], snapshots[-1]
     assert first.step == 0 and not first.done and first.weights is None
-    assert last.done and last.reason in ("time", "learned") and last.weights
-    assert last.accuracy >= 0.95, f"copy should be learned in seconds, got {last.accuracy:.1%} after {last.step} steps"
-    assert last.seconds <= 4 + 1.0
+    assert last.done and last.reason in ("steps", "learned") and last.weights
+    assert last.accuracy >= 0.95, f"copy should be learned in 100 steps, got {last.accuracy:.1%} after {last.step} steps"
     steps = [s.step for s in snapshots]
     assert steps == sorted(steps)
     attention = last.attention
