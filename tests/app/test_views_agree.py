@@ -1,0 +1,44 @@
+"""What the newest views say agrees with their own numbers (issue 40): the Lens quiz and its Reveal, the
+greedy continuation and Sampling at T = 0, Multi-head's sizes on a grouped-query model, text cut at the
+context, the figures' text alternatives. Called on the registry, as the handlers are."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from ui import lens
+from ui.models import ModelRegistry
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return ModelRegistry.load(names=("lm", "mlm", "minilm"), device="cpu", extra={})
+
+
+def test_lens_reveal_answers_the_quiz_and_never_calls_a_change_still(registry):
+    text = "It is a good idea to"  # lm's top tokens at "to": ient, the, be, the: on top after 2, settled from 4
+    found = lens.reading(registry, "lm", text)
+    i = lens.asked_position(registry, "lm", found)
+    tops = [found.top_tokens[layer][i] for layer in range(found.n_layers)]
+    settle = int(found.settled()[i])
+    first = lens.first_on_top(found, i)
+    assert tops[first] == tops[-1] and tops[:first].count(tops[-1]) == 0
+    assert first < settle  # the case the quiz and reveal disagreed on
+    question = lens.view(registry, text, "lm", quiz=True)[0]
+    assert "first become" not in question and "after every layer" in question  # the question the outline answers
+    told, top, _ = lens.view(registry, text, "lm")
+    assert "still" not in told
+    assert f"first becomes the top token after layer {first + 1}" in told
+    assert f"from layer {settle + 1} on it is **{tops[-1]}** for good" in told
+    rect = top.layout.shapes[0]
+    assert (rect.y0 + rect.y1) / 2 == settle  # the outline is the layer the question asks for
+
+
+def test_lens_summary_where_the_answer_appears_once_and_stays(registry):
+    found = lens.reading(registry, "lm", "not able to")
+    i = lens.asked_position(registry, "lm", found)
+    assert lens.first_on_top(found, i) == int(found.settled()[i]) == 1
+    told = lens.summary(registry, "lm", found)
+    assert "No layer below layer 2 puts it on top" in told and "from layer 2 on it is **▁be**" in told
