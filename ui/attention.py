@@ -26,6 +26,7 @@ from viz.labels import EMPTY, markdown_label, plain_label, token_labels
 TAB_ID = "attention"
 TOP_K = 5
 GENERATE_TOKENS = 12
+NO_REPEAT = 3  # the continuation never repeats a run of this many tokens (model.api.LoadedModel.generate)
 
 # Scrolls only to a head the detail does not show yet: Gradio's dropdown also sends its event when it is
 # opened and closed without a pick, and the page jumped up to the detail each time.
@@ -65,8 +66,10 @@ def continuation_text(continuation: str) -> str:
     if not continuation.strip():
         return ("**Greedy continuation:** none. Its most likely next token is &lt;/s&gt;, the end of the line, so "
                 "greedy decoding stops at once.")
-    return (f"**Greedy continuation** (the next {GENERATE_TOKENS} tokens at most, each the single most likely "
-            f"one): …{markdown_label(continuation)}")
+    return (f"**Greedy continuation** (the next {GENERATE_TOKENS} tokens at most, each the most likely one that "
+            f"does not repeat a run of {NO_REPEAT} tokens already written): …{markdown_label(continuation)}\n\n"
+            f"*The ban on repeats is there because a small model's single likeliest token often loops "
+            f"(“the act of the act of …”); Sampling below at T = 0 is plain greedy decoding, without the ban.*")
 
 
 def token_notes(trace) -> str:
@@ -95,7 +98,7 @@ def predictions(registry: ModelRegistry, name: str, text: str) -> str:
         return no_head_note(name)
     if model.arch == "decoder":
         rows = "\n".join(f"| {markdown_label(token)} | {p:.1%} |" for token, p in model.next_tokens(text, TOP_K))
-        continuation = model.generate(text, GENERATE_TOKENS)
+        continuation = model.generate(text, GENERATE_TOKENS, no_repeat_ngram=NO_REPEAT)
         return (f"**Next token** (top {TOP_K})\n\n| token | probability |\n|---|---|\n{rows}\n\n"
                 f"{continuation_text(continuation)}{END_NOTE if markdown_label('</s>') in rows else ''}")
     if model.arch == "encoder":

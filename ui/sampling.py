@@ -15,7 +15,7 @@ from viz.labels import markdown_label
 from viz.panels import note_figure
 
 MAX_TOKENS, MAX_SEED = sampling.MAX_TOKENS, sampling.MAX_SEED
-EXPLANATION = ("**Sampling.** Greedy decoding (above) always takes the likeliest token. Sampling draws one at random "
+EXPLANATION = ("**Sampling.** Greedy decoding always takes the likeliest token (the continuation above also skips any token that would repeat a run of 3 tokens). Sampling draws one at random "
                "with the model's probabilities, after three optional changes, in this order: the **temperature** T "
                "divides every score before the softmax (T below 1 sharpens the distribution, T = 0 is greedy, above 1 "
                "flattens it); **top-k** keeps the k likeliest tokens (0: all); **top-p** keeps the fewest likeliest "
@@ -74,8 +74,10 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
     kept = int((steps.after > 0).sum())
     written = markdown_label(model.tokenizer.decode(drawn.ids)) if drawn.ids else "(nothing)"
     label = markdown_label(model.label(first)) if first is not None else "the end"
+    greedy = (" *(T = 0: plain greedy decoding, each token the likeliest; the greedy continuation above also "
+              "bans repeated runs of tokens, so the two part where that ban steps in)*" if temperature == 0 else "")
     return figure, (
-        f"**Seeded sample** ({settings}, seed {seed}): …{written}"
+        f"**Seeded sample** ({settings}, seed {seed}): …{written}{greedy}"
         + (" *(then the end of the line)*" if drawn.finished else "")
         + f"\n\n{kept:,} token{'s' if kept != 1 else ''} can be drawn next (of {len(steps.after):,}). The first token "
           f"drawn, **{label}**, has probability {steps.after[first]:.3f} after the settings and "

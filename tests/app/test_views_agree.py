@@ -42,3 +42,18 @@ def test_lens_summary_where_the_answer_appears_once_and_stays(registry):
     assert lens.first_on_top(found, i) == int(found.settled()[i]) == 1
     told = lens.summary(registry, "lm", found)
     assert "No layer below layer 2 puts it on top" in told and "from layer 2 on it is **▁be**" in told
+
+
+def test_greedy_continuation_says_what_it_bans_and_sampling_at_zero_is_plain_greedy(registry):
+    from ui import attention, sampling as ui_sampling
+    text = "the act of"
+    lm = registry.get("lm")
+    banned = lm.generate(text, attention.GENERATE_TOKENS, no_repeat_ngram=3)
+    plain = lm.generate(text, 8, no_repeat_ngram=0)
+    assert not plain.startswith(banned[:len(plain)])  # the case a lecturer met: the two part
+    shown = attention.predictions(registry, "lm", text)
+    assert "does not repeat a run of 3 tokens" in shown and "without the ban" in shown
+    _, sample = ui_sampling.view(registry, text, "lm", 0.0, 0, 1.0, 0, 8)
+    assert plain.strip() in sample.replace("\\", "") and "plain greedy decoding" in sample
+    _, warm = ui_sampling.view(registry, text, "lm", 0.7, 0, 1.0, 0, 8)
+    assert "plain greedy" not in warm
