@@ -92,6 +92,19 @@ def test_multihead_counts_the_shared_keys_and_values(registry):
     assert "(multi-query attention)" in multihead.view(registry, TEXT, "tiny-qwen2", 1, None, False)[1]
 
 
+def test_multihead_sizes_of_a_model_without_biases_agree_with_its_own_layer(registry):
+    """Llama has no biases, not even the output's: the textbook narrow layer is 4k², and the table's ticked row
+    is the model's own layer (shared keys and values), the number the paragraph below gives."""
+    heads, sizes, table = multihead.view(registry, TEXT, "tiny-llama", 1, None, False)
+    own = sum(p.numel() for p in registry.get("tiny-llama").model.stack.blocks[0].self_attention.parameters())
+    k = registry.get("tiny-llama").config.d_model
+    assert "biases of the output" not in sizes and "neither has biases" in sizes
+    assert f"cost {4 * k * k:,} parameters per attention layer" in sizes
+    rows = table["data"]
+    ticked = [row for row in rows if row[-1] == "✓"]
+    assert len(ticked) == 1 and ticked[0][2] == own and "shared key/value" in ticked[0][0]
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_positions_show_the_rotation_with_the_models_own_numbers(registry, name):
     tables, waves, similar, added = positions.view(registry, TEXT, name, "0, 1, 6", False)
