@@ -93,7 +93,7 @@ def no_head_note(name: str) -> str:
 def predictions(registry: ModelRegistry, name: str, text: str) -> str:
     """What the model does with the text, as Markdown: next tokens (lm), fillers (mlm), ISO date (dates)."""
     model = registry.get(name)
-    text = clean_text(text)
+    text = clean_text(text, registry.max_chars(name))
     if not model.has_lm_head:
         return no_head_note(name)
     if model.arch == "decoder":
@@ -242,7 +242,7 @@ def reveal(registry: ModelRegistry, text, name, layer, head, kind, presenter, ro
 def translate(registry: ModelRegistry, text, beam=1) -> str:
     """The dates model's ISO 8601 output for `text` (beam width 1 = greedy)."""
     beam = check_beam(beam)
-    return registry.get("dates").translate(clean_text(text), beam=beam)
+    return registry.get("dates").translate(clean_text(text, registry.max_chars("dates")), beam=beam)
 
 
 def pick_tile(choice: str) -> tuple[int, int]:

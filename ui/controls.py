@@ -147,7 +147,7 @@ def example_claim(registry: ModelRegistry, text: str, name: str, layer: int, hea
         return (f"Measured on this sentence: layer {layer}, head {head}, {name}'s previous-token head, puts "
                 f"{float(row['previous'].iloc[0]):.2f} of each token's attention on the token just before it.")
     if arch == "encoder" and registry.get(name).has_lm_head:
-        answers = registry.get(name).fill(clean_text(text), 1)
+        answers = registry.get(name).fill(clean_text(text, registry.max_chars(name)), 1)
         if not answers:
             return None
         firsts = " and ".join(f"“{token.lstrip('▁')}” ({p:.0%})" for (token, p), *_ in answers)

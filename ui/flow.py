@@ -11,7 +11,7 @@ from analysis import flow
 from analysis.attribution import rollout
 from ui import components
 from ui.context import Context, figure_font
-from ui.models import ModelRegistry, attention_of, check_index
+from ui.models import ModelRegistry, attention_of, check_index, cut_notice
 from viz import flow as viz_flow
 from viz.labels import markdown_label
 from viz.panels import note_figure
@@ -54,13 +54,13 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
         head_fig = viz_flow.head_figure(alpha, np.zeros_like(moved), att.queries, att.keys, mask,
                                         title=f"{where}: the weights (what flows is hidden)", font_size=font)
         hidden = note_figure("Quiz: hidden until you press Reveal.", font_size=font)
-        question = (f"**Quiz.** The last word, **{tokens[row]}**, puts most weight on **{tokens[by_weight]}** "
+        question = (cut_notice(registry, name, trace.truncated) + f"**Quiz.** The last word, **{tokens[row]}**, puts most weight on **{tokens[by_weight]}** "
                     f"({alpha[row, by_weight]:.2f}). Does that key also bring the most into its vector? Vote, then "
                     "press Reveal.")
         return question, head_fig, hidden, hidden
     head_fig = viz_flow.head_figure(alpha, moved, att.queries, att.keys, mask, font_size=font,
                                     title=f"{where}: where it looks (α) and what it moves (‖α·W_O v‖, row shares)")
-    told = (f"In {where}, the last word **{tokens[row]}** puts most weight on **{tokens[by_weight]}** "
+    told = (cut_notice(registry, name, trace.truncated) + f"In {where}, the last word **{tokens[row]}** puts most weight on **{tokens[by_weight]}** "
             f"({alpha[row, by_weight]:.2f} of its weight, {moved[row, by_weight]:.2f} of what it moves); "
             + ("that key also moves the most." if by_norm == by_weight else
                f"the most is moved from **{tokens[by_norm]}** ({moved[row, by_norm]:.2f} of the norm, "

@@ -7,7 +7,7 @@ from model.lens import NoLensError, lens_stack, logit_lens
 from ui import components
 from ui.context import Context, figure_font
 from ui.controls import fit_controls
-from ui.models import InputError, ModelRegistry, clean_text
+from ui.models import InputError, ModelRegistry, clean_text, cut_notice
 from viz import lens as viz_lens
 from viz.labels import markdown_label
 from viz.panels import note_figure
@@ -78,7 +78,7 @@ def summary(registry: ModelRegistry, name, found) -> str:
     told += f". The probability each layer gives it, layer 1 to {found.n_layers}: {probs}."
     side = (" The dates model is read on its decoder: each position is a character it has written, and the row "
             "says what it would write next." if found.stack == "decoder" else "")
-    return told + side
+    return cut_notice(registry, name, found.trace.truncated) + told + side
 
 
 def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
@@ -94,7 +94,8 @@ def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
     if quiz:
         i = asked_position(registry, name, found)
         hidden = note_figure("Quiz: the lens is hidden until you press Reveal.", font_size=font)
-        return (f"**Quiz.** At **{markdown_label(found.tokens[i])}** (position {i + 1}), from which of the "
+        return (cut_notice(registry, name, found.trace.truncated)
+                + f"**Quiz.** At **{markdown_label(found.tokens[i])}** (position {i + 1}), from which of the "
                 f"{found.n_layers} layers on is the model's final answer the top token after every layer (it may "
                 "be on top earlier and lose it)? Vote, then press Reveal."), hidden, hidden
     asked = asked_position(registry, name, found)

@@ -9,7 +9,7 @@ from analysis.rotary import SHIFTS, rotary_demo
 from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
 from ui.outputs import UNCHANGED
-from ui.models import InputError, ModelRegistry, check_index, clean_text
+from ui.models import InputError, ModelRegistry, check_index, clean_text, cut_notice
 from viz import positions as viz_positions
 from viz.figure import no_taller
 from viz import rotary as viz_rotary
@@ -114,13 +114,14 @@ def rotary_view(registry: ModelRegistry, text, model, head, presenter):
     font = figure_font(presenter)
     loaded = registry.get(model)
     head0 = check_index(head, loaded.config.n_heads, "head")
+    text = clean_text(text, registry.max_chars(model))  # the one rule every view keeps (ui.models.char_limit)
     try:
-        demo = rotary_demo(loaded, clean_text(text), head=head0)
+        demo = rotary_demo(loaded, text, head=head0)
     except ValueError as e:  # a single token: no offset to show
         raise InputError(str(e)) from None
     rows = demo.rows(SHIFTS)
     columns = {name: [row[name] for row in rows] for name in rows[0]}
-    return (rotary_summary(demo, rows), viz_rotary.rotation_figure(demo, font_size=font),
+    return (cut_notice(registry, model, loaded.encode(text).truncated) + rotary_summary(demo, rows), viz_rotary.rotation_figure(demo, font_size=font),
             viz_rotary.offset_figure(demo, font_size=font), components.table(columns))
 
 
@@ -136,7 +137,7 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
         raise InputError("The shuffle seed must be between 0 and 4294967295.")
     head0 = check_index(head, loaded.config.n_heads, "head")
     try:
-        demo = order_demo(loaded, clean_text(text), seed=seed, head=head0)
+        demo = order_demo(loaded, clean_text(text, registry.max_chars(model)), seed=seed, head=head0)
     except ValueError as e:  # e.g. a single token: nothing to shuffle
         raise InputError(str(e)) from None
     plain, positioned = viz_positions.order_figures(demo, font_size=font)

@@ -9,7 +9,7 @@ import gradio as gr
 from analysis import sampling
 from ui import components
 from ui.context import Context, figure_font
-from ui.models import InputError, ModelRegistry, clean_text, shown
+from ui.models import InputError, ModelRegistry, clean_text, cut_notice, shown
 from viz import sampling as viz_sampling
 from viz.labels import markdown_label
 from viz.panels import note_figure
@@ -44,7 +44,7 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
     """(the distribution before and after the settings, the seeded sample as Markdown)."""
     font = figure_font(presenter)
     model = registry.get(name)
-    text = clean_text(text)
+    text = clean_text(text, registry.max_chars(name))  # the one rule every view keeps (ui.models.char_limit)
     if model.arch != "decoder" or not model.has_lm_head:
         message = (f"Sampling writes the next token, so it needs a model that predicts one (lm, or a GPT-2 or Llama "
                    f"folder); {name} does not: it {'fills in blanks' if model.arch == 'encoder' and model.has_lm_head else 'writes no text token by token here'}.")
@@ -56,8 +56,14 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
                          f"top-p = {shown(top_p)}).") from None
     seed = whole(seed, 0, MAX_SEED, "seed")
     tokens = whole(tokens, 1, MAX_TOKENS, "number of tokens")
-    ids = model.encode(text).ids
+    encoded = model.encode(text)
+    ids = encoded.ids
     tokens = max(0, min(tokens, model.config.max_len - len(ids)))
+    if tokens == 0:  # the text fills the context: nothing can be drawn after it, so nothing is said to be
+        message = (f"The text fills {name}'s context of {model.config.max_len:,} tokens"
+                   f"{' (the rest was cut)' if encoded.truncated else ''}, so no token can be drawn after it: "
+                   "shorten the text to sample a continuation.")
+        return note_figure(message, font_size=font), f"**Nothing to sample.** {message}"
     steps = sampling.distribution(model.next_logits(ids), temperature, top_k, top_p)
     settings = f"T = {temperature:g}, top-k = {top_k or 'off'}, top-p = {top_p:g}"
     if quiz:  # the distribution before the settings alone: what they keep, and the sample, are the answer

@@ -57,3 +57,35 @@ def test_greedy_continuation_says_what_it_bans_and_sampling_at_zero_is_plain_gre
     assert plain.strip() in sample.replace("\\", "") and "plain greedy decoding" in sample
     _, warm = ui_sampling.view(registry, text, "lm", 0.7, 0, 1.0, 0, 8)
     assert "plain greedy" not in warm
+
+
+LONG = ("The cat sat on the mat and looked at the dog. " * 43)[:1990]  # under 2,000 characters, over 256 lm tokens
+
+
+def test_every_new_view_says_when_the_text_was_cut(registry):
+    from ui import flow, positions, qk, sampling as ui_sampling
+    assert registry.trace("lm", LONG).truncated
+    said = [lens.view(registry, LONG, "lm")[0], lens.view(registry, LONG, "lm", quiz=True)[0],
+            flow.view(registry, LONG, "lm", 1, 1)[0], flow.view(registry, LONG, "lm", 1, 1, quiz=True)[0],
+            qk.view(registry, LONG, "lm", 1, 1)[0], qk.view(registry, LONG, "lm", 1, 1, quiz=True)[0],
+            positions.rotary_view(registry, LONG, "lm", 1, False)[0]]
+    for text in said:
+        assert text.startswith("⚠️ The text is longer than lm's context: the model reads only its first 256 tokens")
+    short = [lens.view(registry, "not able to", "lm")[0], flow.view(registry, "not able to", "lm", 1, 1)[0]]
+    assert not any("⚠️" in text for text in short)
+    figure, sample = ui_sampling.view(registry, LONG, "lm", 1.0, 0, 1.0, 0, 8)
+    assert sample.startswith("**Nothing to sample.**") and "drawn" not in sample.replace("be drawn", "")
+
+
+def test_every_view_keeps_one_character_limit_per_model(registry):
+    from ui import positions, sampling as ui_sampling
+    from ui.models import InputError
+    limit = registry.max_chars("lm")
+    too_long = "a " * (limit // 2) + "b"
+    assert len(too_long) == limit + 1
+    for call in (lambda: ui_sampling.view(registry, too_long, "lm"),
+                 lambda: positions.rotary_view(registry, too_long, "lm", 1, False),
+                 lambda: lens.view(registry, too_long, "lm"),
+                 lambda: positions.shuffle_view(registry, too_long, "lm", 1, 0, False)):
+        with pytest.raises(InputError, match=f"reads at most {limit}\\. "):
+            call()
