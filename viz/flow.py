@@ -8,6 +8,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.describe import plain
 from viz.figure import figure
 from viz.heatmap import HIGHLIGHT
 from viz.panels import Panel, heatmap_row
@@ -66,5 +67,24 @@ def sink_figure(weight, norm, special_name: str, font_size: int = 12, selected: 
         xaxis=dict(range=[-0.02, 1.02], title=dict(text=f"share of attention weight on {name}"), zeroline=False),
         yaxis=dict(range=[-0.02, 1.02], title=dict(text=f"share of ‖α·W_O v‖ on {name}"), zeroline=False),
         hoverlabel=dict(font=dict(size=font_size + 2)),
+        meta=dict(alt=sink_alt(weight, norm, special_name, names, selected)),
     )
     return figure(traces, layout)
+
+
+def sink_alt(weight, norm, special_name: str, names, selected=None) -> str:
+    """The scatter in words: how many heads park half their weight on the special tokens, what they move there,
+    the head farthest below the diagonal and the selected head, from the points drawn."""
+    name, w, n = plain(special_name), weight.ravel(), norm.ravel()
+    sinks = w >= 0.5
+    said = (f"Every head: share of weight against share of ‖α·W_O v‖ on {name}, one point per head "
+            f"({w.size} heads). {int(sinks.sum())} of them put at least half their weight on {name}")
+    if sinks.any():
+        said += f", and move on average {n[sinks].mean():.2f} of their norm there against {w[sinks].mean():.2f} of their weight"
+    far = int(np.argmax(w - n))
+    said += (f". Farthest below the diagonal (weight without norm): {names[far]}, weight {w[far]:.2f}, "
+             f"norm {n[far]:.2f}.")
+    if selected is not None:
+        l, h = selected
+        said += f" The head chosen, L{l + 1} H{h + 1}: weight {weight[l, h]:.2f}, norm {norm[l, h]:.2f}."
+    return said

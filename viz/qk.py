@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.describe import plain
 from viz.figure import figure
 from viz.labels import token_labels
 
@@ -47,4 +48,21 @@ def qk_figure(queries_2d, keys_2d, explained, strongest, queries, keys, title: s
         yaxis=dict(title=dict(text=f"axis 2 ({explained[1]:.0%})"), zeroline=True, zerolinecolor="#ccc", scaleanchor="x"),
         hoverlabel=dict(font=dict(size=font_size + 2)),
     )
+    layout["meta"] = dict(alt=qk_alt(title, explained, strongest, q_names, k_names, lines))
     return figure(traces, layout)
+
+
+def qk_alt(title: str, explained, strongest, q_names, k_names, lines: bool, listed: int = 6) -> str:
+    """The picture in words: how much the two axes keep and, unless that is the quiz's answer, which key each
+    query weights most (the commonest first), from the same numbers the lines join."""
+    said = (f"{plain(title)}. {len(q_names)} queries (circles) and {len(k_names)} keys (diamonds), one per token, on "
+            f"two axes that keep {explained[0]:.0%} and {explained[1]:.0%} of their spread.")
+    if not lines:
+        return said + " Which key each query weights most is hidden (quiz)."
+    picked = np.bincount(np.asarray(strongest, dtype=int), minlength=len(k_names))
+    order = [int(j) for j in np.argsort(-picked, kind="stable") if picked[j]][:3]
+    common = "; ".join(f"{picked[j]} of {len(q_names)} queries weight the key “{plain(k_names[j])}” most"
+                       for j in order)
+    pairs = ", ".join(f"“{plain(q_names[i])}” → “{plain(k_names[int(j)])}”"
+                      for i, j in list(enumerate(strongest))[-listed:])
+    return f"{said} {common}. The last queries' strongest keys: {pairs}."

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.describe import plain
 from viz.figure import figure
 from viz.labels import token_labels
 
@@ -51,4 +52,24 @@ def distribution_figure(stages: dict, labels, title: str = "", font_size: int = 
         yaxis=dict(title=dict(text="probability"), range=[0, 1], gridcolor="#eee"),
         hoverlabel=dict(font=dict(size=font_size + 2)),
     )
+    layout["meta"] = dict(alt=distribution_alt(title, stages, index, names, sampled, only_before))
     return figure(traces, layout)
+
+
+def distribution_alt(title: str, stages: dict, index, names, sampled=None, only_before: bool = False) -> str:
+    """The bars in words, with the tokens: the likeliest before the settings and after them, how many of those
+    shown can still be drawn, and the token drawn."""
+    def likeliest(key: str) -> str:
+        p = np.asarray(stages[key])[index]
+        order = np.argsort(-p, kind="stable")[:3]
+        return ", ".join(f"“{plain(names[i])}” {p[i]:.3f}" for i in order if p[i] > 0)
+    said = f"{plain(title)}. {len(index)} tokens, the likeliest first. Before the settings: {likeliest('before')}."
+    if only_before:
+        return said
+    kept = int((np.asarray(stages["after"])[index] > 0).sum())
+    said += (f" After them: {likeliest('after')}; {kept} of the {len(index)} tokens shown can be drawn"
+             f"{'' if kept else ' (none)'}.")
+    if sampled is not None and sampled in set(int(i) for i in index):
+        at = int(np.where(np.asarray(index) == sampled)[0][0])
+        said += f" Drawn: “{plain(names[at])}”."
+    return said
