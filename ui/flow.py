@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Callable
 
 import gradio as gr
-import numpy as np
 
 from analysis import flow
 from analysis.attribution import rollout
@@ -51,8 +50,8 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
     by_weight, by_norm = int(alpha[row].argmax()), int(moved[row].argmax())
     tokens = [markdown_label(token) for token in att.keys]
     if quiz:
-        head_fig = viz_flow.head_figure(alpha, np.zeros_like(moved), att.queries, att.keys, mask,
-                                        title=f"{where}: the weights (what flows is hidden)", font_size=font)
+        head_fig = viz_flow.head_figure(alpha, None, att.queries, att.keys, mask, font_size=font,
+                                        title=f"{where}: the weights (what it moves is hidden until Reveal)")
         hidden = note_figure("Quiz: hidden until you press Reveal.", font_size=font)
         question = (cut_notice(registry, name, trace.truncated) + f"**Quiz.** The last word, **{tokens[row]}**, puts most weight on **{tokens[by_weight]}** "
                     f"({alpha[row, by_weight]:.2f}). Does that key also bring the most into its vector? Vote, then "

@@ -89,3 +89,10 @@ def test_every_view_keeps_one_character_limit_per_model(registry):
                  lambda: positions.shuffle_view(registry, too_long, "lm", 1, 0, False)):
         with pytest.raises(InputError, match=f"reads at most {limit}\\. "):
             call()
+
+
+def test_what_flows_quiz_draws_no_map_for_what_is_hidden(registry):
+    from ui import flow
+    question, head, _, _ = flow.view(registry, "The cat sat on the mat", "minilm", 3, 2, quiz=True)
+    assert len(head.data) == 1 and "hidden until Reveal" in head.layout.title.text
+    assert question.startswith("**Quiz.**")
