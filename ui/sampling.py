@@ -68,7 +68,7 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
     settings = f"T = {temperature:g}, top-k = {top_k or 'off'}, top-p = {top_p:g}"
     if quiz:  # the distribution before the settings alone: what they keep, and the sample, are the answer
         figure = viz_sampling.distribution_figure({"before": steps.before}, model.label, font_size=font,
-                                                  only_before=True, title=f"The next token, before {settings}")
+                                                  only_before=True, title=f"The next token, before the settings<br><sub>{settings}</sub>")
         return figure, (f"**Quiz.** With {settings}, how many tokens can still be drawn, and what probability does "
                         "the likeliest get after them? Vote, then press “Reveal the sample” to see the distribution "
                         "after the settings and a seeded sample.")
@@ -76,7 +76,7 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
     first = drawn.ids[0] if drawn.ids else model.end_id
     stages = {"before": steps.before, "tempered": steps.tempered, "top_k": steps.top_k, "after": steps.after}
     figure = viz_sampling.distribution_figure(stages, model.label, font_size=font, sampled=first,
-                                              title=f"The next token: before and after {settings}")
+                                              title=f"The next token, before and after the settings<br><sub>{settings}</sub>")
     kept = int((steps.after > 0).sum())
     written = markdown_label(model.tokenizer.decode(drawn.ids)) if drawn.ids else "(nothing)"
     label = markdown_label(model.label(first)) if first is not None else "the end"

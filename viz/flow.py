@@ -23,10 +23,10 @@ def head_figure(probs, shares, queries, keys, mask=None, title: str = "", font_s
     """probs (t, s) one head's weights beside shares (t, s): each row's ‖α_ij · W_O v_j‖ as shares of the row.
     shares None (quiz mode): the weights alone, with no panel for what is hidden (an empty map with a 0..1 colour
     bar read as "it moves nothing")."""
-    panels = [Panel(_masked(probs, mask), "attention weight α (where it looks)", queries, keys, signed=False,
+    panels = [Panel(_masked(probs, mask), "weight α<br>(where it looks)", queries, keys, signed=False,
                     value="weight", row_title="queries", col_title="keys")]
     if shares is not None:
-        panels.append(Panel(_masked(shares, mask), "share of ‖α·W_O v‖ (what it moves)", queries, keys, signed=False,
+        panels.append(Panel(_masked(shares, mask), "share of ‖α·W_O v‖<br>(what it moves)", queries, keys, signed=False,
                             value="share of norm", col_title="keys"))
     return heatmap_row(panels, title=title, font_size=font_size)
 

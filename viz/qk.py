@@ -42,8 +42,9 @@ def qk_figure(queries_2d, keys_2d, explained, strongest, queries, keys, title: s
     layout = dict(
         title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12), font=dict(size=font_size + 4)),
         height=520 + 8 * font_size, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="#f7f7f7",
-        margin=dict(l=60 + 2 * font_size, r=20, t=60 + 2 * font_size, b=50 + 2 * font_size),
-        legend=dict(orientation="h", x=0, y=-0.12, yanchor="top"),
+        # the legend above the plot, under the title: below it, it sat on the x axis's title
+        margin=dict(l=60 + 2 * font_size, r=20, t=70 + 4 * font_size, b=50 + 2 * font_size),
+        legend=dict(orientation="h", x=0, y=1.01, yanchor="bottom"),
         xaxis=dict(title=dict(text=f"axis 1 ({explained[0]:.0%} of the variance)"), zeroline=True, zerolinecolor="#ccc"),
         yaxis=dict(title=dict(text=f"axis 2 ({explained[1]:.0%})"), zeroline=True, zerolinecolor="#ccc", scaleanchor="x"),
         hoverlabel=dict(font=dict(size=font_size + 2)),

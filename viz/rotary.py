@@ -74,8 +74,10 @@ def rotation_figure(demo, pair: int = 0, font_size: int = 12) -> go.Figure:
     layout.update(
         title=dict(text=(f"One pair of dimensions of layer 1, head {demo.head + 1}: turned by position · ω "
                          f"(ω = {speed:.3g} radian per position)"), x=0.01, font=dict(size=font_size + 4)),
-        height=520, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white",
-        margin=dict(l=10, r=10, t=110 + 3 * font_size, b=10), legend=dict(orientation="h", y=-0.2),
+        height=560 + 4 * font_size, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white",
+        # the legend at the figure's foot, in the bottom margin: at y = -0.2 of the plot it sat on "dimension 0"
+        margin=dict(l=10, r=10, t=110 + 3 * font_size, b=20 + 5 * font_size),
+        legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom"),
     )
     return figure(data, layout)
 
