@@ -96,17 +96,18 @@ def rotary_summary(demo, rows: list[dict]) -> str:
         who = (f"**{demo.model} adds position vectors and does not rotate.** Here is what RoPE (θ = 10000, as in "
                f"Llama 2) would do to its vectors; list a Llama, Mistral or Qwen2 folder in ATTENTION_MODELS to see "
                "a model's own rotation.")
-    moved = "; ".join(f"at ({r['query position m']}, {r['key position n']}) **{r['rotary score']:.4f}**"
-                      for r in same)
+    moved = "; ".join(f"at positions {r['query position m'] + 1} and {r['key position n'] + 1} "
+                      f"**{r['rotary score']:.4f}**" for r in same)
     added = ", ".join(f"{r['added sinusoids']:.4f}" for r in same)
-    return (f"{who}  \nThe query of *{query}* (position m = {demo.query_pos}) and the key of *{key}* (n = "
-            f"{demo.key_pos}), layer 1, head {demo.head + 1}, score {moved}: the same, because both turn by the same "
+    return (f"{who}  \nThe query of *{query}* (position {demo.query_pos + 1}, turned by m = {demo.query_pos} steps: "
+            f"the rotation counts from 0) and the key of *{key}* (position {demo.key_pos + 1}, n = {demo.key_pos}), "
+            f"layer 1, head {demo.head + 1}, score {moved}: the same, because both turn by the same "
             f"extra angle and only the offset m − n = {demo.offset} counts. With the key one position nearer "
             f"(offset {other['offset m − n']}) the score is **{other['rotary score']:.4f}**.  \n"
             f"**Adding sinusoids instead** (to q and k, for the comparison) gives {added} for the same three places: "
             "(q + p_m)·(k + p_n) = q·k + q·p_n + p_m·k + p_m·p_n, and only the last term depends on the offset "
-            f"alone. A learned vector per position follows no rule at all: nothing ties position {same[0]['key position n']} "
-            f"to position {same[-1]['key position n']}.")
+            f"alone. A learned vector per position follows no rule at all: nothing ties position {same[0]['key position n'] + 1} "
+            f"to position {same[-1]['key position n'] + 1}.")
 
 
 def rotary_view(registry: ModelRegistry, text, model, head, presenter):

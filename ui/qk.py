@@ -8,6 +8,7 @@ import gradio as gr
 import numpy as np
 
 from analysis import qk
+from analysis.heads import sharing_note
 from ui import components
 from ui.context import Context, figure_font
 from ui.models import ModelRegistry, attention_of, check_index, cut_notice
@@ -55,6 +56,10 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
             f"**{markdown_label(att.queries[row])}**, scores **{keys[best]}** highest: q·k = {scores[best]:.2f} "
             f"(the mean over the keys it may see is {np.nanmean(scores):.2f}), which softmax turns into a weight of "
             f"{probs[row, best]:.2f}.")
+    config = registry.get(name).config
+    shared = sharing_note(head0, config.n_heads, config.kv_heads) if att.kind != "cross" else ""
+    if shared:  # as Step by step says it: the keys drawn here are also those of the other heads in the group
+        told += f"  \n{shared}: the keys drawn here are theirs too; only the queries are this head's own."
     return told, figure, exported
 
 

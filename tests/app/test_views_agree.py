@@ -96,3 +96,20 @@ def test_what_flows_quiz_draws_no_map_for_what_is_hidden(registry):
     question, head, _, _ = flow.view(registry, "The cat sat on the mat", "minilm", 3, 2, quiz=True)
     assert len(head.data) == 1 and "hidden until Reveal" in head.layout.title.text
     assert question.startswith("**Quiz.**")
+
+
+def test_rotary_counts_positions_from_one_and_asks_the_last_word_not_an_added_token(registry):
+    from ui import positions
+    from viz import qk as viz_qk, rotary as viz_rotary
+    text = "The cat sat on the mat"
+    tokens = registry.trace("lm", text).tokens
+    lens_says = lens.summary(registry, "lm", lens.reading(registry, "lm", text))
+    assert f"(position {len(tokens)})" in lens_says
+    summary, turned, _, _ = positions.rotary_view(registry, text, "lm", 1, False)
+    assert f"(position {len(tokens)}, turned by m = {len(tokens) - 1} steps" in summary  # the same token, the same number
+    assert turned.layout.annotations[0].text.startswith(f"positions {len(tokens)} and ")
+    minilm = registry.trace("minilm", text).tokens
+    assert minilm[-1] == "[SEP]"
+    said = positions.rotary_view(registry, text, "minilm", 1, False)[0]
+    assert "*mat*" in said and f"(position {len(minilm) - 1}," in said  # What flows and Queries & keys ask "mat" too
+    assert (viz_rotary.QUERY_COLOR, viz_rotary.KEY_COLOR) == (viz_qk.QUERY_COLOR, viz_qk.KEY_COLOR)
