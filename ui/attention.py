@@ -176,8 +176,9 @@ def selected_head(att, layer, head) -> tuple[int, int] | None:
 
 def heads_grid(att, font: int, selected: tuple[int, int] | None):
     return heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask, font_size=font, selected=selected,
+                                  # two lines: as one, presenter mode's larger type ran it off the figure's right edge
                                   title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
-                                        + " · click a tile to open it above" + (" (▶ the one open)" if selected else ""))
+                                        + "<br>click a tile to open it above" + (" (▶ the one open)" if selected else ""))
 
 
 def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):

@@ -5,10 +5,11 @@ import gradio as gr
 
 from model.lens import NoLensError, lens_stack, logit_lens
 from ui import components
-from ui.context import Context, figure_font
+from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from ui.controls import fit_controls
 from ui.models import InputError, ModelRegistry, clean_text, cut_notice
 from viz import lens as viz_lens
+from viz.figure import no_taller
 from viz.labels import markdown_label
 from viz.panels import note_figure
 
@@ -107,7 +108,8 @@ def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
                                   found.alt_probs, value="p(final answer)", font_size=font, numbers=True,
                                   title="The probability each layer gives the final answer (the top row's token)",
                                   mark=mark)
-    return summary(registry, name, found), top, final
+    # presenter mode: the top tokens' figure whole on a 1280 x 720 projector's first screen (it ended at 845 px)
+    return summary(registry, name, found), no_taller(top, screen_height(presenter)), final
 
 
 def build(ctx: Context) -> None:
@@ -116,10 +118,11 @@ def build(ctx: Context) -> None:
         with gr.Row():
             example = gr.Button(f"Lecture example (lm): “{EXAMPLE}”", size="sm", elem_id="lens-example", scale=0,
                                 min_width=240)
-        with gr.Row(equal_height=True):
+        with gr.Row(equal_height=True, elem_classes=[PRESENTER_SECOND]):  # presenter mode: under the figure
             notice = gr.Markdown(elem_id="lens-summary")
             reveal = ctx.reveal_button("lens-reveal")
-        top = components.Plot(show_label=False, label="top token after each layer", elem_id="lens-top")
+        top = components.Plot(show_label=False, label="top token after each layer", elem_id="lens-top",
+                              elem_classes=[PRESENTER_FIRST])
         final = components.Plot(show_label=False, label="probability of the final answer", elem_id="lens-final")
         gr.Markdown("Hover a cell for the five likeliest tokens after that layer. The outlined cell is where the "
                     "answer at the asked position settles (the first layer from which it stays on top).")
