@@ -113,3 +113,27 @@ def test_rotary_counts_positions_from_one_and_asks_the_last_word_not_an_added_to
     said = positions.rotary_view(registry, text, "minilm", 1, False)[0]
     assert "*mat*" in said and f"(position {len(minilm) - 1}," in said  # What flows and Queries & keys ask "mat" too
     assert (viz_rotary.QUERY_COLOR, viz_rotary.KEY_COLOR) == (viz_qk.QUERY_COLOR, viz_qk.KEY_COLOR)
+
+
+def test_what_flows_on_a_long_input_pools_what_cannot_be_seen_and_keeps_its_numbers(registry):
+    """minilm at ~480 tokens: the maps are max-pooled to at most 64 × 64 cells and say so (each figure was 8.5 MB
+    of hover strings); the numbers quoted are the full-resolution ones."""
+    from ui import flow
+    from analysis import flow as analysis_flow
+    from viz.heatmap import TILE_CELLS
+    text = " ".join(("the cat sat on a mat and looked at the dog while it slept by the fire " * 40).split()[:480])
+    told, head, sinks, roll = flow.view(registry, text, "minilm", 3, 2)
+    att = registry.detailed("minilm", text).attention["self"]
+    assert att.probs.shape[-1] > 4 * TILE_CELLS
+    for figure in (head, roll):
+        assert all(max(np.shape(trace.z)) <= TILE_CELLS for trace in figure.data)
+        assert "max pooling" in figure.layout.title.text
+        assert len(figure.to_json()) < 1_000_000
+    block = -(-att.probs.shape[-1] // TILE_CELLS)
+    np.testing.assert_allclose(np.asarray(head.data[0].z)[0, 0], att.probs[2, 1, :block, :block].max(), atol=1e-6)
+    shares = analysis_flow.head_shares(att, 2, 1)
+    row = att.probs.shape[-2] - 2  # the last word (the [SEP] after it is the model's)
+    best = int(att.probs[2, 1, row].argmax())
+    assert f"({att.probs[2, 1, row, best]:.2f} of its weight, {shares[row, best]:.2f} of what it moves)" in told
+    short = flow.view(registry, "The cat sat on the mat", "minilm", 3, 2)[1]
+    assert "max pooling" not in short.layout.title.text
