@@ -37,7 +37,15 @@ $(CORPUS) &:
 run: $(VENV)/.run
 	$(PY) app.py
 
-test: $(VENV)/.dev /usr/bin/chromium
+# The newest axe-core (the accessibility test runs it in the page; axe-playwright-python bundles an older one),
+# pinned, from npm into .axe/ (MPL-2.0; not committed: 650 KB)
+AXE_VERSION := 4.14.1
+AXE := .axe/node_modules/axe-core/axe.min.js
+$(AXE):
+	command -v npm >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm)
+	npm install -s --prefix .axe --no-save --no-audit --no-fund axe-core@$(AXE_VERSION)
+
+test: $(VENV)/.dev /usr/bin/chromium $(AXE)
 	$(PY) -m pytest
 
 # bertviz gets its own environment so its dependencies never touch the app's

@@ -31,7 +31,7 @@ def written_values(att, layer: int) -> np.ndarray:
     v = _head_values(att, layer).astype(np.float64)  # (H, s, d)
     heads, _, d = v.shape
     w = np.asarray(att.out_weight[layer], dtype=np.float64).reshape(-1, heads, d)  # (k, H, d)
-    return np.einsum("khd,hsd->hsk", w, v)
+    return np.matmul(v, w.transpose(1, 2, 0))  # (H, s, d) @ (H, d, k): one BLAS product per head
 
 
 def weighted_vectors(att, layer: int, head: int) -> np.ndarray:
@@ -54,6 +54,42 @@ def normalised(values: np.ndarray) -> np.ndarray:
 def norm_shares(att) -> np.ndarray:
     """(L, H, t, s) every head's ‖α_ij · W_O^h v_j‖, normalised per row so each row sums to 1, as α's do."""
     return np.stack([normalised(norms(att, layer)) for layer in range(att.n_layers)]).astype(np.float32)
+
+
+def head_shares(att, layer: int, head: int) -> np.ndarray:
+    """(t, s) one head's row shares of ‖α_ij · W_O^h v_j‖ (norm_shares[layer, head], without the other heads)."""
+    sizes = np.linalg.norm(written_values(att, layer)[head], axis=-1)  # (s,)
+    return normalised(att.probs[layer, head].astype(np.float64) * sizes[None, :]).astype(np.float32)
+
+
+@dataclass
+class FlowSummary:
+    """What the view needs from every head, computed one layer at a time (the (L, H, t, s) stack of shares is
+    never held: 73 MB for minilm at 512 tokens).
+
+    weight, norm  (L, H) each head's share of weight and of ‖α·W_O v‖ on the special keys (special_shares)
+    rollout       (t, t) norm_rollout of the shares
+    """
+
+    weight: np.ndarray
+    norm: np.ndarray
+    rollout: np.ndarray
+
+
+def summarise(att, special: list[int], residual: float = RESIDUAL) -> FlowSummary:
+    """special_shares and norm_rollout of norm_shares(att), one layer's shares at a time."""
+    t = att.probs.shape[-1]
+    rows = slice(1, None) if att.causal and att.probs.shape[-2] > 1 else slice(None)
+    weight = att.probs[..., rows, :][..., special].sum(-1).mean(-1) if special else np.zeros(att.probs.shape[:2])
+    moved, result = np.zeros(att.probs.shape[:2]), np.eye(t)
+    for layer in range(att.n_layers):
+        shares = normalised(norms(att, layer)).astype(np.float32)  # (H, t, s), as norm_shares rounds them
+        if special:
+            moved[layer] = shares[:, rows][..., special].sum(-1).mean(-1)
+        mixed = (1 - residual) * shares.astype(np.float64).mean(0) + residual * np.eye(t)
+        mixed /= mixed.sum(-1, keepdims=True)
+        result = mixed @ result
+    return FlowSummary(np.asarray(weight), moved, result.astype(np.float32))
 
 
 def norm_rollout(shares: np.ndarray, residual: float = RESIDUAL) -> np.ndarray:
@@ -97,7 +133,11 @@ def special_shares(att, special: list[int], shares: np.ndarray | None = None) ->
 def sink_shares(att, special: list[int], threshold: float = 0.5, shares: np.ndarray | None = None) -> SinkShares:
     """The heads that put at least `threshold` of their weight on the special keys ([CLS], [SEP]): their
     share of weight there against their share of what they move there."""
-    weight, moved = special_shares(att, special, shares)
+    return sinks_of(*special_shares(att, special, shares), threshold)
+
+
+def sinks_of(weight: np.ndarray, moved: np.ndarray, threshold: float = 0.5) -> SinkShares:
+    """sink_shares from (L, H) shares of weight and of norm on the special keys (special_shares, summarise)."""
     sinks = np.argwhere(weight >= threshold)
     if not len(sinks):
         return SinkShares([], float("nan"), float("nan"), threshold)

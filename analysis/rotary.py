@@ -96,7 +96,7 @@ def key_position(query_pos: int, skip: set[int]) -> int:
 
 
 def rotary_demo(loaded, text: str, head: int = 0) -> RotaryDemo:
-    """The demonstration for `text`: the last token's query and an earlier token's key in layer 1, head
+    """The demonstration for `text`: the last word's query and an earlier token's key in layer 1, head
     `head` (0-based), computed with positions off (the tokens alone). loaded: a model.api.LoadedModel."""
     enc = loaded.encode(text)
     if len(enc.ids) < 2:
@@ -106,9 +106,12 @@ def rotary_demo(loaded, text: str, head: int = 0) -> RotaryDemo:
     if not 0 <= head < n_heads:
         raise ValueError(f"head must be in 0..{n_heads - 1}, got {head}")
     att = loaded.trace_ids(enc.ids, Switches(positions=False), predictions=False).attention[kind]
-    query_pos = len(enc.ids) - 1
-    starts = {i for i, t in enumerate(enc.ids[:1]) if t in loaded.added_ids}
-    key_pos = key_position(query_pos, starts)
+    # the last word's query, not a [SEP] or </s> the model added (What flows and Queries & keys ask the same)
+    added = {i for i, t in enumerate(enc.ids) if t in loaded.added_ids}
+    query_pos = max((i for i in range(len(enc.ids)) if i not in added), default=len(enc.ids) - 1)
+    if query_pos == 0:
+        raise ValueError("Type at least two tokens: a query and a key at different positions.")
+    key_pos = key_position(query_pos, added)
     rotary = getattr(loaded.model.embed, "rotary", None)
     own = rotary is not None
     d = att.q.shape[-1]

@@ -27,6 +27,7 @@ class HeadSizes:
     biases_narrow: int = 0  # of params_narrow, the biases (the output's, and the query/key/value ones if any)
     biases_wide: int = 0
     qkv_bias: bool = False  # queries, keys and values have a bias (BERT, GPT-2)
+    out_bias: bool = True  # the output (unifyheads) has a bias (all but the Llama family)
     kv_heads: int = 0  # key/value heads (fewer than `heads` with grouped-query attention)
     params_model: int = 0  # one of the model's own attention layers, as it is built (shared keys and values)
 
@@ -42,8 +43,10 @@ def count_biases(module) -> int:
 def head_sizes(config: TransformerConfig, model=None) -> HeadSizes:
     """Sizes of one attention layer, narrow and wide, with the model's own biases. Given the model itself,
     the variant it uses and the number of attention layers are read from its modules."""
-    k, h, bias = config.d_model, config.n_heads, config.qkv_bias
-    narrow, wide = MultiHeadAttention(k, h, wide=False, bias=bias), MultiHeadAttention(k, h, wide=True, bias=bias)
+    k, h, bias, out = config.d_model, config.n_heads, config.qkv_bias, config.out_bias
+    # the textbook layers with the model's own biases (Llama has none, not even the output's)
+    narrow = MultiHeadAttention(k, h, wide=False, bias=bias, out_bias=out)
+    wide = MultiHeadAttention(k, h, wide=True, bias=bias, out_bias=out)
     layers = config.n_layers
     if config.arch == "encoder-decoder":
         layers += 2 * config.n_decoder_layers  # masked self-attention and cross-attention
@@ -65,11 +68,12 @@ def head_sizes(config: TransformerConfig, model=None) -> HeadSizes:
         d_wide=k,
         params_narrow=count_parameters(narrow),
         params_wide=count_parameters(wide),
-        params_single=count_parameters(MultiHeadAttention(k, 1, wide=False, bias=bias)),
+        params_single=count_parameters(MultiHeadAttention(k, 1, wide=False, bias=bias, out_bias=out)),
         attention_layers=layers,
         biases_narrow=count_biases(narrow),
         biases_wide=count_biases(wide),
         qkv_bias=bias,
+        out_bias=out,
         kv_heads=config.kv_heads,
         params_model=count_parameters(mine),
     )

@@ -19,6 +19,9 @@ CSS = f"""
 button:focus-visible, [role=tab]:focus-visible, input:focus-visible, textarea:focus-visible,
 [role=combobox]:focus-visible, summary:focus-visible, a:focus-visible {{
     outline: 3px solid #1d4ed8 !important; outline-offset: 2px !important; }}
+/* a status line stays readable while its next line is computed: Gradio fades a pending Markdown to opacity 0.2,
+   1.5:1 against white, which axe-core 4.14 counts as a contrast failure (Train live's "Not trained yet …") */
+#toy-status .pending, #toy-compare-status .pending {{ opacity: 1 !important; }}
 @media (max-width: {PHONE_MAX_PX}px) {{
   /* touch screens show Plotly's toolbar all the time, over the title: downloads are for the lecturer's laptop */
   .js-plotly-plot .modebar-container {{ display: none !important; }}

@@ -28,6 +28,7 @@ TAB = TabSpec(id="attention", label="Every head", figure="#head-detail")
 TAB_ID = TAB.id
 TOP_K = 5
 GENERATE_TOKENS = 12
+NO_REPEAT = 3  # the continuation never repeats a run of this many tokens (model.api.LoadedModel.generate)
 
 # Scrolls only to a head the detail does not show yet: Gradio's dropdown also sends its event when it is
 # opened and closed without a pick, and the page jumped up to the detail each time.
@@ -67,8 +68,10 @@ def continuation_text(continuation: str) -> str:
     if not continuation.strip():
         return ("**Greedy continuation:** none. Its most likely next token is &lt;/s&gt;, the end of the line, so "
                 "greedy decoding stops at once.")
-    return (f"**Greedy continuation** (the next {GENERATE_TOKENS} tokens at most, each the single most likely "
-            f"one): …{markdown_label(continuation)}")
+    return (f"**Greedy continuation** (the next {GENERATE_TOKENS} tokens at most, each the most likely one that "
+            f"does not repeat a run of {NO_REPEAT} tokens already written): …{markdown_label(continuation)}\n\n"
+            f"*The ban on repeats is there because a small model's single likeliest token often loops "
+            f"(“the act of the act of …”); Sampling below at T = 0 is plain greedy decoding, without the ban.*")
 
 
 def token_notes(trace) -> str:
@@ -92,12 +95,12 @@ def no_head_note(name: str) -> str:
 def predictions(registry: ModelRegistry, name: str, text: str) -> str:
     """What the model does with the text, as Markdown: next tokens (lm), fillers (mlm), ISO date (dates)."""
     model = registry.get(name)
-    text = clean_text(text)
+    text = clean_text(text, registry.max_chars(name))
     if not model.has_lm_head:
         return no_head_note(name)
     if model.arch == "decoder":
         rows = "\n".join(f"| {markdown_label(token)} | {p:.1%} |" for token, p in model.next_tokens(text, TOP_K))
-        continuation = model.generate(text, GENERATE_TOKENS)
+        continuation = model.generate(text, GENERATE_TOKENS, no_repeat_ngram=NO_REPEAT)
         return (f"**Next token** (top {TOP_K})\n\n| token | probability |\n|---|---|\n{rows}\n\n"
                 f"{continuation_text(continuation)}{END_NOTE if markdown_label('</s>') in rows else ''}")
     if model.arch == "encoder":
@@ -177,8 +180,9 @@ def heads_grid(att, font: int, selected: tuple[int, int] | None, kv_heads: int =
     """kv_heads: the model's key/value heads; fewer than its query heads box the groups that share them."""
     return heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask, font_size=font, selected=selected,
                                   kv_heads=kv_heads,
+                                  # two lines: as one, presenter mode's larger type ran it off the figure's right edge
                                   title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
-                                        + " · click a tile to open it above" + (" (▶ the one open)" if selected else ""))
+                                        + "<br>click a tile to open it above" + (" (▶ the one open)" if selected else ""))
 
 
 def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):
@@ -244,7 +248,7 @@ def reveal(registry: ModelRegistry, text, name, layer, head, kind, presenter, ro
 def translate(registry: ModelRegistry, text, beam=1) -> str:
     """The dates model's ISO 8601 output for `text` (beam width 1 = greedy)."""
     beam = check_beam(beam)
-    return registry.get("dates").translate(clean_text(text), beam=beam)
+    return registry.get("dates").translate(clean_text(text, registry.max_chars("dates")), beam=beam)
 
 
 def pick_tile(choice: str) -> tuple[int, int]:

@@ -114,6 +114,32 @@ class Radio(DrawnAsGradio, gr.Radio):
         return info
 
 
+KINDS = ("self", "encoder", "decoder", "cross")  # ui.models.KINDS_BY_ARCH's, every architecture together
+
+
+class KindRadio(Radio):
+    """The attention-kind radio. An API call may name any of KINDS, as the README says: one the model lacks
+    ("self" on the dates model, "cross" on lm) reads as the model's first (ui.models.attention_of). Gradio's own
+    check refused "self", which the radio does not list (it shows only the dates model's kinds)."""
+
+    def preprocess(self, payload):
+        if payload is not None and payload not in KINDS:
+            raise refusal(f"{self.label or 'The attention kind'} must be one of {', '.join(KINDS)}, "
+                          f"not {shortened(payload, 40)!r}.")
+        return payload
+
+
+class Checkbox(DrawnAsGradio, gr.Checkbox):
+    """gr.Checkbox whose API value must be true or false: Gradio's own took "no" (a non-empty string) as true."""
+
+    def preprocess(self, payload):
+        if payload is None:
+            return bool(self.value)
+        if not isinstance(payload, bool):
+            raise refusal(f"{self.label or 'This switch'} must be true or false, not {shortened(payload, 40)!r}.")
+        return payload
+
+
 class ModelChoices(Dropdown):
     """A dropdown whose choices follow the model or the text (heads to knock out, a quiz's tokens): the page
     redraws them, and an API call may name any model's, so the handler checks each value against the model

@@ -147,7 +147,7 @@ def example_claim(registry: ModelRegistry, text: str, name: str, layer: int, hea
         return (f"Measured on this sentence: layer {layer}, head {head}, {name}'s previous-token head, puts "
                 f"{float(row['previous'].iloc[0]):.2f} of each token's attention on the token just before it.")
     if arch == "encoder" and registry.get(name).has_lm_head:
-        answers = registry.get(name).fill(clean_text(text), 1)
+        answers = registry.get(name).fill(clean_text(text, registry.max_chars(name)), 1)
         if not answers:
             return None
         firsts = " and ".join(f"“{token.lstrip('▁')}” ({p:.0%})" for (token, p), *_ in answers)
@@ -223,11 +223,11 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
         head = components.ModelSlider(1, slider_max(heads), value=start.head, step=1, label="Head", elem_id="head",
                                       scale=2, min_width=160)
         # a single-kind model ignores the (hidden) value; it is never None so API callers may omit it
-        kind = gr.Radio(choices=kind_choices(), value=start.kind if len(kinds) > 1 else kind_choices()[0][1],
+        kind = components.KindRadio(choices=kind_choices(), value=start.kind if len(kinds) > 1 else kind_choices()[0][1],
                         label="Attention", visible=len(kinds) > 1, elem_id="kind", scale=2)
         with gr.Column(scale=1, min_width=210):
-            presenter = gr.Checkbox(label="Presenter mode", value=False, elem_id="presenter")
-            quiz = gr.Checkbox(label="Quiz mode (answers hidden)", value=False, elem_id="quiz")
+            presenter = components.Checkbox(label="Presenter mode", value=False, elem_id="presenter")
+            quiz = components.Checkbox(label="Quiz mode (answers hidden)", value=False, elem_id="quiz")
     # The tab the viewer has open (set on page load and tab change). None for API callers,
     # whose calls are therefore never skipped as "not on screen".
     current_tab = gr.State(None)

@@ -134,7 +134,7 @@ def view(registry: ModelRegistry, text, head_label, step, presenter, enc_head="L
     to do with cross-attention head 3."""
     if MODEL not in registry.available:
         raise InputError(registry.errors.get(MODEL, "The dates model is not installed."))
-    text = clean_text(text)
+    text = clean_text(text, registry.max_chars(MODEL))
     font = figure_font(presenter)
     trace = registry.trace(MODEL, text)
     layer0, head0 = _layer_head(registry, text, head_label)
@@ -174,7 +174,7 @@ def view(registry: ModelRegistry, text, head_label, step, presenter, enc_head="L
 def beams_view(registry: ModelRegistry, text, width):
     """Greedy output and the `width` best beams, as tables with log-probabilities and probabilities."""
     loaded = registry.get(MODEL)
-    text = clean_text(text)
+    text = clean_text(text, registry.max_chars(MODEL))
     width = check_beam(width)
     greedy = loaded.translations(text, 1)
     beams = loaded.translations(text, width) if width > 1 else greedy

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Callable
 
 import gradio as gr
-import numpy as np
 
 from analysis import flow
 from analysis.attribution import rollout
 from ui import components
 from ui.context import Context, figure_font
-from ui.models import ModelRegistry, attention_of, check_index
+from ui.models import ModelRegistry, attention_of, check_index, clean_text, cut_notice
 from viz import flow as viz_flow
 from viz.labels import markdown_label
 from viz.panels import note_figure
@@ -42,34 +41,36 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
     trace = registry.detailed(name, text)
     att = attention_of(trace, None)  # self-attention; the dates model's encoder
     layer0, head0 = check_index(layer, att.n_layers, "layer"), check_index(head, att.n_heads, "head")
-    shares = flow.norm_shares(att)
     mask = att.mask if att.causal else None
     where = f"layer {layer0 + 1}, head {head0 + 1}" + (" (encoder)" if att.kind == "encoder" else "")
-    alpha, moved = att.probs[layer0, head0], shares[layer0, head0]
     special = special_positions(registry, name, trace)
+    # every head's numbers once per text, kept with the traces (a new head reads one head's shares only)
+    key = ("flow", name, clean_text(text, registry.max_chars(name)))
+    summary = registry.cached(key, lambda: flow.summarise(att, special))
+    alpha, moved = att.probs[layer0, head0], flow.head_shares(att, layer0, head0)
     row = max((i for i in range(len(att.queries)) if i not in special), default=len(att.queries) - 1)
     by_weight, by_norm = int(alpha[row].argmax()), int(moved[row].argmax())
     tokens = [markdown_label(token) for token in att.keys]
     if quiz:
-        head_fig = viz_flow.head_figure(alpha, np.zeros_like(moved), att.queries, att.keys, mask,
-                                        title=f"{where}: the weights (what flows is hidden)", font_size=font)
+        head_fig = viz_flow.head_figure(alpha, None, att.queries, att.keys, mask, font_size=font,
+                                        title=f"{where}: the weights (what it moves is hidden until Reveal)")
         hidden = note_figure("Quiz: hidden until you press Reveal.", font_size=font)
-        question = (f"**Quiz.** The last word, **{tokens[row]}**, puts most weight on **{tokens[by_weight]}** "
+        question = (cut_notice(registry, name, trace.truncated) + f"**Quiz.** The last word, **{tokens[row]}**, puts most weight on **{tokens[by_weight]}** "
                     f"({alpha[row, by_weight]:.2f}). Does that key also bring the most into its vector? Vote, then "
                     "press Reveal.")
         return question, head_fig, hidden, hidden
     head_fig = viz_flow.head_figure(alpha, moved, att.queries, att.keys, mask, font_size=font,
                                     title=f"{where}: where it looks (α) and what it moves (‖α·W_O v‖, row shares)")
-    told = (f"In {where}, the last word **{tokens[row]}** puts most weight on **{tokens[by_weight]}** "
+    told = (cut_notice(registry, name, trace.truncated) + f"In {where}, the last word **{tokens[row]}** puts most weight on **{tokens[by_weight]}** "
             f"({alpha[row, by_weight]:.2f} of its weight, {moved[row, by_weight]:.2f} of what it moves); "
             + ("that key also moves the most." if by_norm == by_weight else
                f"the most is moved from **{tokens[by_norm]}** ({moved[row, by_norm]:.2f} of the norm, "
                f"{alpha[row, by_norm]:.2f} of the weight)."))
     if special:
-        weight, norm = flow.special_shares(att, special, shares)
+        weight, norm = summary.weight, summary.norm
         names = "/".join(dict.fromkeys(trace.tokens[i] for i in special))
         sink_fig = viz_flow.sink_figure(weight, norm, names, font_size=font, selected=(layer0, head0))
-        sinks = flow.sink_shares(att, special, shares=shares)
+        sinks = flow.sinks_of(weight, norm)
         told += (f"\n\nThis head puts {weight[layer0, head0]:.2f} of its weight on {markdown_label(names)} and "
                  f"{norm[layer0, head0]:.2f} of what it moves. ")
         if sinks.heads:
@@ -80,7 +81,7 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
             told += "No head puts half its weight there on this sentence."
     else:
         sink_fig = note_figure("This model adds no special tokens to its input: no sink to measure.", font_size=font)
-    roll = viz_flow.rollout_figure(rollout(att.probs), flow.norm_rollout(shares), att.queries, font_size=font,
+    roll = viz_flow.rollout_figure(rollout(att.probs), summary.rollout, att.queries, font_size=font,
                                    title="Every layer chained: attention rollout beside norm-based rollout")
     return told, head_fig, sink_fig, roll
 

@@ -75,7 +75,7 @@ def _check_method(method) -> str:
 def ablate(registry: ModelRegistry, text, name, heads, method="zero") -> dict:
     """The /ablate endpoint: the output before and after knocking out `heads`, and how far it moved."""
     loaded = registry.get(name)
-    text = clean_text(text)
+    text = clean_text(text, registry.max_chars(name))
     chosen = parse_heads(heads, registry, name)
     switches = Switches(ablate=chosen, method=_check_method(method))
     try:
@@ -138,7 +138,7 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     # a date or a sentence vector has no list of guesses: the summary's change measures it
     guesses = Change(visible=bool(result["before_top"]), value=viz.guesses_figure(
         result["before_top"], result["after_top"], result["what"], font_size=font) if result["before_top"] else None)
-    maps = interventions.head_importance(registry.get(name), clean_text(text), kinds_of(registry, name),
+    maps = interventions.head_importance(registry.get(name), clean_text(text, registry.max_chars(name)), kinds_of(registry, name),
                                          _check_method(method))
     what = WHAT_CHANGE.get(result["what"], "drop in log-probability")
     importance = no_taller(viz.importance_figure(maps, what, font_size=font, method=method), screen_height(presenter))
@@ -167,7 +167,7 @@ def head_view(registry: ModelRegistry, text, name, picked, presenter):
 def explanations(registry: ModelRegistry, text, name, row, presenter):
     """Last-layer attention, rollout and gradient × input for the output, over the input tokens."""
     loaded = registry.get(name)
-    text = clean_text(text)
+    text = clean_text(text, registry.max_chars(name))
     trace = registry.trace(name, text)
     try:
         reference = interventions.outcome(loaded, text)

@@ -51,7 +51,7 @@ class SnapshotTraces:
 def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer, head, kind, snapshot, presenter):
     """The chosen head at snapshot number `snapshot` (1-based), the loss curve, and every snapshot in a row."""
     font = figure_font(presenter)
-    text = clean_text(text)
+    text = clean_text(text, registry.max_chars(model))
     final, layer0, head0 = registry.layer_head(model, text, layer, head, kind)
     steps = snapshots.steps(model)
     if not steps:

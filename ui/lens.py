@@ -6,14 +6,16 @@ import gradio as gr
 from model.lens import NoLensError, lens_stack, logit_lens
 from ui.tabspec import TabSpec
 from ui import components
-from ui.context import Context, figure_font
+from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from ui.controls import fit_controls
-from ui.models import InputError, ModelRegistry, clean_text
+from ui.models import InputError, ModelRegistry, clean_text, cut_notice
 from viz import lens as viz_lens
+from viz.figure import no_taller
 from viz.labels import markdown_label
 from viz.panels import note_figure
 
-TAB = TabSpec(id="lens", label="Lens")  # short: a twelfth name wider than this wraps the tabs onto two rows
+# "Lens", short: the tab bar holds more names on a row in presenter mode
+TAB = TabSpec(id="lens", label="Lens", figure="#lens-top")
 TAB_ID = TAB.id
 # On lm the answer to this text appears partway up the stack (measured by tests/app/test_lens_app.py):
 # after layer 1 the top token at "to" is "ient", from layer 2 on it is "be", its probability growing
@@ -51,21 +53,36 @@ def asked_position(registry: ModelRegistry, name, found) -> int:
     return len(found.tokens) - 1
 
 
+def first_on_top(found, i: int) -> int:
+    """The first layer (0-based) whose top token at position i is the final answer; it may lose the top again."""
+    return int((found.top_ids[:, i] == found.top_ids[-1, i]).argmax())
+
+
 def summary(registry: ModelRegistry, name, found) -> str:
-    """The figure's reading of the asked position, in numbers taken from it."""
+    """The figure's reading of the asked position, in numbers taken from it. The quiz asks from which layer on the
+    answer stays on top (LensReading.settled, the outlined cell); where it was on top earlier and lost it, the
+    summary says so rather than calling the layer below the settling one "still" without it."""
     i = asked_position(registry, name, found)
-    answer = found.top_tokens[-1][i]
-    first = int(found.settled()[i])
+    answer = markdown_label(found.top_tokens[-1][i])
+    settle = int(found.settled()[i])
+    first = first_on_top(found, i)
     where = markdown_label(found.tokens[i])
     probs = ", ".join(f"{found.final_probs[l, i]:.2f}" for l in range(found.n_layers))
-    told = (f"At **{where}** (position {i + 1}) the model's answer is **{markdown_label(answer)}**. "
-            + (f"It is already the top token after layer 1" if first == 0 else
-               f"After layer {first} the top token there is still **{markdown_label(found.top_tokens[first - 1][i])}**; "
-               f"from layer {first + 1} on it is **{markdown_label(answer)}**")
-            + f". The probability each layer gives it, layer 1 to {found.n_layers}: {probs}.")
+    told = f"At **{where}** (position {i + 1}) the model's answer is **{answer}**. "
+    if settle == 0:
+        told += "It is the top token after every layer, from layer 1 on"
+    else:
+        below = markdown_label(found.top_tokens[settle - 1][i])
+        if first == settle:
+            told += (f"No layer below layer {settle + 1} puts it on top (after layer {settle} the top token is "
+                     f"**{below}**); from layer {settle + 1} on it is **{answer}**")
+        else:
+            told += (f"It first becomes the top token after layer {first + 1}, but after layer {settle} the top "
+                     f"token is **{below}**; from layer {settle + 1} on it is **{answer}** for good")
+    told += f". The probability each layer gives it, layer 1 to {found.n_layers}: {probs}."
     side = (" The dates model is read on its decoder: each position is a character it has written, and the row "
             "says what it would write next." if found.stack == "decoder" else "")
-    return told + side
+    return cut_notice(registry, name, found.trace.truncated) + told + side
 
 
 def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
@@ -81,9 +98,10 @@ def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
     if quiz:
         i = asked_position(registry, name, found)
         hidden = note_figure("Quiz: the lens is hidden until you press Reveal.", font_size=font)
-        return (f"**Quiz.** At **{markdown_label(found.tokens[i])}** (position {i + 1}), after which of the "
-                f"{found.n_layers} layers does the model's final answer first become the top token? Vote, then press "
-                "Reveal."), hidden, hidden
+        return (cut_notice(registry, name, found.trace.truncated)
+                + f"**Quiz.** At **{markdown_label(found.tokens[i])}** (position {i + 1}), from which of the "
+                f"{found.n_layers} layers on is the model's final answer the top token after every layer (it may "
+                "be on top earlier and lose it)? Vote, then press Reveal."), hidden, hidden
     asked = asked_position(registry, name, found)
     mark = (int(found.settled()[asked]), asked)
     top = viz_lens.lens_heatmap(found.top_probs, found.top_tokens, found.tokens, found.alternatives, found.alt_probs,
@@ -93,7 +111,8 @@ def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
                                   found.alt_probs, value="p(final answer)", font_size=font, numbers=True,
                                   title="The probability each layer gives the final answer (the top row's token)",
                                   mark=mark)
-    return summary(registry, name, found), top, final
+    # presenter mode: the top tokens' figure whole on a 1280 x 720 projector's first screen (it ended at 845 px)
+    return summary(registry, name, found), no_taller(top, screen_height(presenter)), final
 
 
 def build(ctx: Context) -> None:
@@ -102,10 +121,11 @@ def build(ctx: Context) -> None:
         with gr.Row():
             example = gr.Button(f"Lecture example (lm): “{EXAMPLE}”", size="sm", elem_id="lens-example", scale=0,
                                 min_width=240)
-        with gr.Row(equal_height=True):
+        with gr.Row(equal_height=True, elem_classes=[PRESENTER_SECOND]):  # presenter mode: under the figure
             notice = gr.Markdown(elem_id="lens-summary")
             reveal = ctx.reveal_button("lens-reveal")
-        top = components.Plot(show_label=False, label="top token after each layer", elem_id="lens-top")
+        top = components.Plot(show_label=False, label="top token after each layer", elem_id="lens-top",
+                              elem_classes=[PRESENTER_FIRST])
         final = components.Plot(show_label=False, label="probability of the final answer", elem_id="lens-final")
         gr.Markdown("Hover a cell for the five likeliest tokens after that layer. The outlined cell is where the "
                     "answer at the asked position settles (the first layer from which it stays on top).")

@@ -49,7 +49,7 @@ UNMASKED = Switches(causal=False)
 
 def unmasked_lm(registry: ModelRegistry, text: str):
     """The lm's trace of `text` with the causal mask left off (the same weights)."""
-    text = clean_text(text)
+    text = clean_text(text, registry.max_chars("lm"))
     # kept with the other traces (read-only, shared by every user)
     return registry.cached(("lm without its mask", text),
                            lambda: for_views(registry.get("lm").trace(text, switches=UNMASKED))).attention["self"]

@@ -99,6 +99,16 @@ def clean_text(text, max_chars: int = MAX_CHARS) -> str:
     return text
 
 
+def cut_notice(registry: "ModelRegistry", name: str, truncated: bool) -> str:
+    """Markdown to put first in a view of a text cut at the model's context (empty when nothing was cut): every
+    view reads only what the model reads, so its "last word" is the last one kept, not the text's."""
+    if not truncated:
+        return ""
+    limit = registry.get(name).config.max_len
+    return (f"⚠️ The text is longer than {name}'s context: the model reads only its first {limit:,} tokens, so "
+            "this view stops there (its last word is the last one kept).\n\n")
+
+
 # an absolute path: a slash-separated run of at least two parts that starts a word
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~/:])(?:/[^\s'\"():,;/]+){2,}")
 

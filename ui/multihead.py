@@ -25,7 +25,8 @@ def sizes_text(sizes, model: str) -> str:
     used = "wide" if sizes.wide else "narrow"
     return (
         f"**Wide or narrow?** The {model} model has embeddings of size k = {sizes.k} and h = {sizes.heads} heads. "
-        f"*Narrow* heads (what {model} uses{'' if used == 'narrow' else ' not'}) split the embedding: each head "
+        f"*Narrow* heads (what {model} uses{'' if used == 'narrow' else ' not'}"
+        f"{', but with shared keys and values: below' if shared(sizes) else ''}) split the embedding: each head "
         f"works in k/h = {sizes.d_narrow} dimensions, so all {sizes.heads} heads together cost "
         f"{sizes.params_narrow:,} parameters per attention layer — the same as one head of full size. "
         f"*Wide* heads each see all k = {sizes.d_wide} dimensions: richer, but {sizes.params_wide:,} parameters, "
@@ -34,9 +35,14 @@ def sizes_text(sizes, model: str) -> str:
     ) + grouped_text(sizes, model)
 
 
+def shared(sizes) -> bool:
+    """Whether the model's query heads share keys and values (grouped-query attention)."""
+    return bool(sizes.kv_heads) and sizes.kv_heads < sizes.heads
+
+
 def grouped_text(sizes, model: str) -> str:
     """Grouped-query attention in words: which query heads share keys and values, and what that saves."""
-    if not sizes.kv_heads or sizes.kv_heads >= sizes.heads:
+    if not shared(sizes):
         return ""
     group = sizes.heads // sizes.kv_heads
     if sizes.kv_heads == 1:
@@ -52,6 +58,8 @@ def grouped_text(sizes, model: str) -> str:
 
 
 def biases(sizes) -> str:
+    if not sizes.qkv_bias and not sizes.out_bias:
+        return "neither has biases"
     if not sizes.qkv_bias:
         return f"the {sizes.biases_narrow:,} biases of the output are the same in both"
     return (f"the biases of queries, keys, values and output: {sizes.biases_narrow:,} narrow, "

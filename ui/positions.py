@@ -10,7 +10,7 @@ from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
 from ui.outputs import UNCHANGED
-from ui.models import InputError, ModelRegistry, check_index, clean_text
+from ui.models import InputError, ModelRegistry, check_index, clean_text, cut_notice
 from viz import positions as viz_positions
 from viz.figure import no_taller
 from viz import rotary as viz_rotary
@@ -99,17 +99,18 @@ def rotary_summary(demo, rows: list[dict]) -> str:
         who = (f"**{demo.model} adds position vectors and does not rotate.** Here is what RoPE (θ = 10000, as in "
                f"Llama 2) would do to its vectors; list a Llama, Mistral or Qwen2 folder in ATTENTION_MODELS to see "
                "a model's own rotation.")
-    moved = "; ".join(f"at ({r['query position m']}, {r['key position n']}) **{r['rotary score']:.4f}**"
-                      for r in same)
+    moved = "; ".join(f"at positions {r['query position m'] + 1} and {r['key position n'] + 1} "
+                      f"**{r['rotary score']:.4f}**" for r in same)
     added = ", ".join(f"{r['added sinusoids']:.4f}" for r in same)
-    return (f"{who}  \nThe query of *{query}* (position m = {demo.query_pos}) and the key of *{key}* (n = "
-            f"{demo.key_pos}), layer 1, head {demo.head + 1}, score {moved}: the same, because both turn by the same "
+    return (f"{who}  \nThe query of *{query}* (position {demo.query_pos + 1}, turned by m = {demo.query_pos} steps: "
+            f"the rotation counts from 0) and the key of *{key}* (position {demo.key_pos + 1}, n = {demo.key_pos}), "
+            f"layer 1, head {demo.head + 1}, score {moved}: the same, because both turn by the same "
             f"extra angle and only the offset m − n = {demo.offset} counts. With the key one position nearer "
             f"(offset {other['offset m − n']}) the score is **{other['rotary score']:.4f}**.  \n"
             f"**Adding sinusoids instead** (to q and k, for the comparison) gives {added} for the same three places: "
             "(q + p_m)·(k + p_n) = q·k + q·p_n + p_m·k + p_m·p_n, and only the last term depends on the offset "
-            f"alone. A learned vector per position follows no rule at all: nothing ties position {same[0]['key position n']} "
-            f"to position {same[-1]['key position n']}.")
+            f"alone. A learned vector per position follows no rule at all: nothing ties position {same[0]['key position n'] + 1} "
+            f"to position {same[-1]['key position n'] + 1}.")
 
 
 def rotary_view(registry: ModelRegistry, text, model, head, presenter):
@@ -117,13 +118,14 @@ def rotary_view(registry: ModelRegistry, text, model, head, presenter):
     font = figure_font(presenter)
     loaded = registry.get(model)
     head0 = check_index(head, loaded.config.n_heads, "head")
+    text = clean_text(text, registry.max_chars(model))  # the one rule every view keeps (ui.models.char_limit)
     try:
-        demo = rotary_demo(loaded, clean_text(text), head=head0)
+        demo = rotary_demo(loaded, text, head=head0)
     except ValueError as e:  # a single token: no offset to show
         raise InputError(str(e)) from None
     rows = demo.rows(SHIFTS)
     columns = {name: [row[name] for row in rows] for name in rows[0]}
-    return (rotary_summary(demo, rows), viz_rotary.rotation_figure(demo, font_size=font),
+    return (cut_notice(registry, model, loaded.encode(text).truncated) + rotary_summary(demo, rows), viz_rotary.rotation_figure(demo, font_size=font),
             viz_rotary.offset_figure(demo, font_size=font), components.table(columns))
 
 
@@ -139,7 +141,7 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
         raise InputError("The shuffle seed must be between 0 and 4294967295.")
     head0 = check_index(head, loaded.config.n_heads, "head")
     try:
-        demo = order_demo(loaded, clean_text(text), seed=seed, head=head0)
+        demo = order_demo(loaded, clean_text(text, registry.max_chars(model)), seed=seed, head=head0)
     except ValueError as e:  # e.g. a single token: nothing to shuffle
         raise InputError(str(e)) from None
     plain, positioned = viz_positions.order_figures(demo, font_size=font)

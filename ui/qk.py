@@ -8,9 +8,10 @@ import gradio as gr
 import numpy as np
 
 from analysis import qk
+from analysis.heads import sharing_note
 from ui import components
 from ui.context import Context, figure_font
-from ui.models import ModelRegistry, attention_of, check_index
+from ui.models import ModelRegistry, attention_of, check_index, cut_notice
 from viz import qk as viz_qk
 from viz.labels import markdown_label
 
@@ -48,13 +49,17 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
                               att.keys, font_size=font, lines=not quiz,
                               title=f"{where}: queries and keys on the two axes of most spread")
     if quiz:
-        return (f"**Quiz.** Find the query of the last word, **{markdown_label(att.queries[row])}**. Which key will "
+        return (cut_notice(registry, name, trace.truncated) + f"**Quiz.** Find the query of the last word, **{markdown_label(att.queries[row])}**. Which key will "
                 "it weight most? Vote, then press Reveal to see the lines."), figure, None
-    told = (f"The two axes keep **{picture.explained[0]:.0%} and {picture.explained[1]:.0%}** of the spread of "
+    told = (cut_notice(registry, name, trace.truncated) + f"The two axes keep **{picture.explained[0]:.0%} and {picture.explained[1]:.0%}** of the spread of "
             f"this head's {len(q)} queries and {len(k)} keys ({q.shape[1]} dimensions each). The last word, "
             f"**{markdown_label(att.queries[row])}**, scores **{keys[best]}** highest: q·k = {scores[best]:.2f} "
             f"(the mean over the keys it may see is {np.nanmean(scores):.2f}), which softmax turns into a weight of "
             f"{probs[row, best]:.2f}.")
+    config = registry.get(name).config
+    shared = sharing_note(head0, config.n_heads, config.kv_heads) if att.kind != "cross" else ""
+    if shared:  # as Step by step says it: the keys drawn here are also those of the other heads in the group
+        told += f"  \n{shared}: the keys drawn here are theirs too; only the queries are this head's own."
     return told, figure, exported
 
 

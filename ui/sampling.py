@@ -9,13 +9,13 @@ import gradio as gr
 from analysis import sampling
 from ui import components
 from ui.context import Context, figure_font
-from ui.models import InputError, ModelRegistry, clean_text, shown
+from ui.models import InputError, ModelRegistry, clean_text, cut_notice, shown
 from viz import sampling as viz_sampling
 from viz.labels import markdown_label
 from viz.panels import note_figure
 
 MAX_TOKENS, MAX_SEED = sampling.MAX_TOKENS, sampling.MAX_SEED
-EXPLANATION = ("**Sampling.** Greedy decoding (above) always takes the likeliest token. Sampling draws one at random "
+EXPLANATION = ("**Sampling.** Greedy decoding always takes the likeliest token (the continuation above also skips any token that would repeat a run of 3 tokens). Sampling draws one at random "
                "with the model's probabilities, after three optional changes, in this order: the **temperature** T "
                "divides every score before the softmax (T below 1 sharpens the distribution, T = 0 is greedy, above 1 "
                "flattens it); **top-k** keeps the k likeliest tokens (0: all); **top-p** keeps the fewest likeliest "
@@ -44,7 +44,7 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
     """(the distribution before and after the settings, the seeded sample as Markdown)."""
     font = figure_font(presenter)
     model = registry.get(name)
-    text = clean_text(text)
+    text = clean_text(text, registry.max_chars(name))  # the one rule every view keeps (ui.models.char_limit)
     if model.arch != "decoder" or not model.has_lm_head:
         message = (f"Sampling writes the next token, so it needs a model that predicts one (lm, or a GPT-2 or Llama "
                    f"folder); {name} does not: it {'fills in blanks' if model.arch == 'encoder' and model.has_lm_head else 'writes no text token by token here'}.")
@@ -56,13 +56,19 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
                          f"top-p = {shown(top_p)}).") from None
     seed = whole(seed, 0, MAX_SEED, "seed")
     tokens = whole(tokens, 1, MAX_TOKENS, "number of tokens")
-    ids = model.encode(text).ids
+    encoded = model.encode(text)
+    ids = encoded.ids
     tokens = max(0, min(tokens, model.config.max_len - len(ids)))
+    if tokens == 0:  # the text fills the context: nothing can be drawn after it, so nothing is said to be
+        message = (f"The text fills {name}'s context of {model.config.max_len:,} tokens"
+                   f"{' (the rest was cut)' if encoded.truncated else ''}, so no token can be drawn after it: "
+                   "shorten the text to sample a continuation.")
+        return note_figure(message, font_size=font), f"**Nothing to sample.** {message}"
     steps = sampling.distribution(model.next_logits(ids), temperature, top_k, top_p)
     settings = f"T = {temperature:g}, top-k = {top_k or 'off'}, top-p = {top_p:g}"
     if quiz:  # the distribution before the settings alone: what they keep, and the sample, are the answer
         figure = viz_sampling.distribution_figure({"before": steps.before}, model.label, font_size=font,
-                                                  only_before=True, title=f"The next token, before {settings}")
+                                                  only_before=True, title=f"The next token, before the settings<br><sub>{settings}</sub>")
         return figure, (f"**Quiz.** With {settings}, how many tokens can still be drawn, and what probability does "
                         "the likeliest get after them? Vote, then press “Reveal the sample” to see the distribution "
                         "after the settings and a seeded sample.")
@@ -70,12 +76,14 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
     first = drawn.ids[0] if drawn.ids else model.end_id
     stages = {"before": steps.before, "tempered": steps.tempered, "top_k": steps.top_k, "after": steps.after}
     figure = viz_sampling.distribution_figure(stages, model.label, font_size=font, sampled=first,
-                                              title=f"The next token: before and after {settings}")
+                                              title=f"The next token, before and after the settings<br><sub>{settings}</sub>")
     kept = int((steps.after > 0).sum())
     written = markdown_label(model.tokenizer.decode(drawn.ids)) if drawn.ids else "(nothing)"
     label = markdown_label(model.label(first)) if first is not None else "the end"
+    greedy = (" *(T = 0: plain greedy decoding, each token the likeliest; the greedy continuation above also "
+              "bans repeated runs of tokens, so the two part where that ban steps in)*" if temperature == 0 else "")
     return figure, (
-        f"**Seeded sample** ({settings}, seed {seed}): …{written}"
+        f"**Seeded sample** ({settings}, seed {seed}): …{written}{greedy}"
         + (" *(then the end of the line)*" if drawn.finished else "")
         + f"\n\n{kept:,} token{'s' if kept != 1 else ''} can be drawn next (of {len(steps.after):,}). The first token "
           f"drawn, **{label}**, has probability {steps.after[first]:.3f} after the settings and "

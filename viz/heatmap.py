@@ -293,7 +293,9 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     # divide by 100, so the grid alone read "≈ 35%".)
     rounded = np.round(tiles, 2).astype(np.float32)
     # the big matrix as (row, y, column, x) blocks: every tile placed in one assignment
-    blocks = np.zeros((rows, step_y, cols, step_x), dtype=np.float32)
+    # gaps and title rows are NaN, with hoverongaps off: they draw as the white background and have no hover
+    # (the hover showed the axis's internal names there, "title row 16 → gap 44")
+    blocks = np.full((rows, step_y, cols, step_x), np.nan, dtype=np.float32)
     blocks[:, label_rows:, :, :s] = rounded.transpose(0, 2, 1, 3)
     weights = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
     annotations = []
@@ -301,10 +303,11 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
         for c in range(cols):
             y0, x0 = r * step_y + label_rows, c * step_x
             annotations.append(dict(x=x0 + (s - 1) / 2, y=y0 - 0.6, yanchor="bottom", showarrow=False,
-                                    text=f"<b>{names[r][c]}</b>", font=dict(size=font_size)))
+                                    text=f"<b>{names[r][c]}</b>", font=dict(size=font_size),
+                                    captureevents=True))  # a click on the name opens the head (tile_click)
     flat_names = [name for row in names for name in row]
     heatmap = dict(
-        type="heatmap", z=weights, zmin=0, zmax=1, colorscale=COLORSCALE,
+        type="heatmap", z=weights, zmin=0, zmax=1, colorscale=COLORSCALE, hoverongaps=False,
         hovertemplate="weight ≈ %{z:.2f}<extra></extra>",
         colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8, tickvals=[0, 0.25, 0.5, 0.75, 1],
                       ticktext=["0", "0.25", "0.5", "0.75", "1"]),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.describe import plain
 from viz.figure import colorscale, figure
 from viz.heatmap import HIGHLIGHT, row_label_margin
 from viz.labels import axis_ticks, label_step, token_label, token_labels
@@ -65,4 +66,18 @@ def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title
         yaxis=dict(tickmode="array", tickvals=list(range(layers)), ticktext=layer_names, showgrid=False,
                    automargin=False, title=dict(text="after layer")),
     )
+    layout["meta"] = dict(alt=lens_alt(title, z, cells, positions, value, mark))
     return figure(traces, layout)
+
+
+def lens_alt(title: str, z, cells, positions, value: str, mark=None) -> str:
+    """The lens in words, with the tokens: at the outlined position (else the last), the top token after each
+    layer from layer 1 up with the value coloured, and where the final answer holds from."""
+    layers, t = z.shape
+    i = mark[1] if mark is not None else t - 1
+    column = "; ".join(f"layer {l + 1}: “{plain(cells[l][i])}” {z[l, i]:.2f}" for l in range(layers))
+    said = (f"{plain(title)}. {layers} layers by {t} positions. After “{plain(positions[i])}” (position {i + 1}) "
+            f"the top token and its {plain(value)}, layer 1 up: {column}.")
+    if mark is not None:
+        said += f" Outlined: layer {mark[0] + 1}, from which the final answer “{plain(cells[-1][i])}” stays on top."
+    return said

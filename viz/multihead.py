@@ -34,7 +34,8 @@ def sizes_table(sizes) -> pd.DataFrame:
     """Narrow versus wide heads for a model's real sizes.
 
     sizes: model.sizes.HeadSizes (k, heads, wide, d_narrow, d_wide, params_narrow, params_wide, params_single)."""
-    used = "wide" if sizes.wide else "narrow"
+    grouped = bool(getattr(sizes, "kv_heads", 0)) and sizes.kv_heads < sizes.heads
+    used = "grouped" if grouped else "wide" if sizes.wide else "narrow"
     rows = [
         {"variant": "narrow (split k across heads)", "size of each head": f"k/h = {sizes.d_narrow}",
          "parameters per attention layer": sizes.params_narrow,
@@ -45,4 +46,8 @@ def sizes_table(sizes) -> pd.DataFrame:
          "vs one full-size head": f"{sizes.params_wide / sizes.params_single:.2f}×",
          "this model": "✓" if used == "wide" else ""},
     ]
+    if grouped:  # the model's own layer: narrow queries, keys and values computed for kv_heads heads only
+        rows.append({"variant": f"narrow, {sizes.kv_heads} shared key/value head{'s' if sizes.kv_heads > 1 else ''}",
+                     "size of each head": f"k/h = {sizes.d_narrow}", "parameters per attention layer": sizes.params_model,
+                     "vs one full-size head": f"{sizes.params_model / sizes.params_single:.2f}×", "this model": "✓"})
     return pd.DataFrame(rows)

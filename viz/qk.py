@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.describe import plain
 from viz.figure import figure
 from viz.labels import token_labels
 
@@ -41,10 +42,28 @@ def qk_figure(queries_2d, keys_2d, explained, strongest, queries, keys, title: s
     layout = dict(
         title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12), font=dict(size=font_size + 4)),
         height=520 + 8 * font_size, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="#f7f7f7",
-        margin=dict(l=60 + 2 * font_size, r=20, t=60 + 2 * font_size, b=50 + 2 * font_size),
-        legend=dict(orientation="h", x=0, y=-0.12, yanchor="top"),
+        # the legend above the plot, under the title: below it, it sat on the x axis's title
+        margin=dict(l=60 + 2 * font_size, r=20, t=70 + 4 * font_size, b=50 + 2 * font_size),
+        legend=dict(orientation="h", x=0, y=1.01, yanchor="bottom"),
         xaxis=dict(title=dict(text=f"axis 1 ({explained[0]:.0%} of the variance)"), zeroline=True, zerolinecolor="#ccc"),
         yaxis=dict(title=dict(text=f"axis 2 ({explained[1]:.0%})"), zeroline=True, zerolinecolor="#ccc", scaleanchor="x"),
         hoverlabel=dict(font=dict(size=font_size + 2)),
     )
+    layout["meta"] = dict(alt=qk_alt(title, explained, strongest, q_names, k_names, lines))
     return figure(traces, layout)
+
+
+def qk_alt(title: str, explained, strongest, q_names, k_names, lines: bool, listed: int = 6) -> str:
+    """The picture in words: how much the two axes keep and, unless that is the quiz's answer, which key each
+    query weights most (the commonest first), from the same numbers the lines join."""
+    said = (f"{plain(title)}. {len(q_names)} queries (circles) and {len(k_names)} keys (diamonds), one per token, on "
+            f"two axes that keep {explained[0]:.0%} and {explained[1]:.0%} of their spread.")
+    if not lines:
+        return said + " Which key each query weights most is hidden (quiz)."
+    picked = np.bincount(np.asarray(strongest, dtype=int), minlength=len(k_names))
+    order = [int(j) for j in np.argsort(-picked, kind="stable") if picked[j]][:3]
+    common = "; ".join(f"{picked[j]} of {len(q_names)} queries weight the key “{plain(k_names[j])}” most"
+                       for j in order)
+    pairs = ", ".join(f"“{plain(q_names[i])}” → “{plain(k_names[int(j)])}”"
+                      for i, j in list(enumerate(strongest))[-listed:])
+    return f"{said} {common}. The last queries' strongest keys: {pairs}."

@@ -9,8 +9,9 @@ import plotly.graph_objects as go
 
 from viz.figure import figure
 from viz.labels import token_label
+from viz.qk import KEY_COLOR, QUERY_COLOR  # one colour for queries and one for keys in every view
 
-QUERY_COLOR, KEY_COLOR, ADDED_COLOR = "#d62728", "#1f77b4", "#7f7f7f"
+ADDED_COLOR = "#7f7f7f"
 SHOWN_SHIFT = 2  # the pair moved this far in the rotation figure: small, so the turn stays visible
 KEY_POSITIONS = 64  # the offset figure slides the pair of tokens over this many key positions
 
@@ -54,7 +55,8 @@ def rotation_figure(demo, pair: int = 0, font_size: int = 12) -> go.Figure:
     q0, k0 = (demo.q[pair], demo.q[pair + half]), (demo.k[pair], demo.k[pair + half])
     places = ((m, n), (m + s, n + s))
     turned = [(demo.pair(demo.q, pair, a), demo.pair(demo.k, pair, b)) for a, b in places]
-    titles = [(f"positions ({a}, {b}){'' if i == 0 else f': both moved {s} positions on'}<br>query turned "
+    # positions counted from 1, as every view counts them; m and n (the turns) count from 0, as RoPE does
+    titles = [(f"positions {a + 1} and {b + 1}{'' if i == 0 else f': both moved {s} on'}<br>query turned "
                f"{np.degrees(a * speed) % 360:.0f}°, key {np.degrees(b * speed) % 360:.0f}°; angle between "
                f"{abs(_angle(qa, kb)):.1f}°, adds {qa[0] * kb[0] + qa[1] * kb[1]:.3f} to q·k")
               for i, ((a, b), (qa, kb)) in enumerate(zip(places, turned))]
@@ -74,8 +76,10 @@ def rotation_figure(demo, pair: int = 0, font_size: int = 12) -> go.Figure:
     layout.update(
         title=dict(text=(f"One pair of dimensions of layer 1, head {demo.head + 1}: turned by position · ω "
                          f"(ω = {speed:.3g} radian per position)"), x=0.01, font=dict(size=font_size + 4)),
-        height=520, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white",
-        margin=dict(l=10, r=10, t=110 + 3 * font_size, b=10), legend=dict(orientation="h", y=-0.2),
+        height=560 + 4 * font_size, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white",
+        # the legend at the figure's foot, in the bottom margin: at y = -0.2 of the plot it sat on "dimension 0"
+        margin=dict(l=10, r=10, t=110 + 3 * font_size, b=20 + 5 * font_size),
+        legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom"),
     )
     return figure(data, layout)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.describe import plain
 from viz.figure import figure
 from viz.labels import token_labels
 
@@ -16,7 +17,9 @@ def shown_tokens(before, after, n: int = SHOWN, include: int | None = None) -> n
     """The indices to draw: `include` (the token drawn), the likeliest after the settings, then before; n at most,
     likeliest first."""
     before, after = np.asarray(before), np.asarray(after)
-    order = ([] if include is None else [include]) + list(np.argsort(-after, kind="stable")[: n // 2]) \
+    kept = np.argsort(-after, kind="stable")[: n // 2]
+    kept = kept[after[kept] > 0]  # a token the settings cut is drawn only as one of the likeliest before them
+    order = ([] if include is None else [include]) + list(kept) \
         + list(np.argsort(-before, kind="stable")[:n])
     picked = list(dict.fromkeys(int(i) for i in order))[:n]
     return np.array(sorted(picked, key=lambda i: (-after[i], -before[i])))
@@ -48,7 +51,35 @@ def distribution_figure(stages: dict, labels, title: str = "", font_size: int = 
         margin=dict(l=50 + font_size, r=10, t=90 + 3 * font_size, b=20 + 5 * font_size),
         xaxis=dict(tickmode="array", tickvals=x, ticktext=names, tickangle=-45, automargin=False,
                    ticklabeloverflow="allow"),
-        yaxis=dict(title=dict(text="probability"), range=[0, 1], gridcolor="#eee"),
+        # up to the tallest bar, not 1: lm's usual top token has 0.015, and on 0..1 every bar drew as a flat line
+        yaxis=dict(title=dict(text="probability"), range=[0, top_of(stages, index, only_before)], gridcolor="#eee"),
         hoverlabel=dict(font=dict(size=font_size + 2)),
     )
+    layout["meta"] = dict(alt=distribution_alt(title, stages, index, names, sampled, only_before))
     return figure(traces, layout)
+
+
+def top_of(stages: dict, index, only_before: bool = False) -> float:
+    """The y axis's top: the tallest bar drawn and a margin for the "drawn" arrow, at most 1."""
+    keys = ("before",) if only_before else tuple(key for key, _, _ in STAGES)
+    tallest = max(float(np.max(np.asarray(stages[key])[index])) for key in keys)
+    return min(1.0, max(tallest * 1.25, 0.01))
+
+
+def distribution_alt(title: str, stages: dict, index, names, sampled=None, only_before: bool = False) -> str:
+    """The bars in words, with the tokens: the likeliest before the settings and after them, how many of those
+    shown can still be drawn, and the token drawn."""
+    def likeliest(key: str) -> str:
+        p = np.asarray(stages[key])[index]
+        order = np.argsort(-p, kind="stable")[:3]
+        return ", ".join(f"“{plain(names[i])}” {p[i]:.3f}" for i in order if p[i] > 0)
+    said = f"{plain(title)}. {len(index)} tokens, the likeliest first. Before the settings: {likeliest('before')}."
+    if only_before:
+        return said
+    kept = int((np.asarray(stages["after"])[index] > 0).sum())
+    said += (f" After them: {likeliest('after')}; {kept} of the {len(index)} tokens shown can be drawn"
+             f"{'' if kept else ' (none)'}.")
+    if sampled is not None and sampled in set(int(i) for i in index):
+        at = int(np.where(np.asarray(index) == sampled)[0][0])
+        said += f" Drawn: “{plain(names[at])}”."
+    return said

@@ -36,6 +36,22 @@ def test_norm_shares_are_rows_of_weight_times_the_written_value_size(models):
     assert np.all(shares[:, :, ~att.mask] == 0)  # nothing flows from a key the mask hides
 
 
+@pytest.mark.parametrize("name, text", [("minilm", SENTENCE), ("lm", "The cat sat on the mat")])
+def test_the_summary_made_a_layer_at_a_time_equals_the_one_from_every_heads_shares(models, name, text):
+    """What the view keeps per text (summarise) and reads per head (head_shares) without the (L, H, t, s) stack."""
+    att = models[name].trace(text, detail=True).attention["self"]
+    special = [0, len(att.keys) - 1] if name == "minilm" else [0]
+    shares = flow.norm_shares(att)
+    summary = flow.summarise(att, special)
+    weight, moved = flow.special_shares(att, special, shares)
+    np.testing.assert_allclose(summary.weight, weight, atol=1e-6)
+    np.testing.assert_allclose(summary.norm, moved, atol=1e-6)
+    np.testing.assert_allclose(summary.rollout, flow.norm_rollout(shares), atol=1e-6)
+    np.testing.assert_allclose(flow.head_shares(att, 1, 2), shares[1, 2], atol=1e-6)
+    ours, theirs = flow.sinks_of(summary.weight, summary.norm), flow.sink_shares(att, special, shares=shares)
+    assert ours.heads == theirs.heads and ours.norm == pytest.approx(theirs.norm, abs=1e-6, nan_ok=True)
+
+
 def test_norm_rollout_is_attention_rollout_of_the_shares(models):
     att = models["minilm"].trace(SENTENCE, detail=True).attention["self"]
     shares = flow.norm_shares(att)

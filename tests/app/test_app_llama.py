@@ -80,6 +80,10 @@ def test_step_by_step_says_q_and_k_are_turned_and_who_shares_them(registry):
     assert any("of H3–H4" in t for t in titles)
     att = registry.attention("tiny-llama", TEXT)
     assert np.array_equal(att.k[1, 2], att.k[1, 3]) and not np.array_equal(att.q[1, 2], att.q[1, 3])
+    from ui import qk
+    told = qk.view(registry, TEXT, "tiny-llama", 2, 3)[0]  # Queries & keys names the group as Step by step does
+    assert "H3–H4 share one set of keys and values" in told and "the keys drawn here are theirs too" in told
+    assert "share one set" not in qk.view(registry, TEXT, "lm", 1, 1)[0]
     plain = steps.view(registry, TEXT, "lm", 1, 1, None, False, 0.0, True)[0]
     assert "turn by position" not in plain and "keys and values" not in plain
 
@@ -90,6 +94,19 @@ def test_multihead_counts_the_shared_keys_and_values(registry):
         own = sum(p.numel() for p in registry.get(name).model.stack.blocks[0].self_attention.parameters())
         assert f"share {kv} key/value head" in sizes and f"{own:,} parameters" in sizes
     assert "(multi-query attention)" in multihead.view(registry, TEXT, "tiny-qwen2", 1, None, False)[1]
+
+
+def test_multihead_sizes_of_a_model_without_biases_agree_with_its_own_layer(registry):
+    """Llama has no biases, not even the output's: the textbook narrow layer is 4k², and the table's ticked row
+    is the model's own layer (shared keys and values), the number the paragraph below gives."""
+    heads, sizes, table = multihead.view(registry, TEXT, "tiny-llama", 1, None, False)
+    own = sum(p.numel() for p in registry.get("tiny-llama").model.stack.blocks[0].self_attention.parameters())
+    k = registry.get("tiny-llama").config.d_model
+    assert "biases of the output" not in sizes and "neither has biases" in sizes
+    assert f"cost {4 * k * k:,} parameters per attention layer" in sizes
+    rows = table["data"]
+    ticked = [row for row in rows if row[-1] == "✓"]
+    assert len(ticked) == 1 and ticked[0][2] == own and "shared key/value" in ticked[0][0]
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -59,7 +59,7 @@ def test_the_overview_at_512_tokens_is_max_pooled_and_says_so(registry, long_tex
     blocks = att.probs.reshape(6, 12, 64, 8, 64, 8).max(axis=(3, 5))
     np.testing.assert_array_equal(pooled, blocks)
     big = np.asarray(grid.data[0].z)
-    assert big.max() == np.round(att.probs.max(), 2)  # the largest weight of all survives the pooling
+    assert np.nanmax(big) == np.round(att.probs.max(), 2)  # the largest weight of all survives the pooling
 
 
 def test_kept_traces_are_bounded_by_bytes_and_keep_only_what_views_need(model_assets):

@@ -78,13 +78,24 @@ def test_quiz_mode_hides_the_lens(client):
     assert "▁be" not in json.dumps(plot(top))
 
 
+def test_a_switch_is_true_or_false_and_any_kind_is_taken(client):
+    """quiz="no" is refused, not read as true; kind "self" (which the dates-only radio does not list) is taken by
+    /head and /steps as the README says."""
+    with pytest.raises(AppError, match="must be true or false"):
+        client.predict("not able to", "lm", False, "no", api_name="/logit_lens")
+    figure = client.predict("The cat sat on the mat", "lm", 1, 2, "self", False, False, api_name="/head")
+    assert plot(figure)["data"]
+    steps = client.predict("The cat sat on the mat", "lm", 1, 2, "self", False, 0.0, True, api_name="/steps")
+    assert steps[0]
+
+
 def test_quiz_mode_sends_no_flow_norms(client):
     """The question quotes the weights (the premise); what the head moves, the sinks and the rollouts stay home."""
     numbers, head, sinks, rollout = client.predict(SINK_SENTENCE, "minilm", 3, 2, False, True,
                                                    api_name="/value_weighted")
     assert numbers.startswith("**Quiz.**") and "what they move" not in numbers and "moves" not in numbers
-    weights, moved = plot(head)["data"]
-    assert np.nansum(numbers_of(weights["z"])) > 0 and not np.nansum(numbers_of(moved["z"]))
+    (weights,) = plot(head)["data"]  # the weights alone: no empty map that would read as "moves nothing"
+    assert np.nansum(numbers_of(weights["z"])) > 0 and "hidden until Reveal" in plot(head)["layout"]["title"]["text"]
     assert not plot(sinks)["data"] and not plot(rollout)["data"]  # notes: no numbers in them
 
 

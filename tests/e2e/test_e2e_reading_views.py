@@ -89,7 +89,7 @@ def test_a_link_with_sampling_settings_opens_the_panel_with_them(page, live):
 
 
 # (tab, model, the view's text, its Reveal button, a phrase of the question, a phrase only the answer has, a figure)
-REVEALS = [("lens", "lm", "#lens-summary", "#lens-reveal", "after which of the", "from layer 2", "#lens-top"),
+REVEALS = [("lens", "lm", "#lens-summary", "#lens-reveal", "from which of the", "from layer 2", "#lens-top"),
            ("interventions", "minilm", "#flow-numbers", "#flow-reveal", "Does that key also bring", "of what it moves",
             "#flow-sinks"),
            ("steps", "lm", "#qk-numbers", "#qk-reveal", "Which key will it weight most", "highest: q·k", "#qk-space"),

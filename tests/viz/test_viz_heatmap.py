@@ -53,7 +53,7 @@ def test_all_heads_are_one_trace_with_every_tile_named_and_placed():
     assert "%{z:.2f}" in fig.data[0].hovertemplate and "%" not in fig.data[0].hovertemplate.replace("%{", "")
     # every tile's values appear exactly once (rounded to 0.01), with gaps between tiles
     expected = np.round(probs * mask, 2).astype(np.float32)
-    assert big.sum() == pytest.approx(expected.sum(), abs=1e-3)
+    assert np.nansum(big) == pytest.approx(expected.sum(), abs=1e-3)
     assert big.shape[0] > layers * t and big.shape[1] > heads * t
     # the last tile (layer 2, head 3) sits in the bottom-right corner
     np.testing.assert_array_equal(big[-t:, -t:], expected[-1, -1])
@@ -117,7 +117,7 @@ def test_a_pooled_tile_keeps_the_maximum_of_each_block():
     assert pooled[0, 1, 150 // 4, 0] == np.float32(0.61)
     fig = heatmap.all_heads_grid(probs, [f"q{i}" for i in range(n)], [f"k{i}" for i in range(n)])
     big = np.asarray(fig.data[0].z)
-    assert big.max() == np.float32(0.93) and "max pooling" in fig.layout.title.text and "4 × 4" in fig.layout.title.text
+    assert np.nanmax(big) == np.float32(0.93) and "max pooling" in fig.layout.title.text and "4 × 4" in fig.layout.title.text
     assert "k76…k79 (#76-79)" in fig.data[0].x[19] and "largest" in fig.data[0].hovertemplate
     # a length that is not a whole number of blocks: the last block takes what it has
     edge = heatmap.max_pool(np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5), 2)
@@ -128,7 +128,7 @@ def test_short_inputs_are_not_pooled():
     probs, mask = causal(heatmap.TILE_CELLS)
     fig = heatmap.all_heads_grid(probs, mask=mask)
     assert "pooling" not in fig.layout.title.text
-    assert np.asarray(fig.data[0].z).sum() == pytest.approx(np.round(probs * mask, 2).sum(), abs=1e-2)
+    assert np.nansum(np.asarray(fig.data[0].z)) == pytest.approx(np.round(probs * mask, 2).sum(), abs=1e-2)
 
 
 def test_no_zero_line_crosses_the_masked_cells():
@@ -186,7 +186,7 @@ def test_the_grid_says_which_tile_each_cell_is_in(t):
     fig = heatmap.all_heads_grid(probs, [f"q{i}" for i in range(t)], [f"k{i}" for i in range(t)])
     grid, names = fig.layout.meta["tile_grid"], fig.layout.meta["tiles"]
     big = np.asarray(fig.data[0].z)
-    for i, j in zip(*np.nonzero(big)):
+    for i, j in zip(*np.nonzero(np.nan_to_num(big))):
         assert names[tile_at(grid, i, j)] == names[round(float(big[i, j]) * 100) - 1]
     # a cell of a tile's name (above it) and of a gap open a tile beside it
     assert names[tile_at(grid, 0, 0)] == "L1 H1"
@@ -243,3 +243,20 @@ def test_the_grid_boxes_the_query_heads_that_share_keys_and_values(heads, kv_hea
     for same in (heatmap.all_heads_grid(probs, kv_heads=heads), heatmap.all_heads_grid(probs)):
         assert not [s for s in (same.layout.shapes or ()) if s.line.dash == "dot"]
         assert "share" not in same.layout.title.text
+
+
+def test_the_grids_gaps_and_title_rows_have_no_hover():
+    """Only a tile's cells are hovered: the gaps between tiles and the rows under each tile's name are gaps
+    (NaN, hoverongaps off), so the hover never shows the axis's internal names ("title row 16 → gap 44")."""
+    t, layers, heads = 5, 2, 3
+    probs = np.full((layers, heads, t, t), 1 / t, dtype=np.float32)
+    fig = heatmap.all_heads_grid(probs, [f"w{i}" for i in range(t)], [f"w{i}" for i in range(t)])
+    trace = fig.data[0]
+    big = np.asarray(trace.z)
+    assert trace.hoverongaps is False
+    for axis, names in (("x", trace.x), ("y", trace.y)):
+        internal = [i for i, name in enumerate(names) if name.startswith(("gap", "title row"))]
+        assert internal, f"the {axis} axis has gaps"
+        cut = big[:, internal] if axis == "x" else big[internal, :]
+        assert np.isnan(cut).all(), f"every {axis} gap is a gap, not a 0 with a hover"
+    assert np.count_nonzero(~np.isnan(big)) == layers * heads * t * t

@@ -41,7 +41,7 @@ def test_flow_figures_put_weight_and_norm_side_by_side():
     fig = viz_flow.head_figure(probs, np.array([[1.0, 0.0], [0.2, 0.8]]), ["a", "b"], ["a", "b"],
                                mask=np.array([[True, False], [True, True]]))
     left, right = as_json(fig)["data"]
-    assert left["name"].startswith("attention weight") and right["name"].startswith("share of")
+    assert left["name"].startswith("weight α") and right["name"].startswith("share of")
     sinks = viz_flow.sink_figure(np.array([[0.9, 0.1]]), np.array([[0.2, 0.1]]), "[CLS]/[SEP]", selected=(0, 0))
     assert as_json(sinks)["data"][1]["text"] == ["L1 H1", "L1 H2"]
     roll = viz_flow.rollout_figure(np.eye(2) * 0.3, np.eye(2) * 0.2, ["a", "b"])
@@ -84,3 +84,66 @@ def test_the_sampling_quiz_picks_its_bars_from_the_distribution_before_the_setti
                for stages in (wide, narrow, {"before": before})]
     assert figures[0] == figures[1] == figures[2]
     assert figures[0][0]["text"] == [str(29 - i) for i in range(viz_sampling.SHOWN)]  # the likeliest before
+
+
+def alt(fig) -> str:
+    return as_json(fig)["layout"]["meta"]["alt"]
+
+
+def test_text_alternatives_name_the_tokens_and_the_numbers_drawn():
+    """Each figure's words for a screen reader come from the numbers it draws, with the tokens (not "at 0")."""
+    z = np.array([[0.2, 0.1, 0.3], [0.4, 0.2, 0.9]])
+    lens_fig = viz_lens.lens_heatmap(z, [["ient", "x", "the"], ["a", "b", "<be>"]], ["not", "able", "to"],
+                                     title="The top token after each layer", mark=(1, 2))
+    said = alt(lens_fig)
+    assert "After “to” (position 3)" in said and "layer 1: “the” 0.30; layer 2: “<be>” 0.90" in said
+    assert "final answer “<be>” stays on top" in said
+
+    q = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0]])
+    k = np.array([[0.5, 0.5], [1.0, 1.0], [-1.0, 0.0]])
+    strongest = np.array([1, 1, 0])
+    said = alt(viz_qk.qk_figure(q, k, [0.61, 0.2], strongest, ["The", "cat", "sat"], ["The", "cat", "sat"],
+                                title="layer 1, head 1"))
+    assert "61% and 20%" in said and "2 of 3 queries weight the key “cat” most" in said
+    assert "“sat” → “The”" in said and "-0.328" not in said
+    quiz = alt(viz_qk.qk_figure(q, k, [0.61, 0.2], strongest, ["The", "cat", "sat"], ["The", "cat", "sat"],
+                                lines=False))
+    assert "hidden" in quiz and "→" not in quiz
+
+    weight = np.array([[0.9, 0.1], [0.6, 0.3]])
+    norm = np.array([[0.2, 0.1], [0.5, 0.3]])
+    said = alt(viz_flow.sink_figure(weight, norm, "[CLS]/[SEP]", selected=(1, 0)))
+    assert "2 of them put at least half their weight on [CLS]/[SEP]" in said
+    assert "move on average 0.35 of their norm there against 0.75 of their weight" in said
+    assert "L1 H1, weight 0.90, norm 0.20" in said and "L2 H1: weight 0.60, norm 0.50" in said
+
+    before = np.array([0.5, 0.3, 0.15, 0.05])
+    after = np.array([0.625, 0.375, 0.0, 0.0])
+    names = {0: "▁the", 1: "▁a", 2: "<pad>", 3: "▁his"}
+    stages = {"before": before, "tempered": before, "top_k": after, "after": after}
+    said = alt(viz_sampling.distribution_figure(stages, names.get, title="The next token", sampled=1))
+    assert "Before the settings: “▁the” 0.500, “▁a” 0.300" in said
+    assert "2 of the 4 tokens shown can be drawn" in said and "Drawn: “▁a”" in said
+
+
+def test_sampling_bars_fit_the_distribution_and_draw_no_token_the_settings_cut_as_kept():
+    v = 50
+    before = np.full(v, 0.6 / (v - 3))
+    before[:3] = [0.2, 0.12, 0.08]
+    after = np.zeros(v)
+    after[:3] = before[:3] / before[:3].sum()  # top-k = 3: three kept
+    stages = {"before": before, "tempered": before, "top_k": after, "after": after}
+    fig = as_json(viz_sampling.distribution_figure(stages, lambda i: f"t{i}", sampled=0))
+    top = fig["layout"]["yaxis"]["range"][1]
+    assert after.max() < top < 1  # the tallest bar, not 0..1
+    shown = [int(name[1:]) for name in fig["data"][0]["text"]]
+    assert all(after[i] > 0 or before[i] >= np.sort(before)[-len(shown)] for i in shown)
+    flat = np.full(v, 1 / v)  # lm's usual spread: bars a few hundredths high fill the axis
+    fig = as_json(viz_sampling.distribution_figure({"before": flat}, str, only_before=True))
+    assert fig["layout"]["yaxis"]["range"][1] < 0.05
+
+
+def test_qk_and_rotary_legends_sit_clear_of_the_axis_titles():
+    q = np.array([[0.0, 1.0], [1.0, 0.0]])
+    fig = as_json(viz_qk.qk_figure(q, q, [0.6, 0.3], [0, 1], ["a", "b"], ["a", "b"]))
+    assert fig["layout"]["legend"]["y"] >= 1 and fig["layout"]["legend"]["yanchor"] == "bottom"

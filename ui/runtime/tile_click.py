@@ -3,11 +3,11 @@
 Gradio 6.31's gr.Plot publishes one event, `change`: a click on a Plotly figure never reaches the server.
 This script listens to Plotly's own `plotly_click` (which a tap fires too) on the grid (elem_id
 "all-heads"), finds the tile the clicked cell lies in from the figure's `meta.tile_grid`
-(viz.heatmap.tiled_heatmap writes it, pooled or not; a click on a tile's name or on the gap beside it
-counts for that tile), and writes the tile's name ("L3 H1") into a hidden textbox (`clicked_tiles`) with a
+(viz.heatmap.tiled_heatmap writes it, pooled or not), and writes the tile's name ("L3 H1") into a hidden textbox (`clicked_tiles`) with a
 DOM `input` event; the textbox's `change` event, which the Every head tab answers exactly as a pick in its
 tile picker, follows. (Gradio 6.31's textbox sends its own `input` event on key presses only, not on a DOM
-`input` event.)
+`input` event.) The gaps between tiles and the rows under their names are gaps in the heatmap (no hover, so
+no click); a click on a tile's name is Plotly's `plotly_clickannotation` (the names capture events).
 
 The textbox is Gradio's own, visually hidden (visible="hidden" keeps it in the page); nothing else sets it.
 Each click adds a counter after the name ("L3 H1 #4"), so that a second click on the same tile changes the
@@ -45,8 +45,11 @@ TILE_CLICK_JS = """() => {
     const [i, j] = point.pointNumber;
     let col = Math.floor(j / grid.step_x);
     if (j %% grid.step_x >= grid.width + (grid.step_x - grid.width) / 2) col += 1;  // a gap: the nearer tile
-    const name = names[Math.floor(i / grid.step_y) * grid.cols + Math.min(col, grid.cols - 1)];
-    if (!name) return;
+    send(names[Math.floor(i / grid.step_y) * grid.cols + Math.min(col, grid.cols - 1)]);
+  };
+  const send = (name) => {
+    const box = document.querySelector('#%(box)s textarea, #%(box)s input');
+    if (!name || !box) return;
     count += 1;
     box.value = `${name} #${count}`;
     box.dispatchEvent(new Event('input', {bubbles: true}));
@@ -57,6 +60,11 @@ TILE_CLICK_JS = """() => {
     if (!plot || typeof plot.on !== 'function' || plot.__tileClickOn === plot.on) return;
     plot.__tileClickOn = plot.on;
     plot.on('plotly_click', (data) => open(plot, data));
+    plot.on('plotly_clickannotation', (event) => {  // a tile's name, written above it: "<b>▶ L3 H1</b>"
+      const names = ((plot.layout || {}).meta || {}).tiles || [];
+      const text = String(((event || {}).annotation || {}).text || '').replace(/<[^>]*>/g, '').replace('▶', '').trim();
+      if (names.includes(text)) send(text);
+    });
   };
   new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(pass); } })
     .observe(document.body, {childList: true, subtree: true});
