@@ -48,7 +48,7 @@ every other token (a column); darker means more. Start with one head, then compa
 """
 # The lecture tabs, in teaching order; each module has a build(ctx). A missing one is an error.
 LECTURE_TABS = ["ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning", "ui.multihead",
-                "ui.interventions", "ui.lens", "ui.induction", "ui.classifier", "ui.live"]
+                "ui.interventions", "ui.patching", "ui.lens", "ui.induction", "ui.classifier", "ui.live"]
 # Gradio's default orange and its light grey "subdued" text fail WCAG AA contrast (white on orange-500 is 2.8:1,
 # grey-400 on white 1.9:1): buttons, the open tab and checked boxes use orange-700 (white on it 5.2:1, it on
 # white 5.2:1) and quiet text grey-600 (7.6:1). tests/e2e/test_e2e_accessibility.py runs axe-core on every tab.

@@ -18,6 +18,7 @@ TABS = {
     "learning": ("", "[role=tabpanel] .js-plotly-plot"),
     "multihead": ("", "[role=tabpanel] .js-plotly-plot"),
     "interventions": ("", "#importance"),
+    "patching": ("", "#patching-residual"),
     "induction": ("", "[role=tabpanel] .js-plotly-plot"),
     "classifier": ("", "[role=tabpanel] .js-plotly-plot"),
     "live": ("", "#toy-progress"),
