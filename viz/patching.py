@@ -48,7 +48,7 @@ def _panel(z, column_names, hover_names, axis: str, bound: float, numbers: bool,
         ls, cs = np.nonzero(finite)
         values = z[finite]
         traces.append(dict(type="scatter", mode="text", x=cs, y=ls, xaxis=f"x{axis}", yaxis=f"y{axis}",
-                           text=[f"{v:.2f}" for v in values], hoverinfo="skip", showlegend=False,
+                           text=[f"{v + 0.0:.2f}".replace("-0.00", "0.00") for v in values], hoverinfo="skip", showlegend=False,
                            textfont=dict(size=max(8, font_size - 3),
                                          color=["white" if abs(v) > 0.6 * bound else "black" for v in values])))
     return traces
@@ -71,8 +71,8 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
               + _panel(exact_z, columns, hover_names, "2", bound, numbers, font_size, True))
     layer_names = [f"layer {l + 1}" for l in range(layers)]
     done = int(np.isfinite(exact_z).all(axis=1).sum())
-    right = ("exact (one patched run per cell)" if exact is not None and done == layers else
-             f"exact: computing… {done} of {layers} layers" if exact is not None else "exact: not computed yet")
+    right = ("exact" if exact is not None and done == layers else
+             f"exact: {done} of {layers} layers…" if exact is not None else "exact: not computed yet")
     axis = dict(tickmode="array", tickvals=list(range(n)), ticktext=columns, tickangle=-45, showgrid=False,
                 automargin=False)
     shapes = []
@@ -94,7 +94,7 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
                    automargin=False),
         yaxis2=dict(anchor="x2", tickvals=list(range(layers)), showticklabels=False, showgrid=False,
                     matches="y"),
-        annotations=[dict(text="preview (gradient estimate)", x=0.23, xref="paper", y=1.0, yref="paper",
+        annotations=[dict(text="preview", x=0.23, xref="paper", y=1.0, yref="paper",
                           yanchor="bottom", showarrow=False, font=dict(size=font_size)),
                      dict(text=right, x=0.75, xref="paper", y=1.0, yref="paper", yanchor="bottom",
                           showarrow=False, font=dict(size=font_size))],

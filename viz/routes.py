@@ -64,7 +64,7 @@ def routes_figure(graph: RouteGraph, tokens: list[str], n_layers: int, mlp, posi
     layer_names = ["embeddings"] + [f"layer {l}" for l in range(1, n_layers + 1)]
     height = int(max(320, (n_layers + 1) * max(18, 2 * font_size) + 140 + 5 * font_size))
     layout = dict(
-        title=dict(text=f"Routes into {token_label(tokens[position])} (position {position + 1}), edges ≥ "
+        title=dict(text=f"Routes into “{token_label(tokens[position])}” (position {position + 1}), edges ≥ "
                         f"{graph.threshold:.2f}", x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12),
                    font=dict(size=font_size + 4)),
         height=height, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white",
