@@ -30,12 +30,6 @@ def restoring_layers(grid, position: int, level: float = RESTORES) -> list[int]:
     return [int(l) for l in np.flatnonzero(np.asarray(grid)[:, position] >= level)]
 
 
-def column_best(grid) -> tuple[np.ndarray, np.ndarray]:
-    """(t,) each position's largest value over the layers, and the layer (0-based) where it is."""
-    z = np.asarray(grid, dtype=np.float64)
-    return z.max(axis=0), z.argmax(axis=0)
-
-
 def layer_runs(layers: list[int]) -> str:
     """[0, 1, 2, 5] -> "1–3 and 6" (1-based, as the figures number layers)."""
     if not layers:

@@ -144,6 +144,12 @@ def exact_summary(found: patching.Tracing, exact: dict) -> str:
         lines.append(f"- **{SITE_TITLES[site]}** restores the most at layer {layer + 1}, "
                      f"{quoted(pair.clean_tokens[position])} (position {position + 1}): {value:.2f}. "
                      f"Preview against exact: r = {r:.2f}.")
+    restored = [(i, numbers.restoring_layers(exact["residual"], i)) for i in pair.changed]
+    said = [f"{quoted(pair.clean_tokens[i])} (position {i + 1}) at layer{'s' if len(ls) > 1 else ''} "
+            f"{numbers.layer_runs(ls)}" for i, ls in restored if ls]
+    if said:
+        lines[0] += (f" At the changed tokens, patching the residual stream restores at least {numbers.RESTORES:g} "
+                     f"of the answer: {'; '.join(said)}.")
     heads = numbers.strongest(exact["heads"], 3)
     r = numbers.agreement(found.preview["heads"], exact["heads"])
     listed = ", ".join(f"{head_name(l, h)} {v:.2f}" for l, h, v in heads)

@@ -9,7 +9,6 @@ from model import routes
 from model.patching import PatchingError
 from ui.context import figure_font
 from ui.models import InputError, ModelRegistry, clean_text
-from viz import describe
 from viz.labels import markdown_label
 from viz.routes import routes_figure
 
@@ -84,8 +83,7 @@ def routes_view(registry: ModelRegistry, name, text, position, threshold, presen
     found = flow(registry, name, text)
     at = check_position(position, found)
     graph = route_graph(found.heads, found.residual, at, check_threshold(threshold))
-    figure = routes_figure(graph, found.tokens, found.n_layers, found.mlp, at, font_size=figure_font(presenter),
-                           alt=describe.routes_alt(graph, found.tokens, at))
+    figure = routes_figure(graph, found.tokens, found.n_layers, found.mlp, at, font_size=figure_font(presenter))
     return routes_summary(found, at, graph), figure
 
 

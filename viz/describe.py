@@ -226,12 +226,12 @@ def patching_alt(title: str, preview, exact, columns) -> str:
     return ". ".join(parts) + "."
 
 
-def routes_alt(graph, tokens, position: int) -> str:
-    """An information-flow routes graph: how many nodes and edges, and the strongest attention edges."""
+def routes_alt(graph, tokens, position: int, title: str) -> str:
+    """An information-flow routes graph (its title first): how many nodes and edges, the strongest attention edges.
+    tokens: the escaped labels the figure draws (viz.labels.token_labels)."""
     attention = sorted((e for e in graph.edges if e.kind == "attention"), key=lambda e: -e.weight)
     said = "; ".join(f"layer {e.layer} from {_name(tokens, e.source)} into {_name(tokens, e.target)} "
                      f"{e.weight:.2f}" for e in attention[:3])
-    text = (f"Routes into {_name(tokens, position)} (position {position + 1}) with edges of importance at least "
-            f"{graph.threshold:.2f}: {len(graph.nodes)} nodes, {len(graph.edges)} edges, {len(attention)} of them "
-            "through attention" + (f"; the strongest: {said}." if said else "."))
+    text = (f"{plain(title)}. {len(graph.nodes)} nodes, {len(graph.edges)} edges, {len(attention)} of them through "
+            "attention" + (f"; the strongest: {said}." if said else "."))
     return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 1].rstrip() + "…"

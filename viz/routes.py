@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from analysis.routes import RouteGraph
-from viz.describe import plain
+from viz.describe import routes_alt
 from viz.figure import colorscale, figure
 from viz.heatmap import HIGHLIGHT, row_label_margin
 from viz.labels import token_label, token_labels
@@ -19,8 +19,8 @@ WIDTHS = (1.0, 2.5, 4.5, 7.0)  # line widths for importance up to 0.25, 0.5, 0.7
 NODE_SCALE = colorscale("Greens")
 
 
-def routes_figure(graph: RouteGraph, tokens: list[str], n_layers: int, mlp, position: int, font_size: int = 12,
-                  alt: str = "") -> go.Figure:
+def routes_figure(graph: RouteGraph, tokens: list[str], n_layers: int, mlp, position: int,
+                  font_size: int = 12) -> go.Figure:
     """graph: the route (analysis.routes.route_graph); tokens: the t positions' labels; mlp (L, t): the
     feed-forward's importance at each node after layer 1 … L (the embeddings, layer 0, have none)."""
     t = len(tokens)
@@ -61,11 +61,12 @@ def routes_figure(graph: RouteGraph, tokens: list[str], n_layers: int, mlp, posi
         text=[f"{names[i]} after layer {l}" + (f"<br>feed-forward share: {mlp[l - 1, i]:.2f}" if l > 0 else
                                                " (the embedding)") for l, i in nodes],
         hovertemplate="%{text}<extra></extra>"))
+    title = (f"Routes into “{token_label(tokens[position])}” (position {position + 1}), edges ≥ "
+             f"{graph.threshold:.2f}")
     layer_names = ["embeddings"] + [f"layer {l}" for l in range(1, n_layers + 1)]
     height = int(max(320, (n_layers + 1) * max(18, 2 * font_size) + 140 + 5 * font_size))
     layout = dict(
-        title=dict(text=f"Routes into “{token_label(tokens[position])}” (position {position + 1}), edges ≥ "
-                        f"{graph.threshold:.2f}", x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12),
+        title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12),
                    font=dict(size=font_size + 4)),
         height=height, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white",
         margin=dict(l=row_label_margin(layer_names, font_size), r=10, t=60 + 2 * font_size, b=10 + 5 * font_size),
@@ -76,6 +77,6 @@ def routes_figure(graph: RouteGraph, tokens: list[str], n_layers: int, mlp, posi
                    range=[-0.6, t - 0.4], automargin=False, zeroline=False),
         yaxis=dict(tickmode="array", tickvals=list(range(n_layers + 1)), ticktext=layer_names, showgrid=True,
                    gridcolor="#f0f0f0", range=[-0.6, n_layers + 0.6], automargin=False, zeroline=False),
-        meta=dict(alt=alt or plain(f"Routes into {tokens[position]}")),
+        meta=dict(alt=routes_alt(graph, names, position, title)),
     )
     return figure(traces, layout)

@@ -83,6 +83,11 @@ def test_the_summary_states_the_numbers_the_figures_draw(example):
         if site != "heads":
             layer, position, value = numbers.strongest(exact[site], 1)[0]
             assert f"at layer {layer + 1}, " in line and f"(position {position + 1}): {value:.2f}" in line
+    t = found.pair.clean_tokens.index("▁T")
+    layers = numbers.restoring_layers(exact["residual"], t)
+    assert layers == [0, 1] and np.all(exact["residual"][2:, t] < numbers.RESTORES)
+    assert "At the changed tokens, patching the residual stream restores at least 0.5 of the answer: “▁T” " \
+           "(position 6) at layers 1–2." in text
     # the agreement is high on this pair: the preview is a good first look
     assert min(numbers.agreement(found.preview[s], exact[s]) for s in patching.SITES) > 0.95
     # the figures' text alternative names the same largest cell
