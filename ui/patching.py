@@ -34,6 +34,9 @@ MAX_TOKEN_CHARS = 100
 SITE_TITLES = {"residual": "Patching the residual stream after each layer",
                "attention": "Patching the attention's output", "mlp": "Patching the feed-forward's output",
                "heads": "Patching one head's output at the answer position"}
+# the order the exact grids stream in: where the answer is restored, then which heads carry it (cheaper: one
+# position), then the two sublayers
+STREAMED = ("residual", "heads", "attention", "mlp")
 PROGRESS_S = 0.3  # the exact grids are redrawn at most this often while they stream in
 
 EXPLANATION = """
@@ -99,7 +102,7 @@ def exact_rows(registry: ModelRegistry, job: dict, found: patching.Tracing):
     """(site, layer, row) for every site and layer, as model.patching.exact_rows computes them."""
     loaded = registry.get(job["model"])
     runs = patching.record(loaded, found.pair)
-    for site in patching.SITES:
+    for site in STREAMED:
         for layer, row in patching.exact_rows(loaded, found.pair, site, runs):
             yield site, layer, row
 
