@@ -122,26 +122,23 @@ def answer_position(loaded, ids: list[int], which: str) -> int:
 
 
 def token_id(loaded, text: str, what: str) -> int:
-    """A target or contrast typed as text (" Paris") or as its label ("▁Paris"): exactly one token."""
+    """A target or contrast typed as text (" Paris") or as its label ("▁Paris", "ĠParis"): exactly one token."""
     if not isinstance(text, str) or not text.strip(" "):
         raise PatchingError(f"The {what} token is empty: type one token (with its leading space, e.g. ' Paris'), "
                             "or leave it out to use the prompt's own top next token.")
     known = loaded.tokenizer.token_to_id(text)
     if known is not None:
         return known
-    ids = loaded.tokenizer.encode(text, add_special_tokens=False).ids
-    if len(ids) == 1:
-        return ids[0]
-    by_label = {loaded.label(i): i for i in ids}
-    spaced = text.replace(tok.SPACE_MARK, " ")
-    if spaced != text:
-        again = loaded.tokenizer.encode(spaced, add_special_tokens=False).ids
-        if len(again) == 1:
-            return again[0]
+    for spelling in dict.fromkeys((text, text.replace(tok.SPACE_MARK, " "))):  # a label's ▁ is a space
+        ids = loaded.tokenizer.encode(spelling, add_special_tokens=False).ids
+        if len(ids) == 1:
+            return ids[0]
+    ids = loaded.tokenizer.encode(text.replace(tok.SPACE_MARK, " "), add_special_tokens=False).ids
     pieces = " | ".join(loaded.label(i) for i in ids) or "nothing"
+    first = f"try its first piece ({loaded.label(ids[0])!r}), or " if ids else ""
     raise PatchingError(f"The {what} {text!r} is not one token of {loaded.name}: it reads as {len(ids)} "
-                        f"({pieces}). The measure compares two single tokens; try its first piece "
-                        f"({next(iter(by_label), '')!r}), or leave it out to use the prompt's own top next token.")
+                        f"({pieces}). The measure compares two single tokens; {first}leave it out to use the "
+                        "prompt's own top next token.")
 
 
 @torch.inference_mode()

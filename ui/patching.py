@@ -7,8 +7,10 @@ its change streams the exact grids, a layer at a time, beside the preview (exact
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
+from collections import OrderedDict
 
 import gradio as gr
 import numpy as np
@@ -98,23 +100,25 @@ def tracing(registry: ModelRegistry, job: dict) -> patching.Tracing:
     return registry.cached(_key(job, "patching"), make)
 
 
-def exact_rows(registry: ModelRegistry, job: dict, found: patching.Tracing):
+def exact_rows(registry: ModelRegistry, job: dict, found: patching.Tracing, sites=STREAMED):
     """(site, layer, row) for every site and layer, as model.patching.exact_rows computes them."""
     loaded = registry.get(job["model"])
     runs = patching.record(loaded, found.pair)
-    for site in STREAMED:
+    for site in sites:
         for layer, row in patching.exact_rows(loaded, found.pair, site, runs):
             yield site, layer, row
 
 
-def exact_grids(registry: ModelRegistry, job: dict, found: patching.Tracing) -> dict:
-    """Every exact grid at once (cached): what /patch returns."""
-    def make():
-        grids = {site: [] for site in patching.SITES}
-        for site, _, row in exact_rows(registry, job, found):
-            grids[site].append(row)
-        return {site: np.stack(rows) for site, rows in grids.items()}
-    return registry.cached(_key(job, "patching-exact"), make)
+def exact_grid(registry: ModelRegistry, job: dict, found: patching.Tracing, site: str) -> np.ndarray:
+    """One site's exact grid (cached by the request and the site): what /patch returns."""
+    return registry.cached(_key(job, f"patching-{site}"),
+                           lambda: np.stack([row for _, _, row in exact_rows(registry, job, found, (site,))]))
+
+
+def cached_grids(registry: ModelRegistry, job: dict) -> dict:
+    """site -> the exact grids already computed for this request, or {} unless every site's is."""
+    grids = {site: registry.cache.peek(_key(job, f"patching-{site}")) for site in patching.SITES}
+    return grids if all(grid is not None for grid in grids.values()) else {}
 
 
 def _minus(value: float) -> str:
@@ -212,7 +216,7 @@ def view(registry: ModelRegistry, clean, corrupted, name, target, contrast, pres
                 f"**No routes for {name}.**", note, UNCHANGED)
     job = job_of(registry, clean, corrupted, name, target, contrast)
     found = tracing(registry, job)
-    exact = registry.cache.peek(_key(job, "patching-exact"))
+    exact = cached_grids(registry, job)
     grids = figures(found, exact or {}, presenter)
     layers, heads = found.preview["heads"].shape
     choices = [head_name(l, h) for l in range(layers) for h in range(heads)]
@@ -225,9 +229,30 @@ def view(registry: ModelRegistry, clean, corrupted, name, target, contrast, pres
             head_view(registry, name, job["clean"], chosen, presenter), route_text, route_figure, ticket)
 
 
-def exact_stream(registry: ModelRegistry, ticket, presenter):
+class Latest:
+    """The newest exact-grid job of each visitor (the last `most` visitors): an older stream of theirs stops."""
+
+    def __init__(self, most: int = 4096):
+        self._jobs: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+        self._most = most
+
+    def start(self, visitor: str, job: str) -> None:
+        with self._lock:
+            self._jobs[visitor] = job
+            self._jobs.move_to_end(visitor)
+            while len(self._jobs) > self._most:
+                self._jobs.popitem(last=False)
+
+    def is_latest(self, visitor: str, job: str) -> bool:
+        with self._lock:
+            return self._jobs.get(visitor) == job
+
+
+def exact_stream(registry: ModelRegistry, ticket, presenter, wanted=lambda: True):
     """Yields (summary, residual, attention, mlp, heads, head choice) as the exact grids come in, a layer at a
-    time; the last yield has every grid and the agreements."""
+    time; the last yield has every grid and the agreements. wanted(): False once the visitor has asked for
+    another pair, and the stream stops (a real model's four grids take a minute on two cores)."""
     if not ticket:
         return
     try:
@@ -240,14 +265,17 @@ def exact_stream(registry: ModelRegistry, ticket, presenter):
     partial = {site: np.full_like(found.preview[site], np.nan) for site in patching.SITES}
     shown_at = time.monotonic()
     for step, (site, layer, row) in enumerate(exact_rows(registry, job, found)):
+        if not wanted():
+            return
         partial[site][layer] = row
+        if layer == layers - 1:
+            registry.cache.put(_key(job, f"patching-{site}"), partial[site])
         if time.monotonic() - shown_at >= PROGRESS_S:
             shown_at = time.monotonic()
             done = step + 1
             yield (pair_summary(found) + f"\n\n*Computing the exact grids: {done} of {layers * len(patching.SITES)} "
                    f"layers done ({SITE_TITLES[site].lower()}, layer {layer + 1} of {layers})…*",
                    *figures(found, partial, presenter), UNCHANGED)
-    registry.cache.put(_key(job, "patching-exact"), partial)
     exact = partial
     yield exact_summary(found, exact), *figures(found, exact, presenter), Change(value=strongest_head(found, exact))
 
@@ -262,7 +290,7 @@ def patch_numbers(registry: ModelRegistry, clean, corrupted, model, target, cont
         raise InputError(str(e)) from None
     job = job_of(registry, clean, corrupted, model, target, contrast)
     found = tracing(registry, job)
-    exact = exact_grids(registry, job, found)
+    exact = {site: exact_grid(registry, job, found, site)}
     pair = found.pair
     return {"clean_tokens": pair.clean_tokens, "corrupted_tokens": pair.corrupted_tokens,
             "position": pair.position + 1, "target": pair.target_label, "contrast": pair.contrast_label,
@@ -327,11 +355,17 @@ def build(ctx: Context) -> None:
     ctx.listen(on_view, inputs=inputs, outputs=outputs, api_name="causal_tracing",
                triggers=[ctx.presenter.input, run.click, clean.submit, corrupted.submit,
                          target.submit, contrast.submit])
-    def on_exact(value, presenter):
-        yield from exact_stream(registry, value, presenter)
+    latest = Latest()
 
-    ctx.on([ticket.change], on_exact, inputs=[ticket, ctx.presenter], outputs=[summary, residual, attention, mlp, heads, head],
-           trigger_mode="always_last", show_progress="minimal")
+    def on_exact(request: gr.Request, value, presenter):
+        visitor = getattr(request, "session_hash", None) or uuid.uuid4().hex
+        latest.start(visitor, value)
+        yield from exact_stream(registry, value, presenter, lambda: latest.is_latest(visitor, value))
+
+    # a newer pair of the same visitor stops the older stream (Latest); two streams at once for the whole server
+    ctx.on([ticket.change], on_exact, inputs=[ticket, ctx.presenter],
+           outputs=[summary, residual, attention, mlp, heads, head], trigger_mode="multiple", show_progress="minimal",
+           concurrency_limit=2, concurrency_id="causal-tracing")
     ctx.on([head.input], lambda name, text, chosen, presenter: head_view(registry, name, text, chosen, presenter),
            inputs=[ctx.model, clean, head, ctx.presenter], outputs=[head_plot], trigger_mode="always_last")
     ctx.on([threshold.input, position.submit],

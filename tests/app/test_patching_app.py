@@ -34,7 +34,7 @@ def example(registry):
     out = tab.view(registry, tab.CLEAN, tab.CORRUPTED, "lm", "", "", False)
     steps = list(tab.exact_stream(registry, out[-1], False))
     job = tab.job_of(registry, tab.CLEAN, tab.CORRUPTED, "lm", "", "")
-    return out, steps, tab.tracing(registry, job), registry.cache.peek(tab._key(job, "patching-exact"))
+    return out, steps, tab.tracing(registry, job), tab.cached_grids(registry, job)
 
 
 def floats(text: str) -> list[float]:
@@ -62,6 +62,17 @@ def test_the_preview_comes_first_and_the_exact_grids_follow(example):
     assert final[1].layout.annotations[1].text == "exact"
     np.testing.assert_allclose(np.asarray(final[1].data[2]["z"], dtype=float), exact["residual"], atol=1e-6)
     assert final[-1] == Change(value=tab.strongest_head(found, exact))
+
+
+def test_a_newer_request_stops_the_stream(registry):
+    out = tab.view(registry, "Monday, Monday,", "Friday, Saturday,", "lm", "▁T", "▁S", False)
+    asked = iter([True, False])
+    steps = list(tab.exact_stream(registry, out[-1], False, wanted=lambda: next(asked, False)))
+    assert len(steps) <= 1 and not tab.cached_grids(registry, tab.job_of(registry, "Monday, Monday,",
+                                                                          "Friday, Saturday,", "lm", "▁T", "▁S"))
+    latest = tab.Latest(most=2)
+    latest.start("a", "1"), latest.start("b", "2"), latest.start("a", "3"), latest.start("c", "4")
+    assert latest.is_latest("a", "3") and not latest.is_latest("a", "1") and not latest.is_latest("b", "2")
 
 
 def test_a_second_view_of_the_same_pair_draws_the_exact_grids_at_once(registry, example):
