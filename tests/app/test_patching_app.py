@@ -166,3 +166,19 @@ def test_a_picked_head_shows_its_attention_on_the_clean_prompt(registry):
     assert "L3 H4 on the clean prompt" in figure.layout.title.text
     with pytest.raises(InputError, match="no head L9 H1"):
         tab.head_view(registry, "lm", tab.CLEAN, "L9 H1", False)
+
+
+def test_a_llama_family_folder_is_traced_and_routed(tmp_path):
+    """Any Llama-family folder (here a tiny one with grouped-query heads) works in the tab as lm does."""
+    from tests.llama_checkpoints import save_tiny
+
+    folder = save_tiny("llama", tmp_path / "llama", num_key_value_heads=2)
+    registry = ModelRegistry.load(api.ASSETS, names=(), device="cpu", extra={"tiny-llama": str(folder)})
+    clean, corrupted = "the cat sat on the mat", "the mat sat on the cat"
+    out = tab.view(registry, clean, corrupted, "tiny-llama", "▁the", "▁cat", False)
+    final = list(tab.exact_stream(registry, out[-1], False))[-1]
+    job = tab.job_of(registry, clean, corrupted, "tiny-llama", "▁the", "▁cat")
+    exact = tab.cached_grids(registry, job)
+    assert exact["heads"].shape == (2, 4) and final[0] == tab.exact_summary(tab.tracing(registry, job), exact)
+    text, _ = routes_section.routes_view(registry, "tiny-llama", clean, 0, 0.04, False)
+    assert "the output bias" not in text  # Llama has no b_O
