@@ -98,6 +98,6 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
                           yanchor="bottom", showarrow=False, font=dict(size=font_size)),
                      dict(text=right, x=0.75, xref="paper", y=1.0, yref="paper", yanchor="bottom",
                           showarrow=False, font=dict(size=font_size))],
-        meta=dict(alt=alt),
+        meta=dict(alt=alt, wide=True),  # on a phone: a readable width, scrolled sideways (ui/accessibility.py)
     )
     return figure(traces, layout)

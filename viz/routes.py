@@ -17,6 +17,7 @@ from viz.labels import token_label, token_labels
 KIND_COLOURS = {"attention": "#1f77b4", "residual": "#7f7f7f"}
 WIDTHS = (1.0, 2.5, 4.5, 7.0)  # line widths for importance up to 0.25, 0.5, 0.75, 1
 NODE_SCALE = colorscale("Greens")
+WIDE_TOKENS = 10  # past this many positions a phone shows the graph at a readable width, scrolled sideways
 
 
 def routes_figure(graph: RouteGraph, tokens: list[str], n_layers: int, mlp, position: int,
@@ -77,6 +78,6 @@ def routes_figure(graph: RouteGraph, tokens: list[str], n_layers: int, mlp, posi
                    range=[-0.6, t - 0.4], automargin=False, zeroline=False),
         yaxis=dict(tickmode="array", tickvals=list(range(n_layers + 1)), ticktext=layer_names, showgrid=True,
                    gridcolor="#f0f0f0", range=[-0.6, n_layers + 0.6], automargin=False, zeroline=False),
-        meta=dict(alt=routes_alt(graph, names, position, title)),
+        meta=dict(alt=routes_alt(graph, names, position, title), wide=t > WIDE_TOKENS),
     )
     return figure(traces, layout)
