@@ -50,7 +50,7 @@ every other token (a column); darker means more. Start with one head, then compa
 # The tabs, in teaching order: each module has a TAB (ui.tabspec.TabSpec) and a build(ctx). A missing one is an
 # error. This list is the only one: the page is built from it, and every test that walks the tabs reads it.
 TABS = ["ui.attention", "ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning",
-        "ui.multihead", "ui.interventions", "ui.lens", "ui.generation", "ui.induction", "ui.classifier",
+        "ui.multihead", "ui.interventions", "ui.patching", "ui.lens", "ui.generation", "ui.induction", "ui.classifier",
         "ui.live"]
 # Gradio's default orange and its light grey "subdued" text fail WCAG AA contrast (white on orange-500 is 2.8:1,
 # grey-400 on white 1.9:1): buttons, the open tab and checked boxes use orange-700 (white on it 5.2:1, it on

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import browser, llama_family, load, measure, report
+from bench import browser, llama_family, load, measure, patching, report
 from bench.bertviz_compare import bertviz_sizes
 from bench.sentences import sentence
 from tests.live_app import ARTIFACTS, ROOT, Endpoints, live_app
@@ -184,6 +184,9 @@ def run(quick: bool) -> dict:
 
     print("Llama-family checkpoints at 512 tokens ...", file=sys.stderr)
     results["llama_family"] = llama_family.timings(ROOT / "runs" / "bench-models", repeats=1 if quick else 3)
+
+    print("causal tracing ...", file=sys.stderr)
+    results["patching"] = patching.timings(ROOT / "runs" / "bench-models", repeats=1 if quick else 3)
     return results
 
 

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from bench import llama_family
+from bench import llama_family, patching
 
 KB = 1000
 
@@ -325,6 +325,7 @@ def markdown(r: dict) -> str:
         "",
     ]
     lines += llama_family.section(r)
+    lines += patching.section(r)
     if r.get("long"):
         from bench.long_report import section
 

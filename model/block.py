@@ -80,11 +80,13 @@ class TransformerBlock(nn.Module):
         self.norm2 = make_norm(config)
         self.dropout = nn.Dropout(config.dropout)
 
-    def _residual(self, x, norm, sublayer):
+    def _residual(self, x, norm, sublayer, edit=None):
+        """edit(out): what the sublayer adds, as a hook sees or replaces it (model/switches.py, hooks)."""
+        out, rec = sublayer(norm(x) if self.pre_norm else x)
+        if edit is not None:
+            out = edit(out)
         if self.pre_norm:
-            out, rec = sublayer(norm(x))
             return x + self.dropout(out), rec
-        out, rec = sublayer(x)
         return norm(x + self.dropout(out)), rec
 
     def forward(
@@ -99,18 +101,24 @@ class TransformerBlock(nn.Module):
         attention_only: bool = False,
         rotation: tuple[torch.Tensor, torch.Tensor] | None = None,
         past: LayerCache | None = None,
+        hooks=None,
+        layer: int = 0,
     ) -> tuple[torch.Tensor, dict[str, HeadsRecord]]:
         """x (b, t, k) -> (b, t, k), plus the attention records when record=True.
         heads_off: "self" / "cross" -> heads to knock out in that attention (model/switches.py).
         attention_only: stop after the attention (the x returned has not been through the feed-forward):
         for a caller that wants only the weights of the last block, whose feed-forward nothing reads.
         rotation: a rotary model's (cos, sin) for the self-attention's queries and keys.
-        past: the self-attention's key/value cache when x holds only new tokens (model/kv_cache.py)."""
+        past: the self-attention's key/value cache when x holds only new tokens (model/kv_cache.py).
+        hooks, layer: the switches' hooks and this block's number; the self-attention's heads ("heads",
+        (b, h, t, d) before W_O), its output ("attention") and the feed-forward's ("mlp", each (b, t, k))
+        pass through hooks.edit."""
         records: dict[str, HeadsRecord] = {}
         off = heads_off or {}
+        edit = (lambda site: lambda y: hooks.edit(site, layer, y)) if hooks is not None else (lambda site: None)
         x, rec = self._residual(x, self.norm1, lambda y: self.self_attention(
             y, mask=mask, record=record, heads_off=off.get("self", ()), method=method,
-            rotation=rotation, past=past))
+            rotation=rotation, past=past, edit_heads=edit("heads")), edit("attention"))
         if rec is not None:
             records["self"] = rec
         if self.cross_attention is not None:
@@ -122,5 +130,5 @@ class TransformerBlock(nn.Module):
                 records["cross"] = rec
         if attention_only:
             return x, records
-        x, _ = self._residual(x, self.norm2, lambda y: (self.feed_forward(y), None))
+        x, _ = self._residual(x, self.norm2, lambda y: (self.feed_forward(y), None), edit("mlp"))
         return x, records

@@ -85,6 +85,7 @@ class MultiHeadAttention(nn.Module):
         method: str = "zero",
         rotation: tuple[torch.Tensor, torch.Tensor] | None = None,
         past: LayerCache | None = None,
+        edit_heads=None,
     ) -> tuple[torch.Tensor, HeadsRecord | None]:
         """x (b, t, k) gives the queries; context (b, s, k) the keys and values
         (x itself for self-attention). mask: bool, True = may attend, broadcastable
@@ -96,7 +97,8 @@ class MultiHeadAttention(nn.Module):
         model/positions.py); the record keeps the turned q and k, whose dot products are the scores.
         past: this layer's key/value cache (incremental decoding, model/kv_cache.py): x holds only the new
         tokens, their keys and values are appended to it, and the queries read everything it keeps; rotation
-        and mask are then for the new positions against the kept ones."""
+        and mask are then for the new positions against the kept ones.
+        edit_heads: sees (and may replace) each head's weighted sum of values, (b, h, t, d), before W_O."""
         context = x if context is None else context
         b, t, _ = x.shape
         q = self.split_heads(self.toqueries(x))  # (b, h, t, d)
@@ -117,6 +119,8 @@ class MultiHeadAttention(nn.Module):
             rec = HeadsRecord(x, q, k, v, att.scores, probs, mask) if record else None
         else:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=drop)
+        if edit_heads is not None:
+            out = edit_heads(out)
         out = self.unifyheads(out.transpose(1, 2).reshape(b, t, self.heads * self.d))  # (b, t, h·d) -> (b, t, k)
         if rec is not None:
             rec.output, rec.out_weight, rec.out_bias = out, self.unifyheads.weight, self.unifyheads.bias

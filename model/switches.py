@@ -10,12 +10,15 @@ Every experiment runs the same modules with the same weights; only these switche
                       "zero"     its output (its weighted sum of values) is zero, so it adds nothing
                       "uniform"  its weights are uniform over the keys it may see: it still passes
                                  information on, but no longer chooses where to look
+    hooks             an object whose edit(site, layer, tensor) sees (and may replace) what each layer computes
+                      at the named sites: "residual_in", "heads", "attention", "mlp", "residual"
+                      (model/patching.py records two runs and patches one with the other's activations)
 (Mean-ablation, replacing a head's output by its average over a reference data set, is left out:
 the average of this one input would leak later tokens into earlier ones in a causal model.)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 ABLATION_METHODS = ("zero", "uniform")
 ABLATION_WORDS = {"zero": "output zeroed", "uniform": "weights made uniform"}  # each method in words, for the UI
@@ -29,6 +32,7 @@ class Switches:
     ablate: frozenset = frozenset()
     method: str = "zero"
     rows: tuple = ()  # batch row i knocks out rows[i], one (kind, layer, head): many single knock-outs in one pass
+    hooks: object = field(default=None, compare=False)  # one forward pass's recorder/patcher; not part of equality
 
     def __post_init__(self):
         if self.method not in ABLATION_METHODS:

@@ -106,18 +106,28 @@ class Stack(nn.Module):
         self.final_norm = make_norm(config) if config.norm == "pre" else nn.Identity()
 
     def forward(self, x, mask, recording, names, context=None, context_mask=None, switches: Switches = PLAIN,
-                attention_only: bool = False, rotation=None, cache: KVCache | None = None):
+                attention_only: bool = False, rotation=None, cache: KVCache | None = None, start: int = 0):
         """names maps the block's attention ("self", "cross") to the kind it is recorded and ablated as.
         attention_only: the caller reads only the recording; the last block stops after its attention
         (its feed-forward is a sixth of a small model's arithmetic) and the x returned is not the output.
-        cache: every layer's key/value cache, when x holds only new tokens (model/kv_cache.py)."""
+        cache: every layer's key/value cache, when x holds only new tokens (model/kv_cache.py).
+        start: x is the residual stream entering block `start` (an earlier run's), and the blocks below are
+        not run again. switches.hooks (single-stack models) sees the stream entering each block ("residual_in")
+        and leaving it ("residual"), and what the block's sublayers add (model/block.py)."""
         record = recording is not None
         last = len(self.blocks) - 1
+        hooks = switches.hooks if names.get("self") == "self" else None
         for layer, block in enumerate(self.blocks):
+            if layer < start:
+                continue
             heads_off = {kind: switches.heads_off(name, layer) for kind, name in names.items()}
+            if hooks is not None:
+                x = hooks.edit("residual_in", layer, x)
             x, records = block(x, mask, context, context_mask, record, heads_off, switches.method,
                                attention_only=attention_only and layer == last, rotation=rotation,
-                               past=None if cache is None else cache.layers[layer])
+                               past=None if cache is None else cache.layers[layer], hooks=hooks, layer=layer)
+            if hooks is not None and not (attention_only and layer == last):
+                x = hooks.edit("residual", layer, x)
             if record:
                 for kind, name in names.items():
                     recording.layers.setdefault(name, []).append(records[kind])
@@ -195,6 +205,16 @@ class _SingleStack(_Model):
         """The residual stream after any layer (b, t, k) read as the last one is: through the model's own
         final norm and unembedding (the logit lens; model/lens.py). After the last layer: the logits."""
         return self.to_vocab(self.lm_transform(self.stack.final_norm(residual)))
+
+    def resume(self, residual: torch.Tensor, layer: int, switches: Switches = PLAIN) -> torch.Tensor:
+        """The rest of the forward pass from the residual stream (b, t, k) entering block `layer` (of an earlier
+        run, perhaps changed): the last layer's vectors (b, t, k) after the final norm, as features gives them.
+        layer = n_layers runs no block. Causal patching reuses the unpatched run below the patched layer."""
+        t = residual.size(1)
+        mask = (causal_mask(t, device=residual.device, window=self.config.sliding_window)
+                if self.causal and switches.causal else None)
+        return self.stack(residual, mask, None, {"self": "self"}, switches=switches,
+                          rotation=self.embed.rotation(t, switches.positions), start=layer)
 
     def features(self, ids: torch.Tensor, record: bool = False, switches: Switches = PLAIN,
                  attention_only: bool = False) -> tuple[torch.Tensor, Recording | None]:

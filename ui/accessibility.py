@@ -44,11 +44,13 @@ PAGE_JS = """() => {
         plot.setAttribute('role', 'figure');
         plot.setAttribute('aria-label', alt);
       }
-      // three or more panels side by side: on a phone they keep a readable width (CSS .wide-figure)
+      // three or more panels side by side, or a figure that says it is wide (meta.wide: causal tracing's two
+      // grids of a cell per token): on a phone they keep a readable width (CSS .wide-figure)
       const panels = Object.keys(layout).filter((key) => /^xaxis\\d*$/.test(key)).length;
+      const wide = panels >= 3 || !!(layout.meta || {}).wide;
       const block = plot.closest('.block');
-      if (block && block.classList.contains('wide-figure') !== panels >= 3) {
-        block.classList.toggle('wide-figure', panels >= 3);
+      if (block && block.classList.contains('wide-figure') !== wide) {
+        block.classList.toggle('wide-figure', wide);
         if (window.matchMedia('(max-width: PHONE_MAX_PXpx)').matches && window.Plotly) window.Plotly.Plots.resize(plot);
       }
     });

@@ -204,3 +204,34 @@ def grid_alt(title: str, tiles, names, limit: int = 8) -> str:
     tail = ([f"{more} more with one clear pattern"] if more else []) + \
         ([f"{spread} {'maps spread' if spread > 1 else 'map spreads'} their attention"] if spread else [])
     return f"{plain(title)}. {count} maps. " + "; ".join(said + tail) + "."
+
+
+def patching_alt(title: str, preview, exact, columns) -> str:
+    """A causal-tracing figure: where the preview and (when computed) the exact grid restore the most.
+    preview, exact (L, n); columns: the n column labels."""
+    parts = [plain(title)]
+    for name, grid in (("Preview", preview), ("Exact grid", exact)):
+        if grid is None:
+            parts.append(f"{name}: not computed yet")
+            continue
+        z = np.asarray(grid, dtype=np.float64)
+        if not np.isfinite(z).any():
+            parts.append(f"{name}: not computed yet")
+            continue
+        layer, column = np.unravel_index(np.nanargmax(z), z.shape)
+        done = int(np.isfinite(z).all(axis=1).sum())
+        parts.append(f"{name}{'' if done == z.shape[0] else f' ({done} of {z.shape[0]} layers so far)'}: "
+                     f"from {np.nanmin(z):.2f} to {np.nanmax(z):.2f}, the most restored at layer {layer + 1}, "
+                     f"{_name(columns, int(column))} ({z[layer, column]:.2f})")
+    return ". ".join(parts) + "."
+
+
+def routes_alt(graph, tokens, position: int, title: str) -> str:
+    """An information-flow routes graph (its title first): how many nodes and edges, the strongest attention edges.
+    tokens: the escaped labels the figure draws (viz.labels.token_labels)."""
+    attention = sorted((e for e in graph.edges if e.kind == "attention"), key=lambda e: -e.weight)
+    said = "; ".join(f"layer {e.layer} from {_name(tokens, e.source)} into {_name(tokens, e.target)} "
+                     f"{e.weight:.2f}" for e in attention[:3])
+    text = (f"{plain(title)}. {len(graph.nodes)} nodes, {len(graph.edges)} edges, {len(attention)} of them through "
+            "attention" + (f"; the strongest: {said}." if said else "."))
+    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 1].rstrip() + "…"

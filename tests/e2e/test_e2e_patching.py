@@ -1,0 +1,48 @@
+"""The Causal tracing tab in a real browser: the preview at once, the exact grids streamed in beside it with their
+agreement, a head picked, the routes redrawn by the threshold slider, and a refusal said on the page."""
+from __future__ import annotations
+
+from tests.e2e.browser_helpers import error_toasts, message_toasts, wait_for_figures
+from tests.e2e.conftest import screenshot
+
+
+def test_the_exact_grids_stream_in_after_the_preview(page, live):
+    page.goto(live.url + "?tab=patching&model=lm")
+    page.wait_for_load_state("load")
+    drawn = wait_for_figures(page, "#patching-residual")
+    assert drawn and all(f["marks"] for f in drawn if f["visible"]), drawn
+    page.wait_for_function("() => (document.querySelector('#patching-summary') || {}).innerText"
+                           "?.includes('Preview against exact: r =')")
+    summary = page.locator("#patching-summary").inner_text()
+    assert "Heads (each head's output at position 9): the most restoring are L3 H4 0.44, L4 H2 0.38" in summary
+    page.wait_for_function("() => [...document.querySelectorAll('#patching-residual .annotation-text')]"
+                           ".some(e => e.textContent === 'exact')")
+    for figure in ("#patching-attention", "#patching-mlp", "#patching-heads", "#patching-routes",
+                   "#patching-head-attention"):
+        assert wait_for_figures(page, figure), figure
+    assert not error_toasts(page)
+    screenshot(page, "patching-lm", "[role=tabpanel]")
+
+
+def test_the_threshold_slider_redraws_the_routes(page, live):
+    page.goto(live.url + "?tab=patching&model=lm")
+    page.wait_for_function("() => (document.querySelector('#patching-routes-summary') || {}).innerText"
+                           "?.includes('edges')")
+    before = page.locator("#patching-routes-summary").inner_text()
+    box = page.locator("#patching-threshold input[type=number]")
+    box.fill("0.3")
+    box.press("Enter")
+    page.wait_for_function("(b) => { const t = document.querySelector('#patching-routes-summary').innerText;"
+                           " return t.includes('threshold 0.30') && t !== b; }", arg=before)
+    assert not error_toasts(page)
+
+
+def test_prompts_of_different_lengths_are_refused_on_the_page(page, live):
+    page.goto(live.url + "?tab=patching&model=lm")
+    wait_for_figures(page, "#patching-residual")
+    page.locator("#patching-corrupted textarea").fill("The queen said to the")
+    page.locator("#patching-clean textarea").fill("The king said to the")
+    page.locator("#patching-run").click()
+    page.wait_for_function("() => document.body.innerText.includes('same number of tokens')")
+    assert any("8 (<s> | The | ▁qu | e | en" in m for m in message_toasts(page))
+    assert not page.page_errors

@@ -1,0 +1,62 @@
+"""Causal tracing's figures (viz/patching.py, viz/routes.py) and their text alternatives."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis.routes import route_graph
+from viz import describe
+from viz.patching import column_labels, comparison_figure
+from viz.routes import routes_figure
+
+
+def test_changed_positions_are_marked_and_escaped():
+    assert column_labels(["<s>", "▁cat", "▁sat"], ["<s>", "▁dog", "▁sat"]) == ["&lt;s&gt;", "▁cat*", "▁sat"]
+
+
+def test_the_comparison_draws_both_grids_on_one_scale():
+    preview = np.array([[0.1, 0.9], [0.0, 1.2]])
+    exact = np.array([[0.2, 0.8], [-0.1, 1.0]])
+    fig = comparison_figure(preview, exact, ["a", "b"], "Patching x", "position", alt="said")
+    left, right = fig.data[0], fig.data[2]
+    assert left["zmin"] == right["zmin"] == -1.2 and left["zmax"] == right["zmax"] == 1.2
+    np.testing.assert_allclose(np.asarray(right["z"], dtype=float), exact, atol=1e-6)
+    assert fig.layout.annotations[1].text == "exact" and fig.layout.meta["alt"] == "said"
+    assert "0.00" in fig.data[3]["text"] or "-0.10" in fig.data[3]["text"]
+
+
+def test_a_grid_still_streaming_says_how_far_it_is():
+    preview = np.ones((3, 2))
+    partial = np.full((3, 2), np.nan)
+    partial[0] = [0.5, 0.25]
+    fig = comparison_figure(preview, partial, ["a", "b"], "T", "position")
+    assert fig.layout.annotations[1].text == "exact: 1 of 3 layers…"
+    assert comparison_figure(preview, None, ["a", "b"], "T", "position").layout.annotations[1].text == \
+        "exact: not computed yet"
+    with pytest.raises(ValueError, match="must agree"):
+        comparison_figure(preview, None, ["a"], "T", "position")
+
+
+def test_the_text_alternative_names_the_most_restored_cell():
+    preview = np.array([[0.1, 0.9], [0.0, 0.3]])
+    partial = np.array([[0.2, 0.7], [np.nan, np.nan]])
+    alt = describe.patching_alt("Patching x", preview, partial, ["“a”", "“b”"])
+    assert alt.startswith("Patching x. Preview: from 0.00 to 0.90, the most restored at layer 1, ")
+    assert "Exact grid (1 of 2 layers so far): from 0.20 to 0.70" in alt
+    assert "Exact grid: not computed yet" in describe.patching_alt("T", preview, None, ["a", "b"])
+
+
+def test_the_routes_graph_draws_the_route_and_says_it():
+    h = np.zeros((2, 1, 2, 2))
+    h[1, 0, 1, 0] = 0.6
+    residual = np.array([[0.0, 0.0], [0.0, 0.4]])
+    mlp = np.array([[0.2, 0.3], [0.1, 0.0]])
+    graph = route_graph(h, residual, 1, 0.1)
+    fig = routes_figure(graph, ["<s>", "cat"], 2, mlp, 1)
+    alt = fig.layout.meta["alt"]
+    assert alt.startswith("Routes into “cat” (position 2), edges ≥ 0.10. 3 nodes, 2 edges, 1 of them through "
+                          "attention; the strongest: layer 2 from “<s>” into “cat” 0.60.")
+    nodes = fig.data[-1]
+    assert sorted(zip(nodes["x"], nodes["y"])) == [(0, 1), (1, 1), (1, 2)]
+    with pytest.raises(ValueError, match="mlp must be"):
+        routes_figure(graph, ["<s>", "cat"], 2, mlp[:1], 1)

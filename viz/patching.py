@@ -1,0 +1,103 @@
+"""Causal tracing as figures: the preview and the exact grid side by side, layers × positions (or × heads).
+
+Rows are layers, the first at the bottom (the residual stream rises through the stack); columns are the positions,
+labelled with the clean prompt's tokens (a position where the corrupted prompt differs is marked with *), or the
+heads. A cell is the normalised logit difference with that one activation patched in: 0 is the corrupted run,
+1 the clean run; red is above 0, blue below. An exact grid still being computed has its missing layers blank
+(NaN). Numbers come from model/patching.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.describe import plain
+from viz.figure import colorscale, figure
+from viz.heatmap import HIGHLIGHT, row_label_margin
+from viz.labels import token_label
+
+# diverging: blue below 0, white at 0, red towards 1 (the clean answer back)
+COLORSCALE = colorscale("RdBu")[::-1]
+COLORSCALE = [[1 - p, c] for p, c in COLORSCALE]
+CELL_NUMBERS_MAX = 24  # columns per panel up to which each cell writes its value
+SITE_WORDS = {"residual": "the residual stream after the layer", "attention": "the attention's output",
+              "mlp": "the feed-forward's output", "heads": "one head's output at the answer position"}
+
+
+def column_labels(clean_tokens, corrupted_tokens) -> list[str]:
+    """The clean prompt's tokens, a changed position marked "*"."""
+    return [token_label(a) + ("*" if a != b else "") for a, b in zip(clean_tokens, corrupted_tokens)]
+
+
+def _range(*grids) -> float:
+    finite = [np.abs(g[np.isfinite(g)]).max() for g in grids if g is not None and np.isfinite(g).any()]
+    return float(max([1.0] + finite))
+
+
+def _panel(z, column_names, hover_names, axis: str, bound: float, numbers: bool, font_size: int, show_scale: bool):
+    layers, columns = z.shape
+    hover = np.array([[f"layer {l + 1} · {hover_names[c]}" for c in range(columns)] for l in range(layers)],
+                     dtype=object)
+    traces = [dict(type="heatmap", z=z.astype(np.float32), x=np.arange(columns), y=np.arange(layers),
+                   xaxis=f"x{axis}", yaxis=f"y{axis}", zmin=-bound, zmax=bound, zmid=0, colorscale=COLORSCALE,
+                   text=hover, hovertemplate="%{text}<br>restored: %{z:.2f}<extra></extra>", xgap=1, ygap=1,
+                   showscale=show_scale, hoverongaps=False,
+                   colorbar=dict(title=dict(text="restored"), thickness=12, len=0.9))]
+    if numbers:
+        finite = np.isfinite(z)
+        ls, cs = np.nonzero(finite)
+        values = z[finite]
+        traces.append(dict(type="scatter", mode="text", x=cs, y=ls, xaxis=f"x{axis}", yaxis=f"y{axis}",
+                           text=[f"{v + 0.0:.2f}".replace("-0.00", "0.00") for v in values], hoverinfo="skip", showlegend=False,
+                           textfont=dict(size=max(8, font_size - 3),
+                                         color=["white" if abs(v) > 0.6 * bound else "black" for v in values])))
+    return traces
+
+
+def comparison_figure(preview, exact, columns: list[str], title: str, column_title: str, font_size: int = 12,
+                      mark: tuple[int, int] | None = None, alt: str = "") -> go.Figure:
+    """Two panels, the preview (left) and the exact grid (right; None: not computed yet), each (L, n).
+    columns: the n column labels (escaped). mark (layer, column), 0-based: outlined in both panels."""
+    preview = np.asarray(preview, dtype=np.float64)
+    exact_z = np.full_like(preview, np.nan) if exact is None else np.asarray(exact, dtype=np.float64)
+    if exact_z.shape != preview.shape or len(columns) != preview.shape[1]:
+        raise ValueError(f"the preview {preview.shape}, the exact grid {exact_z.shape} and {len(columns)} column "
+                         "labels must agree")
+    layers, n = preview.shape
+    bound = _range(preview, exact_z)
+    numbers = n <= CELL_NUMBERS_MAX
+    hover_names = [plain(c) for c in columns]
+    traces = (_panel(preview, columns, hover_names, "", bound, numbers, font_size, False)
+              + _panel(exact_z, columns, hover_names, "2", bound, numbers, font_size, True))
+    layer_names = [f"layer {l + 1}" for l in range(layers)]
+    done = int(np.isfinite(exact_z).all(axis=1).sum())
+    right = ("exact" if exact is not None and done == layers else
+             f"exact: {done} of {layers} layers…" if exact is not None else "exact: not computed yet")
+    axis = dict(tickmode="array", tickvals=list(range(n)), ticktext=columns, tickangle=-45, showgrid=False,
+                automargin=False)
+    shapes = []
+    if mark is not None:
+        l, c = mark
+        for x, y in (("x", "y"), ("x2", "y2")):
+            shapes.append(dict(type="rect", xref=x, yref=y, x0=c - 0.5, x1=c + 0.5, y0=l - 0.5, y1=l + 0.5,
+                               line=dict(color=HIGHLIGHT, width=3)))
+    height = int(max(260, layers * max(22, 2.2 * font_size) + 150 + 5 * font_size))
+    layout = dict(
+        title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12),
+                   font=dict(size=font_size + 4)),
+        height=height, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white", shapes=shapes,
+        margin=dict(l=row_label_margin(layer_names, font_size), r=10, t=60 + 2 * font_size, b=10 + 5 * font_size),
+        hoverlabel=dict(font=dict(size=font_size + 2)),
+        xaxis=dict(domain=[0, 0.46], title=dict(text=column_title), **axis),
+        xaxis2=dict(domain=[0.52, 0.98], title=dict(text=column_title), anchor="y2", **axis),
+        yaxis=dict(tickmode="array", tickvals=list(range(layers)), ticktext=layer_names, showgrid=False,
+                   automargin=False),
+        yaxis2=dict(anchor="x2", tickvals=list(range(layers)), showticklabels=False, showgrid=False,
+                    matches="y"),
+        annotations=[dict(text="preview", x=0.23, xref="paper", y=1.0, yref="paper",
+                          yanchor="bottom", showarrow=False, font=dict(size=font_size)),
+                     dict(text=right, x=0.75, xref="paper", y=1.0, yref="paper", yanchor="bottom",
+                          showarrow=False, font=dict(size=font_size))],
+        meta=dict(alt=alt, wide=True),  # on a phone: a readable width, scrolled sideways (ui/accessibility.py)
+    )
+    return figure(traces, layout)
