@@ -76,15 +76,17 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
     registry = registry or ModelRegistry.load(assets)
     with wire.Blocks(title="Attention, made visible", analytics_enabled=False) as demo:
         gr.Markdown(DESCRIPTION, elem_id="intro")
-        if notes := model_notes(registry):  # which weights were loaded: smollm2's 4-bit build, or the original
-            with gr.Accordion("Which weights the pretrained models were read from", open=False, elem_id="model-notes"):
-                gr.Markdown(notes)
         ctx, examples = build_controls(demo, registry)
         # the tabs: on a narrow screen they wrap onto rows (Gradio's default folds most into a "⋯" menu)
         with gr.Tabs(overflow_behavior="wrap") as tabs:
             ctx.tabs = tabs
             for module in tab_modules():
                 module.build(ctx)
+        # which weights were loaded (smollm2's 4-bit build, or the original): below the views, which it would push
+        # down, and hidden in presenter mode with the page's title (ui/controls.py's CSS)
+        if notes := model_notes(registry):
+            with gr.Accordion("Which weights the pretrained models were read from", open=False, elem_id="model-notes"):
+                gr.Markdown(notes)
         wire_page(ctx, examples)
 
         def translate(text: str, beam: int = 1) -> str:

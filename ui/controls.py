@@ -53,10 +53,10 @@ body.presenter { --text-xxs: 14px; --text-xs: 16px; --text-sm: 18px; --text-md: 
 body.presenter .prose, body.presenter textarea, body.presenter input { font-size: 22px !important; }
 /* On a projector the class has the lecturer: the page's intro paragraph gives its room to the figures. */
 body.presenter #intro p, body.presenter .tab-intro { display: none; }  /* each tab's intro too (ui tab modules) */
-/* Thirteen tabs share one row: narrow padding (on the measuring copy Gradio keeps too, or it folds tabs
+/* Fourteen tabs share one row: narrow padding (on the measuring copy Gradio keeps too, or it folds tabs
    into its "..." menu), and in presenter mode a size at which every name still fits a 1280-px screen. */
 .tab-wrapper .tab-container button { padding-left: 5px !important; padding-right: 5px !important; }
-body.presenter .tab-wrapper .tab-container button { font-size: 14px !important; }
+body.presenter .tab-wrapper .tab-container button { font-size: 13px !important; }
 #tokens .token { font-family: ui-monospace, monospace; background-color: #dbeafe !important; }
 #tokens .label { background-color: #1e3a8a !important; color: white !important; }
 /* The temperature slider moves log10 T; the T box beside it (#temperature-value) shows T itself. */
@@ -74,6 +74,7 @@ body.presenter [role=tabpanel] input[type=checkbox], body.presenter [role=tabpan
 body.presenter input[type=range] { height: 10px !important; }
 /* 1280 x 720 in presenter mode: a lower header leaves the first screen to the tab's figure */
 body.presenter #intro { display: none; }  /* the page's title too: the projector shows the app already */
+body.presenter #model-notes { display: none; }  /* and the note on which weights were loaded */
 body.presenter #kind .wrap { gap: 4px !important; }
 body.presenter #kind label { padding: 0 8px !important; font-size: 14px !important; min-height: 0 !important; }
 /* the hints under sliders and boxes read on a projector: the body's colour, not the theme's pale grey */
