@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from analysis.heads import head_name
 from viz.describe import grid_alt, plain
-from viz.figure import colorscale, figure
+from viz.figure import HUNDREDTHS, colorscale, figure
 from viz.labels import axis_ticks, label_step, labelled_positions, token_labels
 
 COLORSCALE = colorscale("Blues")
@@ -263,8 +263,9 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     token_ticks  label every tile's rows (queries, left) and columns (keys, below) with the tokens, for a
              few large tiles compared side by side (unpooled inputs only)
     The tiles are copied into a single big matrix with blank gaps: one trace is far cheaper
-    to build and draw than R*C subplots. Values are sent rounded to 0.01 (float32), on the 0..1 scale the
-    rest of the app uses (the hover reads 0.35, as every other view does).
+    to build and draw than R*C subplots. Values are rounded to 0.01 (float32), on the 0..1 scale the
+    rest of the app uses (the hover reads 0.35, as every other view does), and travel as whole hundredths,
+    one byte a cell (viz.figure.as_hundredths): the page draws the same float32 numbers.
     Past TILE_CELLS tokens a tile is max-pooled (each cell the largest weight of a k x k block of token
     pairs), and the title says so.
     """
@@ -289,13 +290,14 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     label_rows = int(np.ceil(1.6 * font_size / (tile_px / max(t, 1)))) + 1  # room for "L1 H2" above a tile
     step_x, step_y = s + gap_x, t + label_rows
     # An overview needs two decimals (open a head for exact values); they are read on the 0..1 scale of every
-    # other view. (Whole percents in one byte a cell were a quarter of the size, but Plotly's hover cannot
-    # divide by 100, so the grid alone read "≈ 35%".)
-    rounded = np.round(tiles, 2).astype(np.float32)
+    # other view, and sent as whole hundredths in one byte a cell, which the page divides by 100 before Plotly
+    # draws them (Plotly's hover cannot divide: sent as percents, the grid alone read "≈ 35%").
+    hundredths = np.rint(np.clip(tiles, 0, 1) * HUNDREDTHS).astype(np.uint8)
     # the big matrix as (row, y, column, x) blocks: every tile placed in one assignment
-    blocks = np.zeros((rows, step_y, cols, step_x), dtype=np.float32)
-    blocks[:, label_rows:, :, :s] = rounded.transpose(0, 2, 1, 3)
-    weights = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
+    blocks = np.zeros((rows, step_y, cols, step_x), dtype=np.uint8)
+    blocks[:, label_rows:, :, :s] = hundredths.transpose(0, 2, 1, 3)
+    sent = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
+    weights = sent / np.float32(HUNDREDTHS)  # float32: k / 100 is the float32 nearest to it, as np.round gives
     annotations = []
     for r in range(rows):
         for c in range(cols):
@@ -343,7 +345,7 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     if block > 1:  # the title's second line, on pooling
         layout["margin"]["t"] += 2 * font_size
         layout["height"] += 2 * font_size
-    return figure([heatmap], layout)
+    return figure([heatmap], layout, hundredths={0: sent})
 
 
 def _tile_token_ticks(layout, heatmap, q_labels, k_labels, rows, cols, step_x, step_y, label_rows, font_size):
