@@ -236,7 +236,7 @@ class ModelRegistry:
     def _compute_trace(model: api.LoadedModel, text: str) -> Trace:
         try:
             # what the model predicts is shown by its own endpoint (/predict): the views need the attention
-            result = model.trace(text, predictions=False)
+            result = model.trace(text, predictions=False, scores=False)
         except ValueError as e:  # e.g. nothing the dates model can read
             raise InputError(str(e)) from e
         if not result.tokens or all(int(i) in model.added_ids for i in result.ids):  # minilm drops some characters

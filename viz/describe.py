@@ -47,7 +47,9 @@ def attention_pattern(probs, queries=None, keys=None) -> str:
 def attention_patterns(probs, queries=None, keys=None) -> list[str]:
     """attention_pattern of each (t, s) map of an (n, t, s) stack, computed for all of them at once (the
     every-head grid describes every head on each request)."""
-    p = np.nan_to_num(np.asarray(probs, dtype=np.float64), nan=0.0)
+    # float32 as drawn; fmax turns NaN (masked) into 0 in the same pass (a float64 copy took a third of the
+    # every-head figure's time)
+    p = np.fmax(np.asarray(probs, dtype=np.float32), np.float32(0))
     n, t, s = p.shape
     live = p.sum(axis=2) > 0
     rows = np.arange(t)

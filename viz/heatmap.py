@@ -274,7 +274,7 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     if len(names) != rows or any(len(r) != cols for r in names):
         raise ValueError(f"names must be {rows} lists of {cols} labels, one per tile")
     # the text alternative reads every weight, before any pooling
-    alt = grid_alt(title, tiles if mask is None else _masked(tiles, mask), names)
+    alt = grid_alt(title, tiles if mask is None else np.where(_mask(mask, tiles), tiles, np.float32(0)), names)
     # Masked and NaN cells are 0: the background the gaps have.
     block = pool_block(max(t_full, s_full))
     tiles = max_pool(tiles, block, None if mask is None else _mask(mask, tiles))
