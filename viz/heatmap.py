@@ -198,6 +198,8 @@ def max_pool(tiles: np.ndarray, block: int, mask=None) -> np.ndarray:
     Unpooled (k = 1) only the mask and NaN are applied."""
     tiles = np.asarray(tiles, dtype=np.float32)
     mask = None if mask is None else np.asarray(mask, dtype=bool)
+    if mask is not None and mask.all():  # nothing hidden (an encoder): no masked copy of every weight
+        mask = None
     t, s = tiles.shape[-2:]
     rows, cols = -(-t // block), -(-s // block)
     # every k-th row, then every k-th column, folded in with fmax (which passes over NaN): a few passes over
@@ -274,7 +276,8 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     if len(names) != rows or any(len(r) != cols for r in names):
         raise ValueError(f"names must be {rows} lists of {cols} labels, one per tile")
     # the text alternative reads every weight, before any pooling
-    alt = grid_alt(title, tiles if mask is None else np.where(_mask(mask, tiles), tiles, np.float32(0)), names)
+    shown = None if mask is None else _mask(mask, tiles)
+    alt = grid_alt(title, tiles if shown is None or shown.all() else np.where(shown, tiles, np.float32(0)), names)
     # Masked and NaN cells are 0: the background the gaps have.
     block = pool_block(max(t_full, s_full))
     tiles = max_pool(tiles, block, None if mask is None else _mask(mask, tiles))
