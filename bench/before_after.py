@@ -11,13 +11,19 @@ engineers' test runs: load average 10-20 throughout**, so every wall time below 
 compare ratios within one run.
 
 **32 tokens, shipped models** (issue 44). *Before* is main at 183069f, *after* this branch at 111eecf; each
-one run of the three checks, one after the other (07:01-07:09 and 07:11-07:20 UTC):
+one run of the three checks, one after the other (after: 07:01-07:09, before: 07:11-07:19 UTC, load
+average 12-15 at each start):
 
 | | before (183069f) | after (111eecf) | target |
 |---|---|---|---|
-| server CPU per `/analyze` against `/ping` (60 calls each) | BEFORE_CPU | 23.2 ms vs 15.8 ms: **1.47×** | ≤ 1.6× |
-| 100 simultaneous clients, p95 against `/ping`'s | BEFORE_CROWD | 23.1 s vs 15.2 s: **1.52×**, no errors | ≤ 1.6× |
-| the 64-token `/analyze` answer, decoded | BEFORE_SIZE | **165 KB** (26 KB on the wire) | ≤ 300 KB |
+| server CPU per `/analyze` against `/ping` (60 calls each) | 21.6 ms vs 14.0 ms: 1.54× | 23.2 ms vs 15.8 ms: **1.47×** | ≤ 1.6× |
+| 100 simultaneous clients, p95 against `/ping`'s | 14.0 s vs 15.7 s: 0.89×, no errors | 23.1 s vs 15.2 s: **1.52×**, no errors | ≤ 1.6× |
+| the 64-token `/analyze` answer, decoded | 581 KB (43 KB on the wire) | **165 KB** (26 KB on the wire) | ≤ 300 KB |
+
+At this load the two CPU ratios cannot be told apart: a `/ping` itself cost 14-16 ms (7-13 ms on a quiet
+machine), most of it the busy machine's, which shrinks every ratio, and the crowd's waits (13-23 s) are
+the load's. The issue's 2.32× and 2.19× were measured on a quiet machine: the next quiet `make bench` is
+the judge of those two targets. The size target is met without doubt (581 KB → 165 KB).
 
 Where the time went before (in process, thread CPU time after a 30 ms sleep, 60 calls, 06:00 UTC): the trace
 2.56 ms, the every-head figure 0.76 ms (its text alternative 0.26 ms of it, a float64 copy of every weight with
@@ -58,6 +64,11 @@ page by page, 251,000 page faults a trace, now 46,000); the every-head grid 0.10
 (`einsum(dtype=float64)` had copied both 151 MB operands to float64). What is left beyond the forward pass:
 the explicit attention the trace needs (scores, softmax, kept weights) and copying each layer's steps into
 the trace (~0.05-0.2 s), the views (~0.2 s), and Gradio's handling of a 5 MB answer.
+
+Memory with the 32 MB threshold (07:15 UTC, one server, bert-base only beside the shipped models): RSS
+2,311 MB after 4 distinct 512-token requests, 2,441 after 8, 2,479 after 12, 2,497 after 16: flattening once
+the 1 GiB trace cache is full (the last full run: 1,362 → 2,281 MB with four models loaded; the target,
+start + 2 GB, to be checked by the next `make bench`).
 
 **GPU** (issue 39, items 1, 3, 7): not measured. The device tool sends the checkout the session started in
 (main, whose tracked files are 74.6 MB), over its 64 MiB limit, so no GPU run was possible from this branch;
