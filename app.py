@@ -33,6 +33,7 @@ from ui.runtime import wire  # noqa: E402
 from ui.runtime.aria import ARIA_FIXES_JS  # noqa: E402
 from ui.runtime.assets import CompressedAssets  # noqa: E402
 from ui.runtime.draw_once import DRAW_ONCE_JS  # noqa: E402
+from ui.runtime.hundredths import HUNDREDTHS_JS  # noqa: E402
 from ui.runtime.sessions import keep_no_output_values  # noqa: E402
 from ui.runtime.streams import CompressedStreams  # noqa: E402
 from ui.runtime.tile_click import TILE_CLICK_JS  # noqa: E402
@@ -109,7 +110,7 @@ def launch_options() -> dict:
     compressed (ui/runtime/streams.py); no /monitoring pages (Gradio's summary of every visitor's requests,
     open to anyone by default); host and port come from GRADIO_SERVER_*."""
     return dict(theme=THEME, css=CSS + accessibility.CSS,
-                js=page_script(DRAW_ONCE_JS, SLIDES_JS, ARIA_FIXES_JS, TILE_CLICK_JS, accessibility.PAGE_JS),
+                js=page_script(DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS, accessibility.PAGE_JS),
                 footer_links=["api"], enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)]})
 

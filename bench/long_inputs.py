@@ -52,6 +52,57 @@ def server_time(client, endpoints, models: dict, n: int) -> dict:
     return out
 
 
+def plain_forward_s(model, text: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of the model on the text's ids with nothing recorded (the fused attention, no
+    copies): the floor any view of it stands on. In this process, on as many torch threads as the server."""
+    import torch
+
+    ids = torch.tensor([model.encode(text).ids], device=model.device)
+    with torch.inference_mode():
+        start, cpu = time.perf_counter(), time.process_time()
+        model.model.features(ids)
+        if model.device.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - start, time.process_time() - cpu
+
+
+IDLE_READ_S = 2.0
+
+
+def forward_ratio(client, endpoints, name: str, model, n: int, pid: int | None = None, seed: int = 41_000) -> dict:
+    """/analyze through the server for a new 512-token sentence against the plain forward pass on the same
+    ids, taking turns (a forward, then the /analyze), so both see the machine at the same speed (issue 39:
+    at most 1.4x on a CPU). Wall time, and with the server's pid CPU time (the server's, less what it uses
+    idle in as long, against this process's for the forward): on a machine shared with other work, CPU time
+    is what the work itself costs."""
+    import torch
+
+    from bench.load import cpu_seconds
+
+    torch.set_num_threads(1)  # app.py: one thread (OMP_NUM_THREADS=1) unless the server was told otherwise
+    forward, forward_cpu, analyze, analyze_cpu = [], [], [], []
+    plain_forward_s(model, sentence(model, LONG, seed=seed - 1))  # warm up
+    for s in range(n):
+        text = sentence(model, LONG, seed=seed + s)
+        wall, cpu = plain_forward_s(model, text)
+        forward.append(wall)
+        forward_cpu.append(cpu)
+        idle = 0.0
+        if pid:  # what the idle server uses a second (Gradio's queue polls every millisecond), read over 2 s
+            start = cpu_seconds(pid)
+            time.sleep(IDLE_READ_S)
+            idle = (cpu_seconds(pid) - start) / IDLE_READ_S
+        before = cpu_seconds(pid) if pid else 0.0
+        analyze += measure.timed_calls(client, "/analyze", [_analyze_args(endpoints, name, text)])
+        # less the polling over the call's wall time: on a loaded machine the call takes longer, not more work
+        analyze_cpu.append(cpu_seconds(pid) - before - idle * analyze[-1] if pid else float("nan"))
+    median = statistics.median
+    return dict(forward=measure.summary(forward), analyze_new=measure.summary(analyze),
+                ratio=round(median(analyze) / median(forward), 2),
+                forward_cpu_s=round(median(forward_cpu), 3), analyze_server_cpu_s=round(median(analyze_cpu), 3),
+                cpu_ratio=round(median(analyze_cpu) / median(forward_cpu), 2) if pid else None)
+
+
 def sizes(url: str, endpoints, models: dict, lengths: dict) -> dict:
     """Bytes of one /analyze and one /head answer, per model at its length: on the wire (compressed) and
     as received (decoded)."""
@@ -144,6 +195,9 @@ def run(quick: bool, rss_requests: int | None = None) -> dict:
         print("long inputs: server time ...", file=sys.stderr)
         results["server_time"] = server_time(client, endpoints, {k: models[k] for k in ("minilm", *BIG)},
                                              2 if quick else 5)
+        print("long inputs: /analyze against the plain forward pass ...", file=sys.stderr)
+        results["forward_ratio"] = forward_ratio(client, endpoints, "bert-base", models["bert-base"], 2 if quick else 5,
+                                                 pid=pid)
         print("long inputs: click to drawn, JS heap ...", file=sys.stderr)
         clicks = 2 if quick else 4
         results["browser"] = {"lm": click_and_heap(app.url, "lm", models["lm"], 32, clicks)}

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from bench import llama_family, patching
+from bench import before_after, llama_family, patching
 
 KB = 1000
 
@@ -331,6 +331,7 @@ def markdown(r: dict) -> str:
 
         lines += ["", *section(r["long"])]
     lines.append(UI_REFACTOR_AB)
+    lines.append(before_after.PERF_AB)
     return "\n".join(lines)
 
 
@@ -387,3 +388,4 @@ def from_json(path: Path) -> dict:
 if __name__ == "__main__":
     source = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/benchmarks.json")
     source.with_suffix(".md").write_text(markdown(from_json(source)))
+

@@ -105,8 +105,10 @@ def _np(x) -> np.ndarray:
     return x.detach().float().cpu().numpy()
 
 
-def attention_trace(kind: str, records, queries: list[str], keys: list[str], detail: bool = False) -> AttentionTrace:
-    """Stack one HeadsRecord per layer (batch of one) into (L, H, ...) arrays."""
+def attention_trace(kind: str, records, queries: list[str], keys: list[str], detail: bool = False,
+                    scores: bool = True) -> AttentionTrace:
+    """Stack one HeadsRecord per layer (batch of one) into (L, H, ...) arrays; scores=False leaves the raw
+    scores out (None, as for_views keeps them): copying them costs as much as the weights."""
     first = records[0]
     if first.scores.shape[0] != 1:
         raise ValueError(f"a trace holds one input, got a batch of {first.scores.shape[0]}")
@@ -131,7 +133,7 @@ def attention_trace(kind: str, records, queries: list[str], keys: list[str], det
         q=layers("q"),
         k=layers("k"),
         v=layers("v"),
-        scores=layers("scores"),
+        scores=layers("scores") if scores else None,
         probs=layers("probs"),
         mask=mask,
         queries=list(queries),
@@ -152,6 +154,7 @@ def from_recording(
     target_ids=None,
     predictions: list[str] | None = None,
     truncated: bool = False,
+    scores: bool = True,
 ) -> Trace:
     target_tokens = target_tokens or []
     labels = {
@@ -168,7 +171,7 @@ def from_recording(
         ids=np.asarray(ids, dtype=np.int64),
         token_embeddings=_np(recording.embeddings[side][0]),
         position_embeddings=_np(recording.positions[side]),
-        attention={kind: attention_trace(kind, recs, *labels[kind], detail=recording.detail)
+        attention={kind: attention_trace(kind, recs, *labels[kind], detail=recording.detail, scores=scores)
                    for kind, recs in recording.layers.items()},
         target_tokens=list(target_tokens),
         target_ids=None if target_ids is None else np.asarray(target_ids, dtype=np.int64),

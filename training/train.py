@@ -1,7 +1,7 @@
 """Train a preset: `python -m training.train lm|mlm|dates|classifier [--out DIR] [--steps N] [--resume]`.
 
 Writes into the output folder (assets/<preset> by default): model.safetensors,
-config.json, metrics.json, loss.csv and snapshots/step_*.safetensors (float16,
+config.json, metrics.json, loss.csv and snapshots/step_*.safetensors (int8 matrices,
 log-spaced steps, so the app can show attention patterns emerging).
 Resumable: state is kept in runs/<preset>/ and --resume continues from it.
 """
@@ -131,7 +131,7 @@ def train(name: str, out: Path | None = None, steps: int | None = None, resume: 
 
     start, history, probes = 0, [], []
     probing = settings.probe_every > 0 and getattr(task, "probe_ids", None) is not None
-    dense = runs / "dense"  # every probe's weights (float16), so snapshots around the jump can be kept
+    dense = runs / "dense"  # every probe's weights (as snapshots are kept), so snapshots around the jump can be kept
     if resume and (runs / "state.json").is_file():
         start, history, probes = load_resume(runs, model, optimizer, task)
         print(f"resuming {name} from step {start}", file=sys.stderr)
@@ -172,9 +172,10 @@ def train(name: str, out: Path | None = None, steps: int | None = None, resume: 
             history.append(row)
         if probing and done % settings.probe_every == 0:
             probes.append({"step": done, **task.probe(model, device)})
-            checkpoint.save(model, dense, f"step_{done:06d}.safetensors", half=True)
+            checkpoint.save(model, dense, f"step_{done:06d}.safetensors", int8=True)
         if done in keep:
-            checkpoint.save(model, out / "snapshots", f"step_{done:06d}.safetensors", half=True)
+            # int8 matrices, a scale per row: snapshots are drawn, never trained from (a quarter of float32)
+            checkpoint.save(model, out / "snapshots", f"step_{done:06d}.safetensors", int8=True)
         if row is not None:
             save_resume(runs, model, optimizer, done, history, task, probes)
     bar.close()

@@ -25,6 +25,7 @@ from analysis import heads
 from model import api, gguf, pretrained
 from model.cache import ByteLRU
 from model.checkpoint import CheckpointError
+from model.device import default_max_tokens
 from model.trace import AttentionTrace, Trace, for_views
 from training.history import TrainingHistory, read_history
 from ui.messages import shown
@@ -32,10 +33,11 @@ from ui.messages import shown
 log = logging.getLogger(__name__)
 
 # The longest input the server reads: each model up to its own context (minilm and BERT 512, the models
-# trained here 256), and none past MAX_TOKENS (GPT-2's 1,024 would put 600 MB of weights in one 12 x 12-head
-# trace; a server with memory to spare sets ATTENTION_MAX_TOKENS). Longer texts are cut, and the page says so.
+# trained here 256), and none past MAX_TOKENS: 512 on a CPU, 2,048 on a GPU (model.device.default_max_tokens;
+# GPT-2's 1,024 puts 600 MB of weights in one 12 x 12-head trace); ATTENTION_MAX_TOKENS sets another cap.
+# Longer texts are cut, and the page says so.
 MAX_TOKENS_ENV = "ATTENTION_MAX_TOKENS"
-MAX_TOKENS = int(os.environ.get(MAX_TOKENS_ENV) or 512)
+MAX_TOKENS = int(os.environ.get(MAX_TOKENS_ENV) or default_max_tokens())
 # Characters follow tokens: 2,000 for a 256-token context (a token is ~4-5 characters of English, so a text
 # the model would cut still fits), 4,000 for 512. Server-side: the browser's max_length is only a hint.
 CHARS_PER_256_TOKENS = 2000
@@ -246,7 +248,7 @@ class ModelRegistry:
     def _compute_trace(model: api.LoadedModel, text: str) -> Trace:
         try:
             # what the model predicts is shown by its own endpoint (/predict): the views need the attention
-            result = model.trace(text, predictions=False)
+            result = model.trace(text, predictions=False, scores=False)
         except ValueError as e:  # e.g. nothing the dates model can read
             raise InputError(str(e)) from e
         if not result.tokens or all(int(i) in model.added_ids for i in result.ids):  # minilm drops some characters

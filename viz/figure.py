@@ -10,6 +10,12 @@ arrays as Plotly's compact typed arrays, and without plotly.py's default templat
 of fonts and grid colours Plotly.js has defaults for: what a request costs the server grows with
 every kilobyte it sends). The result is still a go.Figure: tests and notebooks
 read `fig.data[0].z` and `fig.layout.title.text` as before.
+
+A weight map on the 0..1 scale rounded to 0.01 (the every-head grid) travels as whole hundredths, one
+byte a cell instead of float32's four (`figure(..., hundredths={0: ...})`): its trace's z is a uint8 typed
+array and its `meta.z_divisor` is 100. Plotly.js reads no float16 and its hover cannot divide, so the page turns
+it back into the same float32 numbers before Plotly sees it (ui/runtime/hundredths.py): what is drawn and
+the hover's "0.35" are as before, and the 64-token /analyze answer is a third of its size.
 """
 from __future__ import annotations
 
@@ -22,9 +28,13 @@ from plotly.colors import get_colorscale
 
 from viz.describe import with_alt
 
-# what plotly.io writes escaped in JSON: with "<", ">" and "/" escaped a token such as "</script>" stays
-# inert wherever the JSON is embedded; U+2028/U+2029 end a line in older JavaScript
-_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("/", "\\u002f"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+# escaped in the JSON: with "<" and ">" escaped a token such as "</script>" stays inert wherever the JSON is
+# embedded; U+2028/U+2029 end a line in older JavaScript. plotly.io escapes "/" too, which "<" makes needless:
+# every base64 typed array is full of "/", each written as six characters, and replacing them took as long
+# as writing the figure.
+_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+HUNDREDTHS = 100  # meta.z_divisor of a trace whose z travels as whole hundredths
+HUNDREDTHS_GAP = 255  # meta.z_gap: a cell that is no weight (a gap between tiles), drawn as NaN
 
 
 # Plotly.js's names for the dtypes it reads from base64 (plotly.py's _plotly_utils.utils.plotlyjsShortTypes)
@@ -63,10 +73,22 @@ def _encode(value):
     raise TypeError(f"a figure cannot hold a {type(value).__name__}")
 
 
-def to_json_text(data: list, layout: dict) -> str:
+def as_hundredths(trace: dict, hundredths: np.ndarray) -> dict:
+    """The trace as it travels: its z, a 0..1 map rounded to 0.01, as the view's whole hundredths (uint8)
+    and meta.z_divisor = 100, which the page divides by (ui/runtime/hundredths.py); a cell of HUNDREDTHS_GAP
+    (meta.z_gap) is no weight, and the page makes it NaN."""
+    meta = trace.get("meta")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    return {**trace, "z": hundredths, "meta": {**meta, "z_divisor": HUNDREDTHS, "z_gap": HUNDREDTHS_GAP}}
+
+
+def to_json_text(data: list, layout: dict, hundredths: dict[int, np.ndarray] | None = None) -> str:
     """A figure's JSON as plotly.io writes it: NaN as null, the characters in _ESCAPES escaped; its text
-    alternative in layout.meta.alt (viz.describe), which the page gives screen readers."""
+    alternative in layout.meta.alt (viz.describe), which the page gives screen readers, read from the
+    figure's own numbers; a trace numbered in `hundredths` with its z as those whole hundredths."""
     layout = with_alt(layout, data)
+    if hundredths:
+        data = [as_hundredths(trace, hundredths[i]) if i in hundredths else trace for i, trace in enumerate(data)]
     text = orjson.dumps({"data": data, "layout": layout}, default=_encode, option=orjson.OPT_NON_STR_KEYS).decode()
     for character, escaped in _ESCAPES:
         if character in text:
@@ -75,7 +97,7 @@ def to_json_text(data: list, layout: dict) -> str:
 
 
 # what may be read without building Plotly's objects: enough for gr.Plot to serialise the figure
-_LAZY = frozenset({"__dict__", "__class__", "__module__", "to_json", "_raw", "_plain_parts"})
+_LAZY = frozenset({"__dict__", "__class__", "__module__", "to_json", "_raw", "_plain_parts", "_hundredths"})
 
 
 class Figure(go.Figure):
@@ -84,8 +106,9 @@ class Figure(go.Figure):
     a test reading `fig.data[0].z`, a view calling `fig.update_xaxes(...)`. gr.Plot only calls
     `to_json`, which writes the dicts straight out."""
 
-    def __init__(self, data: list[dict], layout: dict):  # noqa: D107 - the parent's init runs lazily
-        object.__setattr__(self, "_raw", (data, layout))
+    def __init__(self, data: list[dict], layout: dict, hundredths: dict[int, np.ndarray] | None = None):  # noqa: D107
+        object.__setattr__(self, "_raw", (data, layout))  # the parent's init runs lazily
+        object.__setattr__(self, "_hundredths", hundredths)
 
     def __getattribute__(self, name):
         if name not in _LAZY:
@@ -100,7 +123,7 @@ class Figure(go.Figure):
         return raw if raw is not None else (self._data, self._layout)
 
     def to_json(self, *args, **kwargs) -> str:
-        return to_json_text(*self._plain_parts())
+        return to_json_text(*self._plain_parts(), hundredths=self.__dict__.get("_hundredths"))
 
 
 def colorscale(name: str) -> list:
@@ -109,9 +132,11 @@ def colorscale(name: str) -> list:
     return get_colorscale(name)
 
 
-def figure(data: list[dict], layout: dict) -> Figure:
-    """A figure from trace dicts ({"type": "heatmap", ...}) and a layout dict, unchecked."""
-    return Figure(data, layout)
+def figure(data: list[dict], layout: dict, hundredths: dict[int, np.ndarray] | None = None) -> Figure:
+    """A figure from trace dicts ({"type": "heatmap", ...}) and a layout dict, unchecked. `hundredths`:
+    trace number -> its z (0..1, rounded to 0.01) as whole hundredths in uint8, which is what travels
+    (as_hundredths); the trace keeps the float32 numbers k / 100 for whoever reads the figure here."""
+    return Figure(data, layout, hundredths)
 
 
 def title_of(fig: go.Figure) -> str:

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from analysis.heads import head_name, kv_group, sharing_sentence
 from viz.describe import grid_alt, plain
-from viz.figure import colorscale, figure
+from viz.figure import HUNDREDTHS, HUNDREDTHS_GAP, colorscale, figure
 from viz.labels import axis_ticks, label_step, labelled_positions, token_labels
 
 COLORSCALE = colorscale("Blues")
@@ -198,6 +198,8 @@ def max_pool(tiles: np.ndarray, block: int, mask=None) -> np.ndarray:
     Unpooled (k = 1) only the mask and NaN are applied."""
     tiles = np.asarray(tiles, dtype=np.float32)
     mask = None if mask is None else np.asarray(mask, dtype=bool)
+    if mask is not None and mask.all():  # nothing hidden (an encoder): no masked copy of every weight
+        mask = None
     t, s = tiles.shape[-2:]
     rows, cols = -(-t // block), -(-s // block)
     # every k-th row, then every k-th column, folded in with fmax (which passes over NaN): a few passes over
@@ -263,8 +265,9 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     token_ticks  label every tile's rows (queries, left) and columns (keys, below) with the tokens, for a
              few large tiles compared side by side (unpooled inputs only)
     The tiles are copied into a single big matrix with blank gaps: one trace is far cheaper
-    to build and draw than R*C subplots. Values are sent rounded to 0.01 (float32), on the 0..1 scale the
-    rest of the app uses (the hover reads 0.35, as every other view does).
+    to build and draw than R*C subplots. Values are rounded to 0.01 (float32), on the 0..1 scale the
+    rest of the app uses (the hover reads 0.35, as every other view does), and travel as whole hundredths,
+    one byte a cell (viz.figure.as_hundredths): the page draws the same float32 numbers.
     Past TILE_CELLS tokens a tile is max-pooled (each cell the largest weight of a k x k block of token
     pairs), and the title says so.
     """
@@ -273,7 +276,8 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     if len(names) != rows or any(len(r) != cols for r in names):
         raise ValueError(f"names must be {rows} lists of {cols} labels, one per tile")
     # the text alternative reads every weight, before any pooling
-    alt = grid_alt(title, tiles if mask is None else _masked(tiles, mask), names)
+    shown = None if mask is None else _mask(mask, tiles)
+    alt = grid_alt(title, tiles if shown is None or shown.all() else np.where(shown, tiles, np.float32(0)), names)
     # Masked and NaN cells are 0: the background the gaps have.
     block = pool_block(max(t_full, s_full))
     tiles = max_pool(tiles, block, None if mask is None else _mask(mask, tiles))
@@ -289,15 +293,18 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     label_rows = int(np.ceil(1.6 * font_size / (tile_px / max(t, 1)))) + 1  # room for "L1 H2" above a tile
     step_x, step_y = s + gap_x, t + label_rows
     # An overview needs two decimals (open a head for exact values); they are read on the 0..1 scale of every
-    # other view. (Whole percents in one byte a cell were a quarter of the size, but Plotly's hover cannot
-    # divide by 100, so the grid alone read "≈ 35%".)
-    rounded = np.round(tiles, 2).astype(np.float32)
+    # other view, and sent as whole hundredths in one byte a cell, which the page divides by 100 before Plotly
+    # draws them (Plotly's hover cannot divide: sent as percents, the grid alone read "≈ 35%").
+    hundredths = np.rint(np.clip(tiles, 0, 1) * HUNDREDTHS).astype(np.uint8)
     # the big matrix as (row, y, column, x) blocks: every tile placed in one assignment
-    # gaps and title rows are NaN, with hoverongaps off: they draw as the white background and have no hover
-    # (the hover showed the axis's internal names there, "title row 16 → gap 44")
-    blocks = np.full((rows, step_y, cols, step_x), np.nan, dtype=np.float32)
-    blocks[:, label_rows:, :, :s] = rounded.transpose(0, 2, 1, 3)
-    weights = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
+    # gaps and title rows are gaps: NaN on the page, with hoverongaps off, so they draw as the white background and
+    # have no hover (which showed the axis's internal names there, "title row 16 → gap 44"). They travel as
+    # HUNDREDTHS_GAP, never a hundredth, which the page script turns into NaN (ui/runtime/hundredths.py).
+    blocks = np.full((rows, step_y, cols, step_x), HUNDREDTHS_GAP, dtype=np.uint8)
+    blocks[:, label_rows:, :, :s] = hundredths.transpose(0, 2, 1, 3)
+    sent = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
+    # float32: k / 100 is the float32 nearest to it, as np.round gives
+    weights = np.where(sent == HUNDREDTHS_GAP, np.float32(np.nan), sent / np.float32(HUNDREDTHS))
     annotations = []
     for r in range(rows):
         for c in range(cols):
@@ -346,7 +353,7 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     if block > 1:  # the title's second line, on pooling
         layout["margin"]["t"] += 2 * font_size
         layout["height"] += 2 * font_size
-    return figure([heatmap], layout)
+    return figure([heatmap], layout, hundredths={0: sent})
 
 
 def _tile_token_ticks(layout, heatmap, q_labels, k_labels, rows, cols, step_x, step_y, label_rows, font_size):

@@ -218,3 +218,12 @@ def test_plotly_checks_every_property_and_adds_its_template_unless_told_not_to()
     unchecked = go.Figure(data=[{"type": "heatmap", "z": [[1, 2]]}], layout={}, _validate=False)
     assert unchecked._data[0]["type"] == "heatmap" and isinstance(unchecked._layout, dict), \
         "plotly.py's unchecked construction changed: fix viz.figure.Figure"
+
+
+def test_plotly_reads_no_float16_typed_array():
+    """Delete: ui/runtime/hundredths.py, and send the grid as float16 (viz.figure.as_hundredths), when the Plotly.js
+    that gr.Plot bundles reads float16 typed arrays ("f2")."""
+    bundle = next(FRONTEND.glob("PlotlyPlot-*.js")).read_text(encoding="utf-8")
+    table = re.search(r"\{u1c:[^}]*\}", bundle)
+    assert table and "f4:" in table.group(0), "Plotly.js's typed-array table moved: check ui/runtime/hundredths.py"
+    assert "f2:" not in table.group(0), "Plotly.js reads float16 now: ui/runtime/hundredths.py can go"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from model import checkpoint
 from model.checkpoint import CheckpointError
@@ -61,6 +62,28 @@ def test_half_precision_snapshot_loads_into_a_float32_model(tmp_path):
     for name, tensor in loaded.state_dict().items():
         assert tensor.dtype == torch.float32, name
         torch.testing.assert_close(tensor, model.state_dict()[name], atol=1e-3, rtol=1e-3)
+
+
+def test_an_int8_snapshot_keeps_each_weight_within_half_a_step_and_the_attention_with_it(tmp_path):
+    model = tiny("decoder")
+    path = checkpoint.save(model, tmp_path, "snap.safetensors", int8=True)
+    stored = load_file(str(path))
+    assert stored["embed.token_embedding.weight"].dtype == torch.int8  # matrices as int8, one scale per row
+    assert stored["embed.token_embedding.weight.int8_scale"].shape == (20,)
+    assert all(t.dtype == torch.float16 for k, t in stored.items() if t.ndim == 1)
+    stored_bytes = sum(t.numel() * t.element_size() for t in stored.values())
+    assert stored_bytes < 0.35 * sum(t.numel() * 4 for t in load_file(str(checkpoint.save(model, tmp_path / "f32"))).values())
+    loaded = checkpoint.load(tmp_path, "snap.safetensors")
+    for name, tensor in model.state_dict().items():
+        again = loaded.state_dict()[name]
+        assert again.dtype == torch.float32
+        step = tensor.abs().amax(dim=-1, keepdim=True) / 127 if tensor.ndim == 2 else tensor.abs().max() / 1000
+        assert ((again - tensor).abs() <= step / 2 + 1e-3 * step + 1e-6).all(), name
+    ids = torch.tensor([[1, 5, 7, 3, 9]])
+    with torch.no_grad():
+        probs = [r.probs for r in model(ids, record=True)[1].layers["self"]]
+        again = [r.probs for r in loaded(ids, record=True)[1].layers["self"]]
+    assert max(float((a - b).abs().max()) for a, b in zip(probs, again)) < 0.02
 
 
 def test_weights_are_safetensors_not_pickle(tmp_path):

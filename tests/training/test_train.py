@@ -24,7 +24,8 @@ def test_training_writes_weights_config_metrics_loss_and_snapshots(tiny_trained_
         assert (out / file).is_file(), file
     assert sorted(p.name for p in (out / "snapshots").glob("step_*.safetensors")) == ["step_000006.safetensors"]
     snapshot = load_file(str(out / "snapshots" / "step_000006.safetensors"))
-    assert all(t.dtype == torch.float16 for t in snapshot.values()), "snapshots are stored in half precision"
+    assert {t.dtype for t in snapshot.values()} == {torch.int8, torch.float16}, "snapshots: int8 matrices, the rest half"
+    assert all(t.dtype == torch.int8 for k, t in snapshot.items() if t.ndim == 2 and not k.endswith(".int8_scale"))
 
     config = TransformerConfig.load(out / "config.json")
     assert config.arch == PRESETS[name].model["arch"]

@@ -56,3 +56,21 @@ def test_arrays_plotly_has_no_typed_form_for_are_written_as_lists(array):
 
     assert typed_array(array) == array.tolist()
     assert json.loads(figure([{"type": "scatter", "x": array}], {}).to_json())["data"][0]["x"] == array.tolist()
+
+
+def test_a_grid_travels_as_whole_hundredths_and_reads_back_as_the_same_float32_numbers():
+    from viz import heatmap
+
+    rng = np.random.default_rng(3)
+    mask = np.tril(np.ones((9, 9), dtype=bool))
+    probs = rng.random((2, 3, 9, 9)).astype(np.float32) * mask
+    probs /= probs.sum(-1, keepdims=True)
+    fig = heatmap.all_heads_grid(probs, mask=mask)
+    drawn = np.asarray(fig.data[0].z)  # what Python reads: float32 on the 0..1 scale, rounded to 0.01
+    sent = json.loads(fig.to_json())["data"][0]
+    assert sent["z"]["dtype"] == "u1" and sent["meta"]["z_divisor"] == 100 and (sent["zmin"], sent["zmax"]) == (0, 1)
+    hundredths = np.frombuffer(__import__("base64").b64decode(sent["z"]["bdata"]), np.uint8).reshape(drawn.shape)
+    # what the page script computes: k / 100 as float32
+    np.testing.assert_array_equal((hundredths / 100).astype(np.float32), drawn)
+    assert "%{z:.2f}" in sent["hovertemplate"]
+

@@ -47,7 +47,7 @@ def test_all_heads_are_one_trace_with_every_tile_named_and_placed():
     names = [a.text for a in fig.layout.annotations]
     assert names == [f"<b>L{l} H{h}</b>" for l in range(1, layers + 1) for h in range(1, heads + 1)]
     big = np.asarray(fig.data[0].z)
-    assert big.dtype == np.float32, "the overview is sent as float32, rounded to 0.01"
+    assert big.dtype == np.float32, "the overview reads as float32, rounded to 0.01 (it travels as hundredths)"
     assert (fig.data[0].zmin, fig.data[0].zmax) == (0, 1), "the 0..1 scale of every other view"
     assert list(fig.data[0].colorbar.ticktext) == ["0", "0.25", "0.5", "0.75", "1"]
     assert "%{z:.2f}" in fig.data[0].hovertemplate and "%" not in fig.data[0].hovertemplate.replace("%{", "")

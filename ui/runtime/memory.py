@@ -5,11 +5,18 @@ each thread an arena of its own (up to 8 per core) and, after the first large fr
 threshold to 32 MB, so these arrays come from the arenas and stay there when freed: measured, the server
 grew to its start + 1.57 GB after 8 distinct 512-token requests on a BERT-base-sized model, while the
 traces it kept were 0.9 GB of that (the rest was freed memory glibc held). With two arenas and every
-allocation of 1 MB or more mapped on its own (and returned to the system when freed) it stays at start +
+allocation of 1 MB or more mapped on its own (and returned to the system when freed) it stayed at start +
 0.89 GB: the kept traces alone.
 
+The threshold is 32 MB, not 1 MB: at 1 MB every per-layer array of a forward pass (a 12 x 12-head layer's
+weights at 512 tokens: 12.6 MB) was a fresh mapping, faulted in page by page and handed back at once, so the
+trace cost 1.53 s of CPU where the plain forward pass costs 1.1 s (251,000 page faults; at 32 MB 1.15 s and
+46,000 faults, 2026-11-26). Arrays of 32 MB and more (a whole trace's weights: 151 MB) are still mapped on
+their own and returned when the trace leaves the cache; the two arenas keep at most what one request's
+smaller arrays need.
+
 `limit_allocator()` sets both through mallopt (the same as MALLOC_ARENA_MAX=2 and
-MALLOC_MMAP_THRESHOLD_=1048576 in the environment, which must be set before Python starts); it does
+MALLOC_MMAP_THRESHOLD_=33554432 in the environment, which must be set before Python starts); it does
 nothing where the C library is not glibc. Call it before threads start (before torch and Gradio load).
 """
 from __future__ import annotations
@@ -20,7 +27,7 @@ import ctypes.util
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter numbers (malloc.h)
 M_ARENA_MAX = -8
 ARENAS = 2
-MMAP_THRESHOLD = 1 << 20
+MMAP_THRESHOLD = 32 << 20
 
 
 def limit_allocator() -> bool:
