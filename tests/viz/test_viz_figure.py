@@ -70,7 +70,9 @@ def test_a_grid_travels_as_whole_hundredths_and_reads_back_as_the_same_float32_n
     sent = json.loads(fig.to_json())["data"][0]
     assert sent["z"]["dtype"] == "u1" and sent["meta"]["z_divisor"] == 100 and (sent["zmin"], sent["zmax"]) == (0, 1)
     hundredths = np.frombuffer(__import__("base64").b64decode(sent["z"]["bdata"]), np.uint8).reshape(drawn.shape)
-    # what the page script computes: k / 100 as float32
-    np.testing.assert_array_equal((hundredths / 100).astype(np.float32), drawn)
+    # what the page script computes: k / 100 as float32, and NaN where the byte is meta.z_gap (a gap between tiles)
+    assert sent["meta"]["z_gap"] == 255 and (hundredths == 255).any() and hundredths[hundredths != 255].max() <= 100
+    page = np.where(hundredths == sent["meta"]["z_gap"], np.nan, hundredths / 100).astype(np.float32)
+    np.testing.assert_array_equal(page, drawn)
     assert "%{z:.2f}" in sent["hovertemplate"]
 
