@@ -21,6 +21,7 @@ from analysis.lessons import Lesson, LessonError
 from ui import lesson_claims
 from ui.learning import SnapshotTraces
 from ui.links import ViewSettings, parse_query, whole_number
+from ui.messages import shown
 from ui.models import InputError, ModelRegistry
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,17 @@ class LessonLibrary:
         self.lessons[lesson.id] = lesson
         return lesson
 
+    def restrict_to(self, tabs: tuple[str, ...]) -> None:
+        """Check every lesson against the page's tabs (known once they are built); those that fail are left out."""
+        self.tabs = tuple(tabs)
+        for lesson in list(self.lessons.values()):
+            try:
+                for step in lesson.steps:
+                    self._check_step(lesson, step)
+            except LessonError as e:
+                del self.lessons[lesson.id]
+                self._refuse(e)
+
     def _refuse(self, error: LessonError) -> None:
         log.warning("lesson not loaded: %s", error)
         self.errors.append(str(error))
@@ -147,14 +159,14 @@ class LessonLibrary:
     def get(self, lesson_id) -> Lesson:
         if not isinstance(lesson_id, str) or lesson_id not in self.lessons:
             known = ", ".join(self.lessons) or "none are loaded"
-            raise InputError(f"No lesson is called {str(lesson_id)[:60]!r}: choose one of {known}.")
+            raise InputError(f"No lesson is called {shown(lesson_id)}: choose one of {known}.")
         return self.lessons[lesson_id]
 
     def step_number(self, lesson: Lesson, step) -> int:
         """A 1-based step number as sent (a number, a link's text), or InputError."""
         number = whole_number(step, None)
         if number is None or isinstance(step, bool) or not 1 <= number <= len(lesson.steps):
-            raise InputError(f"“{lesson.title}” has steps 1 to {len(lesson.steps)}; got {str(step)[:20]!r}.")
+            raise InputError(f"“{lesson.title}” has steps 1 to {len(lesson.steps)}; got {shown(step)}.")
         return number
 
     def settings(self, lesson_id, step) -> ViewSettings:
