@@ -70,8 +70,8 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
     registry = registry or ModelRegistry.load(assets)
     with wire.Blocks(title="Attention, made visible", analytics_enabled=False) as demo:
         gr.Markdown(DESCRIPTION, elem_id="intro")
-        ctx, examples = build_controls(demo, registry)
-        player = lesson_player.Player(ctx, LessonLibrary.load(registry, default_settings(registry))).build()
+        player = lesson_player.Player(LessonLibrary.load(registry, default_settings(registry)))
+        ctx, examples = build_controls(demo, registry, player)
         # eleven tabs: on a narrow screen they wrap onto rows (Gradio's default folds most into a "⋯" menu)
         with gr.Tabs(overflow_behavior="wrap") as tabs:
             ctx.tabs = tabs

@@ -199,8 +199,9 @@ def fit_controls(registry: ModelRegistry, name, layer, head, kind):
             Change(value=kind, visible=True) if len(kinds) > 1 else Change(visible=False))
 
 
-def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, gr.Dropdown]:
-    """The shared controls and the examples; returns the Context every tab builds against."""
+def build_controls(demo: gr.Blocks, registry: ModelRegistry, player=None) -> tuple[Context, gr.Dropdown]:
+    """The shared controls and the examples; returns the Context every tab builds against. player: the lesson
+    player (ui/lesson_player.py), whose picker and buttons end the first row."""
     start = default_settings(registry)
     layers, heads = registry.shape(start.model, start.kind) if start.model in registry.available else (1, 1)
     kinds = registry.kinds(start.model) if start.model in registry.available else ("self",)
@@ -215,6 +216,8 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
         model = gr.Dropdown(label="Model", show_label=False, choices=list(registry.names), value=start.model, elem_id="model",
                             scale=1, min_width=140, container=False)
         analyze = gr.Button("Show attention", variant="primary", elem_id="analyze", scale=1, min_width=150)
+        if player is not None:  # in this row, not a row of its own: a projector's first screen has no room left
+            player.build()
     with gr.Row(equal_height=True, elem_id="settings-row"):
         examples = components.Dropdown(choices=[(f"{name} · {example}", i) for i, (example, name) in enumerate(EXAMPLES)],
                                        value=None, label="Lecture examples", elem_id="examples", scale=3, min_width=260)
@@ -353,7 +356,7 @@ def wire_page(ctx: Context, examples: gr.Dropdown, player=None) -> None:
                         outputs=load_outputs + (player.outputs if player is not None else []),
                         api_name="load_settings")
     ctx.run_after(load_event, "load")
-    lesson_events = player.wire(apply_view, load_outputs) if player is not None else []
+    lesson_events = player.wire(ctx, apply_view, load_outputs) if player is not None else []
 
     def view_link(text, name, layer, head, kind, presenter, tab, quiz=False, log_temperature=0.0, step=6, beam=4,
                   snapshot=0, seed=0, sample_temperature=1.0, sample_top_k=0, sample_top_p=1.0, sample_seed=0,

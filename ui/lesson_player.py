@@ -17,8 +17,14 @@ from ui.models import InputError
 from ui.outputs import UNCHANGED, Change
 
 CSS = """
-#lesson-row { align-items: center; }
-#lesson-position { text-align: center; white-space: nowrap; }
+#lesson-position { flex: 0 0 auto !important; width: auto !important; min-width: 0 !important; align-self: center;
+                   white-space: nowrap; }
+#lesson-position .prose { width: auto !important; }
+/* the player shares the header's first row: the sentence box gives up the room, and "Show attention" stays on one
+   line (two lines make the row, and so the header, taller than a projector's first screen leaves it) */
+#input-row #analyze { white-space: nowrap; min-width: max-content !important; }
+#lesson-position:empty, #lesson-position .prose:empty { display: none; }
+body.presenter #lesson-position .prose, body.presenter #lesson-position p { font-size: 18px !important; }
 #lesson-errors, #lesson-warning { color: var(--body-text-color); }
 body.presenter #lesson-text .prose, body.presenter #lesson-text p { font-size: 22px !important; }
 """
@@ -41,27 +47,26 @@ KEYS_JS = """() => {
 
 
 class Player:
-    """The player's components and its events. build() makes the row above the tabs, panel() the step's text
-    under them, wire() the events (called by ui.controls.wire_page with the page load's code)."""
+    """The player's components and its events. build() makes the picker and buttons (ui.controls.build_controls
+    puts them at the end of the header's first row), panel() the step's text under the tabs, wire() the events
+    and the endpoints (called by ui.controls.wire_page with the page load's code)."""
 
-    def __init__(self, ctx: Context, library: LessonLibrary):
-        self.ctx, self.library = ctx, library
+    def __init__(self, library: LessonLibrary):
+        self.library = library
+        self.ctx: Context | None = None
 
     # ---- components ----------------------------------------------------------------------------------------------
 
     def build(self) -> "Player":
         choices = [(lesson.title, lesson.id) for lesson in self.library.lessons.values()]
-        with gr.Row(equal_height=True, elem_id="lesson-row"):
-            self.picker = components.Dropdown(choices=choices, value=None, label="Lesson", elem_id="lesson",
-                                              scale=3, min_width=240, container=False)
-            self.back = gr.Button("◀ Back", elem_id="lesson-back", size="sm", scale=0, min_width=90,
-                                  interactive=False)
-            self.position = gr.Markdown("", elem_id="lesson-position", container=False)
-            self.forward = gr.Button("Next ▶", elem_id="lesson-next", size="sm", scale=0, min_width=90,
-                                     interactive=False)
+        self.picker = components.Dropdown(choices=choices, value=None, label="Lesson", show_label=False,
+                                          elem_id="lesson", scale=2, min_width=200, container=False)
+        self.back = gr.Button("◀ Back", elem_id="lesson-back", size="sm", scale=0, min_width=80, interactive=False)
+        self.position = gr.Markdown("", elem_id="lesson-position", container=False, min_height=0)
+        self.forward = gr.Button("Next ▶", elem_id="lesson-next", size="sm", scale=0, min_width=80,
+                                 interactive=False)
         self.lesson = gr.State(None)  # the open lesson's id (None: none open)
         self.step = gr.State(0)  # its step, from 1
-        self.api()
         return self
 
     def only_tabs(self, tabs: list[str]) -> None:
@@ -123,11 +128,12 @@ class Player:
 
     # ---- events -------------------------------------------------------------------------------------------------
 
-    def wire(self, apply_view, view_outputs: list) -> list:
+    def wire(self, ctx: Context, apply_view, view_outputs: list) -> list:
         """The player's events: each sets the view through `apply_view(settings, notes, select_tab)` (the page
         load's own code, ui.controls.wire_page) and re-runs the views. Returns the events that change the view
         (the link box follows them)."""
-        ctx, library = self.ctx, self.library
+        self.ctx, library = ctx, self.library
+        self.api()
         outputs = view_outputs + self.outputs
 
         def open_step(lesson_id, number, presenter, quiz):
@@ -155,10 +161,11 @@ class Player:
         modes = [ctx.presenter, ctx.quiz]
         picked = ctx.on([self.picker.input], on_pick, inputs=[self.picker, self.lesson] + modes, outputs=outputs,
                         api_name="lesson_pick")
+        # always_last: a press while the last step is still opening is kept, not dropped (Gradio's default for a click)
         forward = ctx.on([self.forward.click], lambda *v: on_move(*v, 1), inputs=[self.lesson, self.step] + modes,
-                         outputs=outputs, api_name="lesson_next")
+                         outputs=outputs, api_name="lesson_next", trigger_mode="always_last")
         back = ctx.on([self.back.click], lambda *v: on_move(*v, -1), inputs=[self.lesson, self.step] + modes,
-                      outputs=outputs, api_name="lesson_back")
+                      outputs=outputs, api_name="lesson_back", trigger_mode="always_last")
         events = [picked, forward, back]
         for n, event in enumerate(events):
             ctx.run_after(event, f"lesson_{n}")
