@@ -10,6 +10,7 @@ import gradio as gr
 
 from ui import components
 from ui.context import Context
+from ui.handout import HANDOUT_JS
 from ui.lessons import LessonLibrary, failed_claims, step_text
 from ui.links import TRUE, whole_number
 from ui.messages import warn
@@ -81,6 +82,9 @@ class Player:
             self.reveal = gr.Button("Reveal the answer", variant="primary", size="sm", visible=False,
                                     elem_id="lesson-reveal", scale=0, min_width=160)
             self.warning = gr.Markdown("", visible=False, elem_id="lesson-warning")
+            # the whole lesson as one HTML page (ui/handout.py): made in the browser from the figures drawn
+            self.handout = gr.Button("Download the lesson as a handout (HTML)", size="sm", elem_id="lesson-handout",
+                                     scale=0, min_width=200)
         if self.library.errors:  # for the lecturer: what was left out of the picker, and how to fix it
             gr.Markdown("\n".join(f"- ⚠️ {e}" for e in self.library.errors), elem_id="lesson-errors")
 
@@ -182,6 +186,7 @@ class Player:
             step = library.get(lesson_id).steps[library.step_number(library.get(lesson_id), number) - 1]
             return step_text(step, bool(quiz)), Change(visible=bool(quiz and step.answer))
 
+        ctx.on([self.handout.click], None, js=HANDOUT_JS, api_name="lesson_handout")
         ctx.on([self.reveal.click], on_reveal, inputs=[self.lesson, self.step], outputs=[self.text, self.reveal],
                api_name="lesson_reveal", queue=False)
         ctx.on([ctx.quiz.change], on_quiz, inputs=[self.lesson, self.step, ctx.quiz],

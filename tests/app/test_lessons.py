@@ -108,6 +108,18 @@ def test_a_false_claim_is_flagged_on_its_step(registry):
     assert "This no longer holds on this model" in warning and '<= 0.1' in warning and "measured" in warning
 
 
+def test_the_player_shows_the_failed_claim_on_its_step(registry):
+    from ui.lesson_player import Player
+    library = lessons.LessonLibrary(registry, default_settings(registry))
+    library.add(GOOD.replace(">= 0.9", "<= 0.1"), "false.md")
+    values = dict(zip(["picker", "lesson", "step", "position", "back", "forward", "column", "text", "reveal",
+                       "warning"], Player(library).values("test-lesson", 1, quiz=False)))
+    assert values["position"] == "step 1 of 1" and values["warning"]["visible"] is True
+    assert "This no longer holds on this model" in values["warning"]["value"] and "<= 0.1" in values["warning"]["value"]
+    assert values["reveal"]["visible"] is False  # not in quiz mode: the answer is in the text
+    assert Player(library).values("test-lesson", 1, quiz=True)[8]["visible"] is True
+
+
 def test_a_claim_that_cannot_be_measured_says_why(registry):
     library = lessons.LessonLibrary(registry, default_settings(registry))
     library.add(GOOD.replace('from "sat"', 'from "dog"'), "missing.md")

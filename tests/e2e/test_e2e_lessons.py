@@ -130,3 +130,18 @@ def test_quiz_mode_asks_the_question_before_its_answer(page, live):
     page.click("#lesson-reveal")
     page.wait_for_function("() => document.querySelector('#lesson-text').innerText.includes('Answer')")
     assert not page.locator("#lesson-reveal").is_visible()
+
+
+def test_a_lesson_downloads_as_one_html_page_with_its_text_and_figures_as_svg(page, live):
+    page.goto(f"{live.url}?lesson=causal-mask&step=2")
+    settled(page, "step 2 of 2", "Without a mask")
+    with page.expect_download(timeout=WAIT_MS) as download:
+        page.click("#lesson-handout")
+    handout = Path(download.value.path()).read_text(encoding="utf-8")
+    assert download.value.suggested_filename == "the-causal-mask.html"
+    assert "<title>The causal mask</title>" in handout
+    first, second = handout.split("<section>")[1:]
+    assert "The mask" in first and "step 1 of 2" in first and "<svg" in first
+    assert "Without a mask" in second and "step 2 of 2" in second and "<svg" in second
+    # self-contained: nothing to fetch, nothing to run (the SVGs name their XML namespaces, which is no fetch)
+    assert "<script" not in handout and "<link" not in handout and 'src="http' not in handout
