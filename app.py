@@ -2,7 +2,8 @@
 
 Run `python app.py` (honours GRADIO_SERVER_NAME / GRADIO_SERVER_PORT; ATTENTION_ASSETS points
 at another folder of trained models; ATTENTION_MODELS, or `--models`, lists extra Hugging Face model
-folders, see the README). Models load once at start; the GPU is used when present.
+folders, see the README; ATTENTION_LESSONS, or `--lessons`, a folder of lessons). Models load once at start; the GPU
+is used when present.
 """
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ limit_allocator()  # freed trace arrays go back to the system (ui/runtime/memory
 import gradio as gr  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from ui import accessibility, attention  # noqa: E402
-from ui.controls import CSS, build_controls, wire_page  # noqa: E402
+from ui import accessibility, attention, lesson_player  # noqa: E402
+from ui.controls import CSS, build_controls, default_settings, tab_ids, wire_page  # noqa: E402
+from ui.lessons import LESSONS_ENV, LessonLibrary  # noqa: E402
 from ui.models import ModelRegistry, model_notes  # noqa: E402
 from ui.runtime import wire  # noqa: E402
 from ui.runtime.aria import ARIA_FIXES_JS  # noqa: E402
@@ -77,18 +79,21 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
     registry = registry or ModelRegistry.load(assets)
     with wire.Blocks(title="Attention, made visible", analytics_enabled=False) as demo:
         gr.Markdown(DESCRIPTION, elem_id="intro")
-        ctx, examples = build_controls(demo, registry)
+        player = lesson_player.Player(LessonLibrary.load(registry, default_settings(registry)))
+        ctx, examples = build_controls(demo, registry, player)
         # the tabs: on a narrow screen they wrap onto rows (Gradio's default folds most into a "⋯" menu)
         with gr.Tabs(overflow_behavior="wrap") as tabs:
             ctx.tabs = tabs
             for module in tab_modules():
                 module.build(ctx)
+        player.only_tabs(tab_ids(tabs))
+        player.panel()
         # which weights were loaded (smollm2's 4-bit build, or the original): below the views, which it would push
         # down, and hidden in presenter mode with the page's title (ui/controls.py's CSS)
         if notes := model_notes(registry):
             with gr.Accordion("Which weights the pretrained models were read from", open=False, elem_id="model-notes"):
                 gr.Markdown(notes)
-        wire_page(ctx, examples)
+        wire_page(ctx, examples, player)
 
         def translate(text: str, beam: int = 1) -> str:
             """The dates model's ISO 8601 reading of `text`; beam is the beam width (1 = greedy, up to 8)."""
@@ -109,8 +114,9 @@ def launch_options() -> dict:
     screen readers); the page's script files compressed once for every visitor (ui/runtime/assets.py); results
     compressed (ui/runtime/streams.py); no /monitoring pages (Gradio's summary of every visitor's requests,
     open to anyone by default); host and port come from GRADIO_SERVER_*."""
-    return dict(theme=THEME, css=CSS + accessibility.CSS,
-                js=page_script(DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS, accessibility.PAGE_JS),
+    return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS,
+                js=page_script(DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
+                               accessibility.PAGE_JS, lesson_player.KEYS_JS),
                 footer_links=["api"], enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)]})
 
@@ -125,7 +131,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="Serve the demo on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT.")
     parser.add_argument("--models", metavar="LIST", help="extra Hugging Face model folders (or Hub ids) to offer, "
                         "comma-separated, each name=folder or folder; the same as $ATTENTION_MODELS, which it replaces")
+    parser.add_argument("--lessons", metavar="FOLDER", help="a folder of your own lessons (.md) to add to the picker; "
+                        "the same as $ATTENTION_LESSONS, which it replaces")
     args = parser.parse_args(argv)
+    if args.lessons is not None:
+        os.environ[LESSONS_ENV] = args.lessons  # read by ui.lessons.LessonLibrary.load
     if args.models is not None:
         os.environ["ATTENTION_MODELS"] = args.models  # read by ui.models.ModelRegistry.load (model.pretrained)
     build_demo().queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE).launch(**launch_options())

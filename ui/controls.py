@@ -10,8 +10,8 @@ from analysis import head_stats as stats
 from analysis.sampling import DEFAULT_TOKENS
 from ui import components
 from ui.context import PRESENTER_FIRST, Context  # noqa: F401 - PRESENTER_FIRST: the tabs import it from here too
-from ui.links import (SAMPLING_SETTINGS, ViewSettings, make_link, parse_query, sampling_in_link, sampling_settings,
-                      whole_number)
+from ui.links import (SAMPLING_SETTINGS, ViewSettings, lesson_link, make_link, parse_query, sampling_in_link,
+                      sampling_settings, whole_number)
 from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
 from ui.steps import shown_temperature, slider_from_temperature
 from ui.messages import inform, warn
@@ -200,8 +200,9 @@ def fit_controls(registry: ModelRegistry, name, layer, head, kind):
             Change(value=kind, visible=True) if len(kinds) > 1 else Change(visible=False))
 
 
-def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, gr.Dropdown]:
-    """The shared controls and the examples; returns the Context every tab builds against."""
+def build_controls(demo: gr.Blocks, registry: ModelRegistry, player=None) -> tuple[Context, gr.Dropdown]:
+    """The shared controls and the examples; returns the Context every tab builds against. player: the lesson
+    player (ui/lesson_player.py), whose picker and buttons end the first row."""
     start = default_settings(registry)
     layers, heads = registry.shape(start.model, start.kind) if start.model in registry.available else (1, 1)
     kinds = registry.kinds(start.model) if start.model in registry.available else ("self",)
@@ -216,6 +217,8 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry) -> tuple[Context, g
         model = gr.Dropdown(label="Model", show_label=False, choices=list(registry.names), value=start.model, elem_id="model",
                             scale=1, min_width=140, container=False)
         analyze = gr.Button("Show attention", variant="primary", elem_id="analyze", scale=1, min_width=150)
+        if player is not None:  # in this row, not a row of its own: a projector's first screen has no room left
+            player.build()
     with gr.Row(equal_height=True, elem_id="settings-row"):
         examples = components.Dropdown(choices=[(f"{name} · {example}", i) for i, (example, name) in enumerate(EXAMPLES)],
                                        value=None, label="Lecture examples", elem_id="examples", scale=3, min_width=260)
@@ -274,9 +277,10 @@ def tab_ids(tabs: gr.Tabs) -> list[str]:
     return [str(child.id) for child in tabs.children if getattr(child, "id", None) is not None]
 
 
-def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
+def wire_page(ctx: Context, examples: gr.Dropdown, player=None) -> None:
     """Call after every tab is built: chains the registered listeners after model changes,
-    example clicks and the page load, and keeps the link box and presenter mode in step."""
+    example clicks and the page load, and keeps the link box and presenter mode in step.
+    player: the lesson player (ui/lesson_player.py), whose steps open as the page load opens a link."""
     registry, ids = ctx.registry, tab_ids(ctx.tabs)
     defaults = default_settings(registry)
     controls = [ctx.layer, ctx.head, ctx.kind]
@@ -325,30 +329,42 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
 
     tab_controls = tab_settings_controls(ctx)
 
-    def on_load(request: gr.Request):
-        params = dict(request.query_params) if request is not None else {}
-        settings, notes = parse_query(params, registry, defaults, tuple(ids))
+    def apply_view(settings: ViewSettings, notes: list[str], select_tab: bool = False) -> tuple:
+        """What opening a view sets (the load_outputs below), from settings read as a link is: the page load's
+        and a lesson step's (ui/lesson_player.py) one code path."""
         for note in notes:  # they quote the link's parameters, which anyone can write
             warn(note)
         fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
             if settings.model in registry.available else (UNCHANGED,) * 3
         # the page opens on the default tab by itself: selecting it again would fire the tab's own redraw
         # beside the load's, with presenter mode not yet set, and the slower of the two would win
-        tab = Change(selected=settings.tab) if settings.tab != defaults.tab else UNCHANGED
+        tab = Change(selected=settings.tab) if select_tab or settings.tab != defaults.tab else UNCHANGED
         opened = sampling_in_link(settings)
         panel = Change(open=True) if opened else UNCHANGED
         return (settings.text, settings.model, *fitted, settings.presenter, tab, settings.tab, settings.quiz,
                 *tab_settings_values(registry, settings), panel, [SAMPLING_PANEL_ID] if opened else UNCHANGED)
 
+    def on_load(request: gr.Request):
+        params = dict(request.query_params) if request is not None else {}
+        # a lesson's link (lesson=...&step=...) opens its step's settings, read below as any link's
+        params, lesson = player.from_link(params) if player is not None else (params, ())
+        settings, notes = parse_query(params, registry, defaults, tuple(ids))
+        return apply_view(settings, notes) + lesson
+
+    load_outputs = [ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab, ctx.quiz,
+                    *tab_controls.values(), by_elem_id(ctx, SAMPLING_PANEL_ID), ctx.open_sections]
     load_event = ctx.on([ctx.demo.load], on_load, inputs=None,
-                        outputs=[ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab, ctx.quiz,
-                                 *tab_controls.values(), by_elem_id(ctx, SAMPLING_PANEL_ID), ctx.open_sections],
+                        outputs=load_outputs + (player.outputs if player is not None else []),
                         api_name="load_settings")
     ctx.run_after(load_event, "load")
+    lesson_events = player.wire(ctx, apply_view, load_outputs) if player is not None else []
 
     def view_link(text, name, layer, head, kind, presenter, tab, quiz=False, log_temperature=0.0, step=6, beam=4,
                   snapshot=0, seed=0, sample_temperature=1.0, sample_top_k=0, sample_top_p=1.0, sample_seed=0,
-                  sample_tokens=DEFAULT_TOKENS, request: gr.Request = None):
+                  sample_tokens=DEFAULT_TOKENS, lesson=None, lesson_step=None, request: gr.Request = None):
+        page = request.headers.get("referer") if request is not None else None
+        if lesson:  # a lesson is open: the link opens it at its step
+            return lesson_link(page, lesson, lesson_step, presenter, quiz)
         try:  # the link names the last view drawn: an empty or refused text leaves it as it was
             clean_text(text)
         except InputError:
@@ -366,12 +382,12 @@ def wire_page(ctx: Context, examples: gr.Dropdown) -> None:
             return UNCHANGED
         if name not in registry.available or len(registry.kinds(name)) == 1:  # only one kind: leave it out
             settings.kind = ""
-        page = request.headers.get("referer") if request is not None else None
         return make_link(settings, page)
 
     link_inputs = [ctx.text, ctx.model, *controls, ctx.presenter, current_tab, ctx.quiz,
-                   *link_inputs_order(tab_controls)]
-    for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event)):
+                   *link_inputs_order(tab_controls)] + ([player.lesson, player.step] if player is not None else [])
+    for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event),
+                          *((f"lesson_{n}", event) for n, event in enumerate(lesson_events))):
         ctx.on(event, view_link, inputs=link_inputs, outputs=[link], preprocess=False, api_name=f"link_{suffix}",
                show_progress="hidden")
     # preprocess=False: a slider's range can change on the server a moment before the browser sends its old value

@@ -3,6 +3,7 @@ plus the tabs' own controls when they differ from their defaults: temperature (T
 step (decoding step) and beam (beam width, Encoder-decoder), snapshot (Learning; absent = the trained model)
 and seed (the Positions shuffle), and the sampling panel's sample_temperature, sample_top_k, sample_top_p,
 sample_seed and sample_tokens (Every head); quiz=1 opens the views in quiz mode (answers hidden until revealed).
+A lesson's link is ?lesson=<id>&step=<k> (ui/lesson_player.py): it opens that step's settings.
 
 Pure helpers (no Gradio): parse what a visitor's URL asks for, and write a link back.
 Layer and head are 1-based, as the UI shows them.
@@ -125,6 +126,18 @@ def make_link(settings: ViewSettings, page_url: str | None = None) -> str:
     for name, (default, _, _) in TAB_SETTINGS.items():  # a slider's 0.7000000000000001 written as 0.7
         if name in query and isinstance(default, float):
             query[name] = f"{query[name]:.3g}"
+    base = "/"
+    if page_url:
+        parts = urlsplit(page_url)
+        base = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", ""))
+    return f"{base}?{urlencode(query)}"
+
+
+def lesson_link(page_url: str | None, lesson: str, step, presenter=False, quiz=False) -> str:
+    """A URL opening a lesson at a step (from 1): ?lesson=...&step=... and the viewer's presenter and quiz mode."""
+    query = {"lesson": str(lesson), "step": str(whole_number(step, 1)), "presenter": "1" if presenter else "0"}
+    if quiz:
+        query["quiz"] = "1"
     base = "/"
     if page_url:
         parts = urlsplit(page_url)

@@ -1,0 +1,147 @@
+"""Lessons in the browser: every shipped lesson walked with the keyboard alone in presenter mode on a 1280 × 720
+projector, each step's figure whole on the first screen and no claim flagged; a lesson's link opens its step and
+the link box follows the player; quiz mode asks before it answers."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis import lessons as fmt
+from tests.e2e.browser_helpers import WAIT_MS, wait_until_idle
+from tests.e2e.conftest import screenshot
+from tests.e2e.test_e2e_presenter import SCREEN, TABS
+from ui.lessons import SETTING_NAMES, SHIPPED, lesson_files
+
+
+def shipped() -> list[fmt.Lesson]:
+    return [fmt.parse_lesson(p.read_text(encoding="utf-8"), p.name, SETTING_NAMES) for p in lesson_files(SHIPPED)]
+
+
+@pytest.fixture
+def projector(browser):
+    context = browser.new_context(viewport=SCREEN)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    errors = page.script_errors = []
+    page.on("pageerror", lambda e: errors.append(f"{e}: {getattr(e, 'stack', '')}"[:1500]))
+    yield page
+    context.close()
+    assert not errors, errors
+
+
+def focused_in(page, selector: str) -> bool:
+    return page.evaluate("(s) => !!document.activeElement && !!document.activeElement.closest(s)", selector)
+
+
+def tab_to(page, selector: str, backwards: bool = False, most: int = 80) -> None:
+    """Press Tab (or Shift+Tab) until the focus is inside `selector`: the keyboard's way there."""
+    for _ in range(most):
+        if focused_in(page, selector):
+            return
+        if focused_in(page, "[role=combobox]"):  # Gradio 6.31 keeps a picker's list open when Tab leaves it
+            page.keyboard.press("Escape")
+        page.keyboard.press("Shift+Tab" if backwards else "Tab")
+    at = page.evaluate("() => document.activeElement && document.activeElement.outerHTML.slice(0, 200)")
+    raise AssertionError(f"{selector} is not reachable with the Tab key (the focus is on {at})")
+
+
+def pick_lesson_by_keyboard(page, lesson: fmt.Lesson, first: bool) -> None:
+    """From the top of the page (the first lesson), or back from the player's buttons, to the picker; type the
+    title, pick it, and once its first step is open, on to Next (the picker keeps its own arrow keys)."""
+    tab_to(page, "#lesson", backwards=not first)
+    page.keyboard.press("Control+A")
+    page.keyboard.type(lesson.title)
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    settled(page, f"step 1 of {len(lesson.steps)}", lesson.steps[0].title)
+    tab_to(page, "#lesson-next")
+
+
+def settled(page, position: str, title: str = "") -> None:
+    """Wait until the player shows this step (its position and title) and every view has arrived."""
+    page.wait_for_function("([p, t]) => (document.querySelector('#lesson-position') || {}).innerText?.trim() === p"
+                           " && document.querySelector('#lesson-text').innerText.includes(t)", arg=[position, title])
+    wait_until_idle(page)
+    page.wait_for_timeout(500)  # Plotly's last relayout (its drawn size) after the answer
+    wait_until_idle(page)
+
+
+def main_figure_box(page, tab: str) -> dict:
+    selector = TABS.get(tab, ("", "[role=tabpanel] .js-plotly-plot"))[1]
+    page.wait_for_function("(s) => [...document.querySelectorAll(s)].some(e => e.offsetParent && "
+                           "(e.matches('.js-plotly-plot') ? e : e.querySelector('.js-plotly-plot')))", arg=selector)
+    return page.evaluate("""(s) => {
+        const shown = [...document.querySelectorAll(s)].filter(e => e.offsetParent)[0];
+        const plot = shown.matches('.js-plotly-plot') ? shown : shown.querySelector('.js-plotly-plot');
+        const r = plot.getBoundingClientRect();
+        return {top: r.top, bottom: r.bottom, scrolled: window.scrollY};
+    }""", selector)
+
+
+def test_every_shipped_lesson_walked_with_the_keyboard_in_presenter_mode(projector, live):
+    page = projector
+    page.goto(f"{live.url}?presenter=1")
+    page.wait_for_function("() => document.body.classList.contains('presenter')")
+    wait_until_idle(page)
+    for n, lesson in enumerate(shipped()):
+        pick_lesson_by_keyboard(page, lesson, first=n == 0)
+        for number, step in enumerate(lesson.steps, 1):
+            if number > 1:
+                page.keyboard.press("ArrowRight")
+            settled(page, f"step {number} of {len(lesson.steps)}", step.title)
+            tab = step.settings.get("tab", "attention")
+            selected = page.evaluate("() => document.querySelector('[role=tab][aria-selected=true]').innerText")
+            box = main_figure_box(page, tab)
+            name = f"lesson-{lesson.id}-{number}"
+            screenshot(page, name)
+            assert step.title in page.inner_text("#lesson-text"), name
+            assert not page.script_errors, f"{name}: {page.script_errors}"
+            assert not page.locator("#lesson-warning").is_visible(), f"{name}: {page.inner_text('#lesson-warning')}"
+            assert box["scrolled"] == 0, f"{name} ({selected}): the page scrolled by {box['scrolled']} px"
+            assert 0 <= box["top"] and box["bottom"] <= SCREEN["height"], f"{name} ({selected}): {box}"
+        page.keyboard.press("ArrowLeft")  # and back
+        if len(lesson.steps) > 1:
+            settled(page, f"step {len(lesson.steps) - 1} of {len(lesson.steps)}", lesson.steps[-2].title)
+
+
+def test_a_lessons_link_opens_its_step_and_the_link_box_follows(page, live):
+    page.goto(f"{live.url}?lesson=causal-mask&step=2")
+    settled(page, "step 2 of 2")
+    assert page.input_value("#model input") == "mlm"
+    assert page.evaluate("() => document.querySelector('[role=tab][aria-selected=true]').innerText").strip() \
+        == "Every head"
+    page.wait_for_function("() => document.querySelector('#view-link textarea, #view-link input').value"
+                           ".includes('lesson=causal-mask&step=2')")
+    page.click("#lesson-back")
+    settled(page, "step 1 of 2")
+    page.wait_for_function("() => document.querySelector('#view-link textarea, #view-link input').value"
+                           ".includes('lesson=causal-mask&step=1')")
+    assert page.evaluate("() => location.search").find("step=1") >= 0
+    assert page.evaluate("() => document.querySelector('[role=tab][aria-selected=true]').innerText").strip() \
+        == "Masking"
+
+
+def test_quiz_mode_asks_the_question_before_its_answer(page, live):
+    page.goto(f"{live.url}?lesson=what-attention-computes&step=1&quiz=1")
+    settled(page, "step 1 of 4")
+    text = page.inner_text("#lesson-text")
+    assert "Where does" in text and "Answer" not in text
+    page.click("#lesson-reveal")
+    page.wait_for_function("() => document.querySelector('#lesson-text').innerText.includes('Answer')")
+    assert not page.locator("#lesson-reveal").is_visible()
+
+
+def test_a_lesson_downloads_as_one_html_page_with_its_text_and_figures_as_svg(page, live):
+    page.goto(f"{live.url}?lesson=causal-mask&step=2")
+    settled(page, "step 2 of 2", "Without a mask")
+    with page.expect_download(timeout=WAIT_MS) as download:
+        page.click("#lesson-handout")
+    handout = Path(download.value.path()).read_text(encoding="utf-8")
+    assert download.value.suggested_filename == "the-causal-mask.html"
+    assert "<title>The causal mask</title>" in handout
+    first, second = handout.split("<section>")[1:]
+    assert "The mask" in first and "step 1 of 2" in first and "<svg" in first
+    assert "Without a mask" in second and "step 2 of 2" in second and "<svg" in second
+    # self-contained: nothing to fetch, nothing to run (the SVGs name their XML namespaces, which is no fetch)
+    assert "<script" not in handout and "<link" not in handout and 'src="http' not in handout
