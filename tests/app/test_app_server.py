@@ -8,7 +8,7 @@ import httpx
 import pytest
 from gradio_client.exceptions import AppError
 
-from live_app import ARTIFACTS, live_app
+from harness.live_app import ARTIFACTS, live_app
 
 
 def endpoint_parameters(client, api_name: str) -> list[str]:

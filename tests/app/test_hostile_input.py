@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.hostile_strings import HOSTILE, LONE_SURROGATES, MAX_CHARS, expects_result
-from tests.live_app import ARTIFACTS, ROOT, Endpoints, assert_clear_message, live_app
+from harness.live_app import ARTIFACTS, ROOT, Endpoints, assert_clear_message, live_app
 from viz.labels import labelled_positions
 
 NORMAL = "The cat sat on the mat"

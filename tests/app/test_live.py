@@ -9,7 +9,7 @@ import pytest
 import torch
 from gradio_client.exceptions import AppError
 
-from live_app import ARTIFACTS, assert_clear_message, live_app
+from harness.live_app import ARTIFACTS, assert_clear_message, live_app
 from training import toy
 from training.toy_tasks import SettingsError
 from ui import live

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from gradio_client.exceptions import AppError
 
-from live_app import ARTIFACTS, live_app
+from harness.live_app import ARTIFACTS, live_app
 from analysis import sampling
 from model import api
 

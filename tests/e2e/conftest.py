@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import trainings_left
-from tests.live_app import ARTIFACTS, CHROMIUM_ARGS, live_app, require_chromium
+from harness.live_app import ARTIFACTS, CHROMIUM_ARGS, live_app, require_chromium
 
-from tests.e2e.browser_helpers import WAIT_MS, wait_until_idle
+from harness.browser import WAIT_MS, wait_until_idle
 
 SCREENS = ARTIFACTS / "screens"
 

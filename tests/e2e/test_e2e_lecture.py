@@ -9,7 +9,7 @@ from urllib.parse import quote_plus
 
 import pytest
 
-from tests.e2e.browser_helpers import (DETAIL, close_toasts, error_toasts, expected_labels, message_toasts,
+from harness.browser import (DETAIL, close_toasts, error_toasts, expected_labels, message_toasts,
                                        press_analyze, sentence_box, type_number, wait_for_figures,
                                        wait_for_ticks, wait_until_idle)
 from tests.e2e.conftest import screenshot

@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from tests.e2e.browser_helpers import DETAIL, WAIT_MS, error_toasts, type_number, wait_for_figures
+from harness.browser import DETAIL, WAIT_MS, error_toasts, type_number, wait_for_figures
 from tests.e2e.conftest import screenshot
 
 

@@ -11,9 +11,9 @@ import pytest
 from tokenizers import Tokenizer
 
 from model import api
-from tests.e2e.browser_helpers import (DETAIL, error_toasts, expected_labels, wait_for_figures, wait_for_ticks)
+from harness.browser import (DETAIL, error_toasts, expected_labels, wait_for_figures, wait_for_ticks)
 from tests.e2e.conftest import screenshot
-from tests.live_app import ARTIFACTS, live_app
+from harness.live_app import ARTIFACTS, live_app
 from tests.llama_checkpoints import save_tiny
 from ui.models import assets_dir
 

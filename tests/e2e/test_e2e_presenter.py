@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app import tab_specs
-from tests.e2e.browser_helpers import WAIT_MS, wait_until_idle
+from harness.browser import WAIT_MS, wait_until_idle
 from tests.e2e.conftest import screenshot
 
 SCREEN = {"width": 1280, "height": 720}
