@@ -34,6 +34,7 @@ def folders(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def llama_live(folders):
+    """Its own server: the tiny Llama-family folders are listed in $ATTENTION_MODELS, read only at start."""
     models = ", ".join(f"{name}={folder}" for name, folder in folders.items())
     with live_app(ARTIFACTS / "logs" / "e2e-llama.log", env={"ATTENTION_MODELS": models}) as running:
         yield running
