@@ -1,5 +1,8 @@
 """Faults the app must survive: one model's weights damaged or missing (that model says why,
-the others keep working), and a machine where CUDA is hidden (the app runs on the CPU)."""
+the others keep working), and a machine where CUDA is hidden (the app runs on the CPU).
+
+Each test starts a server of its own, not the session's shared one: the fault is in the assets folder and the
+environment a server reads at start."""
 from __future__ import annotations
 
 import shutil
