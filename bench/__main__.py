@@ -20,7 +20,7 @@ from pathlib import Path
 from bench import browser, llama_family, load, measure, patching, report
 from bench.bertviz_compare import bertviz_sizes
 from bench.sentences import sentence
-from tests.live_app import ARTIFACTS, ROOT, Endpoints, live_app
+from harness.live_app import ARTIFACTS, ROOT, Endpoints, live_app
 from training import dates
 
 LENGTHS = (8, 32, 128, 256)

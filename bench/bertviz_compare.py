@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.live_app import ROOT
+from harness.live_app import ROOT
 
 BENCH_PYTHON = ROOT / ".bench-venv" / "bin" / "python"
 SETUP = ("python3.11 -m venv .bench-venv && .bench-venv/bin/pip install torch==2.13.0 bertviz==1.4.1")

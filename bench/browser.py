@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 from bench.load import cpu_seconds
-from tests.e2e.browser_helpers import (DETAIL, expected_labels, press_analyze, sentence_box, wait_for_figures,
+from harness.browser import (DETAIL, expected_labels, press_analyze, sentence_box, wait_for_figures,
                                        wait_for_ticks)
-from tests.live_app import CHROMIUM_ARGS, require_chromium
+from harness.live_app import CHROMIUM_ARGS, require_chromium
 
 
 IDLE_S = 2  # seconds of the idle server measured before each click or visit

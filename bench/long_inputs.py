@@ -18,8 +18,8 @@ from pathlib import Path
 from bench import measure
 from bench.checkpoints import build
 from bench.sentences import sentence
-from tests.e2e.browser_helpers import DETAIL, expected_labels, press_analyze, sentence_box, wait_for_figures, wait_for_ticks
-from tests.live_app import ARTIFACTS, CHROMIUM_ARGS, ROOT, Endpoints, live_app, require_chromium
+from harness.browser import DETAIL, expected_labels, press_analyze, sentence_box, wait_for_figures, wait_for_ticks
+from harness.live_app import ARTIFACTS, CHROMIUM_ARGS, ROOT, Endpoints, live_app, require_chromium
 
 MODELS_DIR = ROOT / "runs" / "bench-models"
 LONG = 512

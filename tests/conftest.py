@@ -98,3 +98,46 @@ def smollm2():
 def pytest_configure(config):
     config.addinivalue_line("markers", "trains: the test starts toy trainings on a live app; afterwards every slot "
                                        "of that app must be free (tests/trainings_left.py)")
+
+
+# ---- one of each per session: the tests that use these only read them --------------------------------
+# A test that needs other models (tiny checkpoints, extra folders) or changes what it is given (a cache's size,
+# a monkeypatched decorator, the server's environment) builds its own and says why beside it.
+@pytest.fixture(scope="session")
+def shipped_registry(model_assets):
+    """Every shipped model and minilm, loaded once for the handler and in-process API tests."""
+    from ui.models import ModelRegistry
+
+    loaded = ModelRegistry.load(model_assets, device="cpu", extra={})
+    assert not loaded.errors, loaded.errors
+    return loaded
+
+
+@pytest.fixture(scope="session")
+def registry(shipped_registry):
+    """The session's registry. A module that needs other models defines its own `registry`, which wins there
+    (`demo` reads shipped_registry, so it stays the shipped app's in such a module too)."""
+    return shipped_registry
+
+
+@pytest.fixture(scope="session")
+def demo(shipped_registry):
+    """The app's Blocks, built once on the session's registry (building one takes seconds of the 2 cores)."""
+    import app
+
+    return app.build_demo(registry=shipped_registry)
+
+
+# One training at a time, as on a 2-core Space, whatever the machine: a test that holds the slot holds the only one
+TRAINING_SLOTS = 1
+
+
+@pytest.fixture(scope="session")
+def live(model_assets):
+    """The real app (`python app.py`) started once on the session's assets: the API, hostile-input and browser
+    tests all call this one server. Tests that change a server's environment start their own (tests/app/server)."""
+    from harness.live_app import ARTIFACTS, live_app
+
+    env = {"ATTENTION_ASSETS": str(model_assets), "ATTENTION_TOY_TRAININGS": str(TRAINING_SLOTS)}
+    with live_app(ARTIFACTS / "logs" / "app.log", env=env) as running:
+        yield running

@@ -1,6 +1,6 @@
 """Strings a curious student (or a hostile one) will type into the sentence box.
 
-Shared by the API tests (tests/app/test_hostile_input.py) and the browser tests
+Shared by the API tests (tests/app/server/test_hostile_input.py) and the browser tests
 (tests/e2e/test_e2e_hostile.py). Each entry is (id, text); `expects_result` says whether
 the app should draw it (True) or refuse it with a message (False).
 """

@@ -5,7 +5,7 @@ Train then waits behind it, and its page shows "Waiting" where the test expects 
 folders that train (tests/training, tests/app, tests/e2e) call `check` from an autouse fixture.
 
 In this process every `Trainings` made is remembered (its __init__ records it; nothing else changes) and
-must be empty. A live app (tests/live_app.py) among the test's fixtures must have no training process,
+must be empty. A live app (harness/live_app.py) among the test's fixtures must have no training process,
 and for a test marked `trains` every slot must be free: as many one-second trainings as it has slots
 each start at once, without waiting.
 """
@@ -15,7 +15,7 @@ import multiprocessing
 import time
 import weakref
 
-from live_app import assert_no_training_left, training_processes
+from harness.live_app import assert_no_training_left, training_processes
 from training.toy_session import Trainings, default_limit
 
 _made: weakref.WeakSet = weakref.WeakSet()
@@ -45,7 +45,7 @@ def check(request) -> None:
     while _left_here():
         assert time.monotonic() < deadline, f"{request.node.nodeid} left trainings behind: {_left_here()}"
         time.sleep(0.1)
-    # by its fields: the e2e tests import tests/live_app.py as tests.live_app, the others as live_app
+    # by its fields, not its class: however harness/live_app.py was imported
     apps = [value for value in request.node.funcargs.values() if type(value).__name__ == "LiveApp"]
     for app in apps:
         if request.node.get_closest_marker("trains"):

@@ -1,4 +1,4 @@
-"""Real-browser fixtures: the app started once for the browser tests, one headless Chromium,
+"""Real-browser fixtures (the app itself is tests/conftest.py's `live`, one per session): one headless Chromium,
 and a fresh page per test that fails the test if the page ever opens a dialog (a script ran)
 or throws an uncaught JavaScript error. Screenshots go to test-artifacts/screens/."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import trainings_left
-from tests.live_app import ARTIFACTS, CHROMIUM_ARGS, live_app, require_chromium
+from harness.live_app import ARTIFACTS, CHROMIUM_ARGS, require_chromium
 
-from tests.e2e.browser_helpers import WAIT_MS, wait_until_idle
+from harness.browser import WAIT_MS, wait_until_idle
 
 SCREENS = ARTIFACTS / "screens"
 
@@ -22,16 +22,6 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if str(item.path).startswith(here):
             item.add_marker(pytest.mark.browser)
-
-
-# One training at a time, as on a 2-core Space, whatever the machine: a test that holds the slot holds the only one
-TRAINING_SLOTS = 1
-
-
-@pytest.fixture(scope="session")
-def live():
-    with live_app(ARTIFACTS / "logs" / "e2e.log", env={"ATTENTION_TOY_TRAININGS": str(TRAINING_SLOTS)}) as running:
-        yield running
 
 
 @pytest.fixture(autouse=True)

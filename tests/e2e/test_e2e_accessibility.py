@@ -10,9 +10,9 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from app import tab_specs
-from tests.e2e.browser_helpers import (DETAIL, PLOT, expected_labels, wait_for_figures, wait_for_ticks,
+from harness.browser import (DETAIL, PLOT, expected_labels, wait_for_figures, wait_for_ticks,
                                        wait_until_idle)
-from tests.live_app import ARTIFACTS, ROOT
+from harness.live_app import ARTIFACTS, ROOT
 
 # axe-core as the Makefile installs it (make test; by hand: npm install --prefix .axe axe-core@<version>): the
 # newest release, not the older one axe-playwright-python bundles (4.12 passed what 4.14 finds)

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from tests.e2e.browser_helpers import (DETAIL, error_toasts, expected_labels, message_toasts, press_analyze,
+from harness.browser import (DETAIL, error_toasts, expected_labels, message_toasts, press_analyze,
                                        sentence_box, tick_labels, wait_for_figures, wait_for_ticks,
                                        wait_until_idle)
 from tests.e2e.conftest import screenshot

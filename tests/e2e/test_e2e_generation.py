@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlencode
 
-from tests.e2e.browser_helpers import error_toasts, wait_until_idle
+from harness.browser import error_toasts, wait_until_idle
 from tests.e2e.conftest import screenshot
 
 TEXT = "The cat sat on the mat and looked at the dog"

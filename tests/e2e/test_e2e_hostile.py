@@ -3,11 +3,11 @@ refused with a clear message; never a script run (the page fixture fails on any 
 error), never HTML injected, and the page keeps working afterwards."""
 from __future__ import annotations
 
-from tests.e2e.browser_helpers import (DETAIL, close_toasts, expected_labels, message_toasts, press_analyze,
+from harness.browser import (DETAIL, close_toasts, expected_labels, message_toasts, press_analyze,
                                        sentence_box, tick_labels, wait_for_figures, wait_for_ticks)
 from tests.e2e.conftest import screenshot
 from tests.hostile_strings import HOSTILE, expects_result
-from tests.live_app import assert_clear_message
+from harness.live_app import assert_clear_message
 
 CANARY = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>'
 # Every string here makes the page re-run every tab, so the page gets a sample (the API test takes

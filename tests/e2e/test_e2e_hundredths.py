@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.e2e.browser_helpers import lm, sentence_box, wait_for_figures, wait_until_idle
+from harness.browser import lm, sentence_box, wait_for_figures, wait_until_idle
 from ui.models import clean_text
 from viz import heatmap
 

@@ -2,7 +2,7 @@
 map, and attention beside rollout and attribution."""
 from __future__ import annotations
 
-from tests.e2e.browser_helpers import error_toasts, press_analyze, sentence_box, wait_for_figures
+from harness.browser import error_toasts, press_analyze, sentence_box, wait_for_figures
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_e2e_browser import open_app
 

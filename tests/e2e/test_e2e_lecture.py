@@ -9,7 +9,7 @@ from urllib.parse import quote_plus
 
 import pytest
 
-from tests.e2e.browser_helpers import (DETAIL, close_toasts, error_toasts, expected_labels, message_toasts,
+from harness.browser import (DETAIL, close_toasts, error_toasts, expected_labels, message_toasts,
                                        press_analyze, sentence_box, type_number, wait_for_figures,
                                        wait_for_ticks, wait_until_idle)
 from tests.e2e.conftest import screenshot
@@ -298,10 +298,8 @@ def test_an_empty_sentence_is_one_message_and_the_view_and_link_stay(page, live)
 
 # ---- the lecture examples' measured claims -------------------------------------------------------------
 @pytest.fixture(scope="module")
-def shipped():
-    from ui.models import ModelRegistry, assets_dir
-
-    return ModelRegistry.load(assets_dir(), names=("lm", "mlm", "dates"), device="cpu", extra={})
+def shipped(shipped_registry):
+    return shipped_registry
 
 
 def click_example(page, text: str, model: str) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.browser_helpers import (TOAST_TEXT, WAIT_MS, error_toasts, stop_training_if_running,
+from harness.browser import (TOAST_TEXT, WAIT_MS, error_toasts, stop_training_if_running,
                                         type_number, wait_for_figures)
 from tests.e2e.conftest import screenshot
 

@@ -11,9 +11,9 @@ import pytest
 from tokenizers import Tokenizer
 
 from model import api
-from tests.e2e.browser_helpers import (DETAIL, error_toasts, expected_labels, wait_for_figures, wait_for_ticks)
+from harness.browser import (DETAIL, error_toasts, expected_labels, wait_for_figures, wait_for_ticks)
 from tests.e2e.conftest import screenshot
-from tests.live_app import ARTIFACTS, live_app
+from harness.live_app import ARTIFACTS, live_app
 from tests.llama_checkpoints import save_tiny
 from ui.models import assets_dir
 
@@ -34,6 +34,7 @@ def folders(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def llama_live(folders):
+    """Its own server: the tiny Llama-family folders are listed in $ATTENTION_MODELS, read only at start."""
     models = ", ".join(f"{name}={folder}" for name, folder in folders.items())
     with live_app(ARTIFACTS / "logs" / "e2e-llama.log", env={"ATTENTION_MODELS": models}) as running:
         yield running

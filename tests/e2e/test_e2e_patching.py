@@ -2,7 +2,7 @@
 agreement, a head picked, the routes redrawn by the threshold slider, and a refusal said on the page."""
 from __future__ import annotations
 
-from tests.e2e.browser_helpers import error_toasts, message_toasts, wait_for_figures
+from harness.browser import error_toasts, message_toasts, wait_for_figures
 from tests.e2e.conftest import screenshot
 
 

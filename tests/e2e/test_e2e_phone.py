@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app import tab_specs
-from tests.e2e.browser_helpers import (DETAIL, PLOT, WAIT_MS, stop_training_if_running, wait_for_figures,
+from harness.browser import (DETAIL, PLOT, WAIT_MS, stop_training_if_running, wait_for_figures,
                                        wait_until_idle)
 from tests.e2e.conftest import screenshot
 

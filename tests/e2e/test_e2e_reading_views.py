@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.e2e.browser_helpers import error_toasts, wait_for_figures
+from harness.browser import error_toasts, wait_for_figures
 from tests.e2e.conftest import screenshot
 
 TEXTS = {"lm": "not able to", "mlm": "the United <mask> of America", "dates": "3 March 1999",

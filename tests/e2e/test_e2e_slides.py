@@ -2,7 +2,7 @@
 SVG (ui/slides.py), named after the view, whatever the draw-once page script does."""
 from __future__ import annotations
 
-from tests.e2e.browser_helpers import DETAIL, wait_for_figures
+from harness.browser import DETAIL, wait_for_figures
 from tests.e2e.conftest import screenshot
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.browser_helpers import TOAST_TEXT, error_toasts, stop_training_if_running, wait_for_figures
+from harness.browser import TOAST_TEXT, error_toasts, stop_training_if_running, wait_for_figures
 from tests.e2e.conftest import screenshot
 
 STATUS, ANSWER = "#toy-status", "#toy-answer"

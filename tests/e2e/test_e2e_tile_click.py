@@ -7,7 +7,7 @@ from urllib.parse import quote_plus
 
 import pytest
 
-from tests.e2e.browser_helpers import DETAIL, WAIT_MS, error_toasts, wait_for_figures, wait_until_idle
+from harness.browser import DETAIL, WAIT_MS, error_toasts, wait_for_figures, wait_until_idle
 from tests.e2e.conftest import screenshot
 
 LONG = ("The cat sat on the mat and looked at the door while the dog slept by the fire in the old house near "

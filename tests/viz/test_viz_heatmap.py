@@ -195,7 +195,7 @@ def test_the_grid_says_which_tile_each_cell_is_in(t):
 
 
 def test_a_heatmap_fits_a_height_with_smaller_cells_not_a_cut():
-    """Presenter mode: a tab's main figure lies whole on a 720-px screen (tests/e2e/test_e2e_presenter.py)."""
+    """Presenter mode: a tab's main figure lies whole on a 720-px screen (tests/e2e/test_e2e_lecture_hall.py)."""
     probs, mask = causal(20)
     tokens = [f"w{i}" for i in range(20)]
     tall = heatmap.attention_heatmap(probs[0, 0], tokens, tokens, mask=mask, font_size=20)

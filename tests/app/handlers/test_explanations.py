@@ -11,16 +11,8 @@ import pytest
 from analysis.sizes import count_parameters
 from model.multi_head import MultiHeadAttention
 from ui import attention, multihead, positions, steps
-from ui.models import ModelRegistry
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
-
-
-@pytest.fixture(scope="module")
-def registry(model_assets) -> ModelRegistry:
-    loaded = ModelRegistry.load(model_assets, device="cpu", extra={})
-    assert not loaded.errors, loaded.errors
-    return loaded
 
 
 def panel_titles(figure) -> list[str]:

@@ -10,14 +10,6 @@ import pytest
 from gradio.utils import diff
 
 import app
-from ui.models import ModelRegistry
-
-
-@pytest.fixture(scope="module")
-def demo(model_assets):
-    registry = ModelRegistry.load(model_assets, device="cpu")
-    assert not registry.errors, registry.errors
-    return app.build_demo(registry=registry)
 
 
 def component_id(demo, elem_id: str) -> int:
@@ -205,7 +197,7 @@ def test_on_a_zerogpu_space_every_view_keeps_gradios_worker_thread(demo, monkeyp
     import ui.context
 
     monkeypatch.setattr(ui.context, "LENT_GPU", True)
-    on_space = app.build_demo(registry=demo.registry)
+    on_space = app.build_demo(registry=demo.registry)  # its own build: LENT_GPU is read while the app is built
     assert not inspect.iscoroutinefunction(endpoint(on_space, "analyze").fn)
     assert inspect.iscoroutinefunction(endpoint(demo, "analyze").fn)
 

@@ -10,16 +10,8 @@ import pytest
 
 from analysis import head_stats as stats
 from ui import controls
-from ui.models import ModelRegistry
 
 CLEAR = 0.5  # the share of attention that makes a pattern plain to see in class
-
-
-@pytest.fixture(scope="module")
-def registry(model_assets) -> ModelRegistry:
-    registry = ModelRegistry.load(model_assets, names=("lm", "mlm", "dates"), device="cpu", extra={})
-    assert not registry.errors, registry.errors
-    return registry
 
 
 def examples(name: str) -> list[str]:

@@ -16,7 +16,7 @@ from ui.models import InputError
 from ui.outputs import UNCHANGED, Change, hidden, show
 from ui.tabspec import TabSpec
 
-UI = Path(__file__).resolve().parents[2] / "ui"
+UI = Path(__file__).resolve().parents[3] / "ui"
 # Gradio's event methods and update builders: only ui/context.py (and ui/runtime/) may call them
 EVENTS = {"click", "change", "input", "release", "then", "submit", "select", "blur", "focus", "load", "upload",
           "success"}

@@ -8,7 +8,6 @@ import httpx
 import pytest
 from gradio_client.exceptions import AppError
 
-from live_app import ARTIFACTS, live_app
 
 
 def endpoint_parameters(client, api_name: str) -> list[str]:
@@ -18,14 +17,8 @@ def endpoint_parameters(client, api_name: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def app(model_assets):
-    with live_app(ARTIFACTS / "logs" / "app_core.log", env={"ATTENTION_ASSETS": str(model_assets)}) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def client(app):
-    return app.client()
+def client(live):
+    return live.client()
 
 
 def test_the_api_names_its_endpoints(client):
@@ -98,12 +91,12 @@ def test_ablate_bad_heads_get_a_clear_message(client, args, message):
     assert client.predict(api_name="/ping") == "ok"
 
 
-def test_the_running_app_serves_its_build_files_compressed_and_equal_to_gradios(app):
-    page = httpx.get(app.url).text
+def test_the_running_app_serves_its_build_files_compressed_and_equal_to_gradios(live):
+    page = httpx.get(live.url).text
     names = sorted(set(re.findall(r"assets/[\w.-]+\.(?:js|css)", page)))
     assert names, "the page names no build files"
     for name in names:
-        url = app.url + name
+        url = live.url + name
         plain = httpx.get(url, headers={"accept-encoding": "identity"})  # Gradio's own answer, uncompressed
         first, second = (httpx.get(url, headers={"accept-encoding": "br"}) for _ in range(2))
         assert plain.status_code == first.status_code == second.status_code == 200
@@ -114,25 +107,25 @@ def test_the_running_app_serves_its_build_files_compressed_and_equal_to_gradios(
             assert httpx.get(url, headers={"accept-encoding": "br", "if-none-match": etag}).status_code == 304
 
 
-def test_paths_outside_the_build_are_gradios_to_answer(app):
+def test_paths_outside_the_build_are_gradios_to_answer(live):
     for path in ("assets/no-such-file.js", "assets/../app.py", "assets/%2e%2e/app.py"):
-        answer = httpx.get(app.url + path, headers={"accept-encoding": "br"})
+        answer = httpx.get(live.url + path, headers={"accept-encoding": "br"})
         assert answer.status_code in (403, 404) and "build_demo" not in answer.text, path  # Gradio's refusal
 
 
-def test_the_page_itself_arrives_compressed_and_whole(app):
-    plain = httpx.get(app.url + "?tab=steps&model=lm", headers={"accept-encoding": "identity"})
-    packed = httpx.get(app.url + "?tab=steps&model=lm", headers={"accept-encoding": "br"})
+def test_the_page_itself_arrives_compressed_and_whole(live):
+    plain = httpx.get(live.url + "?tab=steps&model=lm", headers={"accept-encoding": "identity"})
+    packed = httpx.get(live.url + "?tab=steps&model=lm", headers={"accept-encoding": "br"})
     assert packed.headers["content-encoding"] == "br" and "content-encoding" not in plain.headers
     assert packed.text == plain.text and "gradio_config" in packed.text  # httpx decodes br
     assert int(packed.headers["content-length"]) < len(plain.content) / 5
 
 
 
-def _analyze_stream(app, encoding: str, text: str) -> httpx.Response:
+def _analyze_stream(live, encoding: str, text: str) -> httpx.Response:
     """One /analyze over plain HTTP: POST the call, then read its event stream with this Accept-Encoding."""
     data = [text, "lm", None, False, 1, 1]
-    with httpx.Client(base_url=app.url, timeout=120) as http:
+    with httpx.Client(base_url=live.url, timeout=120) as http:
         posted = http.post("gradio_api/call/analyze", json={"data": data})
         posted.raise_for_status()
         with http.stream("GET", f"gradio_api/call/analyze/{posted.json()['event_id']}",
@@ -142,14 +135,27 @@ def _analyze_stream(app, encoding: str, text: str) -> httpx.Response:
             return stream
 
 
-def test_results_arrive_compressed_and_whole(app):
+def test_results_arrive_compressed_and_whole(live):
     """The event stream a result comes in is brotli-compressed for a client that accepts it
     (ui/runtime/streams.py), and decodes to what an uncompressed client gets."""
     text = "the cat sat on the mat while the dog watched " * 6  # 55 tokens: a grid of ~60 KB
-    plain = _analyze_stream(app, "identity", text)
-    packed = _analyze_stream(app, "br", text)
+    plain = _analyze_stream(live, "identity", text)
+    packed = _analyze_stream(live, "br", text)
     assert "content-encoding" not in plain.headers and packed.headers["content-encoding"] == "br"
     assert "event: complete" in packed.text
     result = lambda response: json.loads(response.text.split("event: complete\ndata: ", 1)[1].splitlines()[0])
     assert result(packed) == result(plain)  # the same answer (the trace was cached: the same figures)
     assert packed.wire_bytes < len(plain.content) / 3
+
+
+def test_the_classify_endpoint_answers_over_http(client):
+    from ui import classifier
+    from ui.models import MAX_CHARS
+
+    result = client.predict("a large grey animal with a long trunk", api_name="/classify")
+    assert list(result)[0] == "noun.animal" and len(result) == classifier.TOP_K  # {category: probability}
+    assert max(result, key=result.get) == "noun.animal"
+    for bad, message in [("", "Type a definition first"), ("x" * (MAX_CHARS + 1), "at most"),
+                         (42, "must be a string, not int")]:
+        with pytest.raises(Exception, match=message):
+            client.predict(bad, api_name="/classify")

@@ -13,13 +13,6 @@ from viz import heatmap
 
 
 @pytest.fixture(scope="module")
-def registry(model_assets) -> ModelRegistry:
-    loaded = ModelRegistry.load(model_assets, names=("lm", "minilm"), device="cpu", extra={})
-    assert not loaded.errors, loaded.errors
-    return loaded
-
-
-@pytest.fixture(scope="module")
 def long_text(registry) -> str:
     return sentence(registry.get("minilm"), 512, seed=5)
 

@@ -1,4 +1,4 @@
-"""The Classifier tab's handlers and the /classify endpoint on the shipped weights."""
+"""The Classifier tab's handlers on the shipped weights (its /classify endpoint: tests/app/server/test_app_server.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,13 +8,6 @@ from analysis import pooling
 from training.evaluate import CLASSIFIER_EXAMPLES
 from ui import classifier
 from ui.models import MAX_CHARS, InputError, ModelRegistry
-
-@pytest.fixture(scope="module")
-def registry(model_assets) -> ModelRegistry:
-    loaded = ModelRegistry.load(model_assets, names=("classifier",), device="cpu")
-    assert not loaded.errors, loaded.errors
-    return loaded
-
 
 @pytest.mark.parametrize("text,category", CLASSIFIER_EXAMPLES)
 def test_the_lecture_examples_get_the_category_a_reader_would_give(registry, text, category):
@@ -83,26 +76,6 @@ def test_ablation_input_is_checked(registry):
         classifier.ablate_view(registry, text, ["L9 H9"], "zero", False)
     with pytest.raises(InputError, match="how to knock"):
         classifier.ablate_view(registry, text, ["L1 H1"], "sideways", False)
-
-
-def test_the_classify_endpoint_answers_over_http(model_assets):
-    from gradio_client import Client
-
-    import app
-
-    demo = app.build_demo(model_assets)
-    demo.queue().launch(prevent_thread_lock=True, server_port=None, quiet=True)
-    try:
-        client = Client(demo.local_url, verbose=False)
-        result = client.predict("a large grey animal with a long trunk", api_name="/classify")
-        assert list(result)[0] == "noun.animal" and len(result) == classifier.TOP_K  # {category: probability}
-        assert max(result, key=result.get) == "noun.animal"
-        for bad, message in [("", "Type a definition first"), ("x" * (MAX_CHARS + 1), "at most"),
-                             (42, "must be a string, not int")]:
-            with pytest.raises(Exception, match=message):
-                client.predict(bad, api_name="/classify")
-    finally:
-        demo.close()
 
 
 def test_the_classifier_examples_above_the_tabs_are_checked_here_and_say_what_was_measured(registry):

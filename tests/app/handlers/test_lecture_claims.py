@@ -13,19 +13,12 @@ from analysis import head_stats as stats
 from analysis.sizes import head_sizes
 from ui import attention, encoder_decoder, masking, multihead, positions, steps
 from ui.links import ViewSettings, make_link, parse_query
-from ui.models import InputError, ModelRegistry, head_choices
+from ui.models import InputError, head_choices
 from viz import multihead as viz_multihead
 from viz.labels import token_label
 
 SENTENCE = "Mary gave roses to Susan because she loves her"
 DATE = "Saturday, 21st of November 2026"
-
-
-@pytest.fixture(scope="module")
-def registry(model_assets) -> ModelRegistry:
-    registry = ModelRegistry.load(model_assets, names=("lm", "mlm", "dates"), device="cpu", extra={})
-    assert not registry.errors, registry.errors
-    return registry
 
 
 # ---- explanations -------------------------------------------------------------------------------

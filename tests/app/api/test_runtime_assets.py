@@ -1,5 +1,5 @@
 """ui/runtime/assets.py: the page's script files compressed once and served to every visitor from that copy
-(the running app's files: tests/app/test_app_server.py)."""
+(the running app's files: tests/app/server/test_app_server.py)."""
 from __future__ import annotations
 
 import asyncio

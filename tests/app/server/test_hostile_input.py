@@ -20,16 +20,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.hostile_strings import HOSTILE, LONE_SURROGATES, MAX_CHARS, expects_result
-from tests.live_app import ARTIFACTS, ROOT, Endpoints, assert_clear_message, live_app
+from harness.live_app import ROOT, Endpoints, assert_clear_message
 from viz.labels import labelled_positions
 
 NORMAL = "The cat sat on the mat"
 
 
 @pytest.fixture(scope="module")
-def app():
-    with live_app(ARTIFACTS / "logs" / "hostile_api.log") as running:
-        yield running
+def app(live):
+    return live
 
 
 @pytest.fixture(scope="module")
@@ -358,15 +357,6 @@ def test_server_log_has_no_handler_crash(app, client, api):
 
 
 # ---- in-process property test of the text-to-figures path -------------------------------
-@pytest.fixture(scope="module")
-def registry():
-    from ui.models import ModelRegistry
-
-    loaded = ModelRegistry.load()
-    assert loaded.available, f"no models loaded: {loaded.errors}"
-    return loaded
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=80) | st.sampled_from([t for _, t in HOSTILE]),
        name=st.sampled_from(["lm", "mlm", "dates"]), presenter=st.booleans())

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from gradio_client.exceptions import AppError
 
-from live_app import ARTIFACTS, live_app
 from analysis import sampling
 from model import api
 
@@ -17,9 +16,8 @@ SINK_SENTENCE = "The animal didn't cross the street because it was too tired."
 
 
 @pytest.fixture(scope="module")
-def client():
-    with live_app(ARTIFACTS / "logs" / "app_reading_views.log") as running:
-        yield running.client()
+def client(live):
+    return live.client()
 
 
 def parameters(client, api_name: str) -> list[str]:

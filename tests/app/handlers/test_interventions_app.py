@@ -5,14 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ui import interventions
-from ui.models import InputError, ModelRegistry, parse_heads
-
-
-@pytest.fixture(scope="module")
-def registry(model_assets) -> ModelRegistry:
-    loaded = ModelRegistry.load(model_assets, device="cpu")
-    assert not loaded.errors, loaded.errors
-    return loaded
+from ui.models import InputError, parse_heads
 
 
 def test_interventions_view_knocks_out_the_month_head_and_maps_importance(registry):

@@ -13,13 +13,6 @@ from ui.links import ViewSettings, make_link, parse_query
 from ui.models import MAX_CHARS, InputError, ModelRegistry, check_index, clean_text, head_choices
 
 
-@pytest.fixture(scope="module")
-def registry(model_assets) -> ModelRegistry:
-    loaded = ModelRegistry.load(model_assets, device="cpu")
-    assert not loaded.errors, loaded.errors
-    return loaded
-
-
 # ---- input checks -------------------------------------------------------------------------------
 @pytest.mark.parametrize("bad", [None, "", "   ", "\x00\x01", 42, ["a"], "x" * (MAX_CHARS + 1)])
 def test_unusable_text_gets_a_friendly_message(bad):

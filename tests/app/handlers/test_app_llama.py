@@ -38,6 +38,7 @@ def folders(tmp_path_factory, model_assets):
 
 @pytest.fixture(scope="module")
 def registry(folders, model_assets) -> ModelRegistry:
+    """Its own registry: the tiny folders are listed in $ATTENTION_MODELS, as a server lists them."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ATTENTION_MODELS", ", ".join(f"{name}={folder}" for name, folder in folders.items()))
         loaded = ModelRegistry.load(model_assets, names=("lm", "mlm"), device="cpu")

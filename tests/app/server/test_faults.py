@@ -1,5 +1,8 @@
 """Faults the app must survive: one model's weights damaged or missing (that model says why,
-the others keep working), and a machine where CUDA is hidden (the app runs on the CPU)."""
+the others keep working), and a machine where CUDA is hidden (the app runs on the CPU).
+
+Each test starts a server of its own, not the session's shared one: the fault is in the assets folder and the
+environment a server reads at start."""
 from __future__ import annotations
 
 import shutil
@@ -8,7 +11,7 @@ import sys
 import pytest
 from gradio_client.exceptions import AppError
 
-from tests.live_app import ARTIFACTS, Endpoints, assert_clear_message, live_app
+from harness.live_app import ARTIFACTS, Endpoints, assert_clear_message, live_app
 from ui.models import ASSETS_ENV, assets_dir
 
 SAMPLES = {"lm": "The cat sat on the mat", "mlm": "The cat sat on the <mask>", "dates": "3 March 1999"}

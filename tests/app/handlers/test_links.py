@@ -10,14 +10,8 @@ from analysis import sampling
 from ui.links import (SAMPLING_SETTINGS, TAB_SETTINGS, ViewSettings, make_link, parse_query, sampling_in_link,
                       sampling_settings)
 from ui.messages import shown as shown_value
-from ui.models import ModelRegistry
 
 TABS = ("attention", "lens", "interventions", "steps")
-
-
-@pytest.fixture(scope="module")
-def registry(model_assets) -> ModelRegistry:
-    return ModelRegistry.load(model_assets, device="cpu")
 
 
 def query_of(link: str) -> dict:

@@ -23,7 +23,8 @@ KINDS = {"lm": None, "mlm": None, "dates": "cross"}  # the app passes None for s
 
 @pytest.fixture(scope="module")
 def registry(tiny_trained_models, tmp_path_factory) -> ModelRegistry:
-    """assets/{lm,mlm,dates} from the tiny models; lm gets an extra, untrained snapshot at step 0."""
+    """assets/{lm,mlm,dates} from the tiny models; lm gets an extra, untrained snapshot at step 0 (so this module
+    has its own registry, not the session's)."""
     assets = tmp_path_factory.mktemp("lecture_assets")
     for name in ("lm", "mlm", "dates"):
         shutil.copytree(tiny_trained_models[f"tiny-{name}"], assets / name)
@@ -144,10 +145,7 @@ def test_multihead_view(registry, name):
     assert f"k = {config.d_model}" in text and len(table) == 2
 
 
-def test_app_wires_every_lecture_tab_with_ids_and_api_names(registry):
-    import app
-
-    demo = app.build_demo(registry=registry)
+def test_app_wires_every_lecture_tab_with_ids_and_api_names(demo):
     names = {fn.api_name for fn in demo.fns.values()}
     assert {"steps", "steps_live", "masking", "positions", "shuffle", "rotary", "encoder_decoder", "decoding_step", "beams",
             "learning", "multihead"} <= names
@@ -155,8 +153,8 @@ def test_app_wires_every_lecture_tab_with_ids_and_api_names(registry):
     assert {"steps", "masking", "positions", "encoder_decoder", "learning", "multihead"} <= ids
 
 
-def test_masking_writes_each_mask_marker_as_one_plain_word_both_models_read():
-    shipped = ModelRegistry.load(names=("lm", "mlm"))  # the shipped tokenizer: the stand-in must be one token
+def test_masking_writes_each_mask_marker_as_one_plain_word_both_models_read(shipped_registry):
+    shipped = shipped_registry  # the shipped tokenizer: the stand-in must be one token
     masks, *_ = masking.view(shipped, "Mary gave <mask> to Susan", 1, 1, False)
     labels = list(masks.layout.yaxis.ticktext)
     assert labels.count("▁" + masking.MASK_STAND_IN) == 1 and "&lt;mask&gt;" not in labels

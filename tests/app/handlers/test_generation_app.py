@@ -23,6 +23,7 @@ TEXT = "The cat sat on the mat and looked at the dog"
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory) -> ModelRegistry:
+    """Its own registry: the shipped models plus two tiny Llama-family folders (grouped heads, a sliding window)."""
     pytest.importorskip("transformers", reason="transformers builds the checkpoints (requirements-dev.txt)")
     root = tmp_path_factory.mktemp("generation")
     extra = {"llama-gqa": str(save_tiny("llama", root / "llama", num_key_value_heads=2)),

@@ -7,17 +7,10 @@ import pytest
 from analysis import copying
 from model import api
 from ui import induction as ui_induction
-from ui.models import InputError, ModelRegistry
+from ui.models import InputError
 
 pytestmark = pytest.mark.skipif(not (api.ASSETS / "lm" / "model.safetensors").is_file(),
                                 reason="needs the shipped lm (python -m training.train lm)")
-
-
-@pytest.fixture(scope="module")
-def registry() -> ModelRegistry:
-    loaded = ModelRegistry.load(api.ASSETS, names=("lm", "mlm"), device="cpu", extra={})
-    assert not loaded.errors, loaded.errors
-    return loaded
 
 
 def test_the_shipped_lm_has_an_induction_head_and_learns_in_context(registry):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from live_app import ROOT
+from harness.live_app import ROOT
 
 
 def test_glibc_takes_the_arena_and_mmap_settings():

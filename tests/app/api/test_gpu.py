@@ -8,20 +8,11 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 import spaces
 from gradio.state_holder import SessionState
 
 import app
 from ui import gpu
-from ui.models import ModelRegistry
-
-
-@pytest.fixture(scope="module")
-def registry(model_assets):
-    loaded = ModelRegistry.load(model_assets, names=("lm", "dates"), device="cpu")
-    assert not loaded.errors, loaded.errors
-    return loaded
 
 
 def call(demo, api_name: str, **given):
@@ -48,7 +39,7 @@ def test_each_handler_is_lent_a_gpu_once_when_built_and_never_per_request(regist
         return real(task, **kwargs)
 
     monkeypatch.setattr(spaces, "GPU", recording)
-    demo = app.build_demo(registry=registry)
+    demo = app.build_demo(registry=registry)  # its own build: the recording decorator must see the app built
     built = list(lent)
     names = [getattr(fn, "__name__", "") for fn in built]
     # the views (ctx.listen), the API-only endpoints (ctx.api) and the example picker, each once

@@ -145,3 +145,23 @@ def wait_until_idle(page, timeout: float = WAIT_MS) -> None:
     set a control back after the test moved it), and a page closed while work is in flight leaves that
     work queued on the shared app for the next test."""
     page.wait_for_function(IDLE_JS, timeout=timeout, polling=100)
+
+
+def wait_until_settled(page, watch: str = "null", quiet_ms: int = 500, timeout: float = WAIT_MS) -> None:
+    """Wait until nothing on the page has been computing for quiet_ms, and the JavaScript expression `watch`
+    (a scroll position, a figure's box, a count of toasts) has kept one value all that time.
+
+    For a check that something does NOT happen (no second message, no scroll, no later redraw): it returns as
+    soon as the page is quiet, where a fixed sleep waited its whole length and still raced a slow machine."""
+    page.evaluate("() => { window.__settled = null; }")
+    page.wait_for_function(
+        f"""(quiet) => {{
+            const idle = ({IDLE_JS})();
+            const value = JSON.stringify({watch});
+            const now = performance.now(), last = window.__settled;
+            if (!idle || !last || last.value !== value) {{
+                window.__settled = idle ? {{value, since: now}} : null;
+                return false;
+            }}
+            return now - last.since >= quiet;
+        }}""", arg=quiet_ms, timeout=timeout, polling=50)

@@ -21,13 +21,6 @@ from ui.outputs import UNCHANGED
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 
-@pytest.fixture(scope="module")
-def registry(model_assets) -> ModelRegistry:
-    loaded = ModelRegistry.load(model_assets, device="cpu", extra={})
-    assert not loaded.errors, loaded.errors
-    return loaded
-
-
 def _figures(result):
     return [x for x in result if isinstance(x, go.Figure)]
 
