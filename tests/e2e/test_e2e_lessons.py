@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from analysis import lessons as fmt
-from tests.e2e.browser_helpers import WAIT_MS, wait_until_idle
+from harness.browser import WAIT_MS, wait_until_idle
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_e2e_presenter import SCREEN, TABS
 from ui.lessons import SETTING_NAMES, SHIPPED, lesson_files

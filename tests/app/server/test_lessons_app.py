@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from tests.live_app import ARTIFACTS, assert_clear_message, live_app
+from harness.live_app import ARTIFACTS, assert_clear_message, live_app
 
 MINE = """---
 title: My own lesson

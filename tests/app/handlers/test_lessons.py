@@ -7,7 +7,7 @@ import pytest
 from analysis import lessons as fmt
 from ui import lessons
 from ui.controls import default_settings
-from ui.models import InputError, ModelRegistry
+from ui.models import InputError
 
 GOOD = """---
 title: A test lesson
@@ -29,13 +29,6 @@ Answer: At "cat".
 Claims:
 - weight L1 H4 from "sat" to "cat" >= 0.9
 """
-
-
-@pytest.fixture(scope="module")
-def registry(model_assets) -> ModelRegistry:
-    registry = ModelRegistry.load(model_assets, device="cpu", extra={})
-    assert not registry.errors, registry.errors
-    return registry
 
 
 @pytest.fixture(scope="module")
