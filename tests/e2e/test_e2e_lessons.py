@@ -10,7 +10,7 @@ import pytest
 from analysis import lessons as fmt
 from harness.browser import WAIT_MS, wait_until_idle
 from tests.e2e.conftest import screenshot
-from tests.e2e.test_e2e_presenter import SCREEN, TABS
+from tests.e2e.test_e2e_lecture_hall import SCREEN, TABS
 from ui.lessons import SETTING_NAMES, SHIPPED, lesson_files
 
 
@@ -68,7 +68,7 @@ def settled(page, position: str, title: str = "") -> None:
 
 
 def main_figure_box(page, tab: str) -> dict:
-    selector = TABS.get(tab, ("", "[role=tabpanel] .js-plotly-plot"))[1]
+    selector = TABS[tab].figure
     page.wait_for_function("(s) => [...document.querySelectorAll(s)].some(e => e.offsetParent && "
                            "(e.matches('.js-plotly-plot') ? e : e.querySelector('.js-plotly-plot')))", arg=selector)
     return page.evaluate("""(s) => {
