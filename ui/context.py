@@ -23,6 +23,7 @@ from ui.messages import refusal, warn
 from ui.runtime.events import on_event_loop, repeat_outputs
 from ui.runtime.repeats import Repeats, is_pick
 from ui.outputs import Change, visible
+from ui.sections import first_views, inside
 from ui.tabspec import TabSpec
 from ui.runtime.wire import received, received_in_handler, sent_all
 
@@ -160,6 +161,7 @@ class Context:
     _building_tab: str | None = field(default=None, repr=False)
     _tabs: dict = field(default_factory=dict, repr=False)
     _sections: dict = field(default_factory=dict, repr=False)
+    _section_of: dict = field(default_factory=dict, repr=False)  # id(component) -> the ctx.section it sits in
     _chains: list = field(default_factory=list, repr=False)
     _tab_followers: list = field(default_factory=list, repr=False)
     _hidden_button: gr.Button | None = field(default=None, repr=False)
@@ -225,8 +227,9 @@ class Context:
             self._on_page(picks, answer, inputs, outputs, api_name, {"postprocess": False, **kwargs})
         if section is not None:
             self._sections[section.elem_id] = section
-        self._views.append(_View(view, list(inputs), list(outputs), self._building_tab, shared,
-                                 section.elem_id if section is not None else None))
+        where = section.elem_id if section is not None else \
+            next((self._section_of[id(c)] for c in outputs if id(c) in self._section_of), None)
+        self._views.append(_View(view, list(inputs), list(outputs), self._building_tab, shared, where))
 
     def api(self, fn: Callable, api_name: str, **kwargs) -> None:
         """fn as the API-only endpoint /<api_name> (gr.api: its parameters and type hints are the API's), its
@@ -292,12 +295,18 @@ class Context:
     def section(self, title: str, elem_id: str, intro: str):
         """A quizzed section inside a tab (`with ctx.section(...) as (numbers, reveal):`): an open accordion with
         its intro, then a row with the section's numbers (Markdown, `<elem_id>-numbers`) and its Reveal button."""
-        with gr.Accordion(title, open=True, elem_id=elem_id):
+        with gr.Accordion(title, open=True, elem_id=elem_id) as accordion:
             gr.Markdown(intro, elem_classes=["tab-intro"])
             with gr.Row(equal_height=True):
                 numbers = gr.Markdown(elem_id=f"{elem_id}-numbers")
                 reveal = self.reveal_button(f"{elem_id}-reveal")
             yield numbers, reveal
+        # A section is one the viewer may fold: its views (those drawing into it) compute only while it is open,
+        # and first when a shared control redraws the tab (ui/sections.py). It opens open.
+        self._sections[elem_id] = accordion
+        self._section_of.update({id(block): elem_id for block in inside(accordion)})
+        if self.open_sections is not None:
+            self.open_sections.value = [*(self.open_sections.value or []), elem_id]
 
     def run_after(self, event, suffix: str, head_only: bool = False, like=None) -> None:
         """Re-run the views after `event` (one that sets the shared controls): all of them, those that
@@ -335,14 +344,15 @@ class Context:
                 self.on(opened, fn, inputs=inputs, outputs=outputs, api_name=f"{api_name}_{tab_id}", **kwargs)
         for name, section in self._sections.items():
             state = dict(inputs=[self.open_sections], outputs=[self.open_sections], queue=False)
-            opened = self.on([section.expand], lambda now, s=name: sorted({*(now or []), s}), **state)
+            # the section opened last comes first in the list, and its views first in a redraw (ui/sections.py)
+            opened = self.on([section.expand], lambda now, s=name: [s, *(x for x in (now or []) if x != s)], **state)
             self._dispatch(opened, [v for v in self._views if v.section == name], f"redraw_{name}")
             self.on([section.collapse], lambda now, s=name: [x for x in (now or []) if x != s], **state)
 
     def _dispatch(self, trigger, views: list, api_name: str, picked: bool = False) -> None:
         """One event for many views: `trigger` is a list of events or an event to follow with .then.
-        Only the open tab's views compute (not those of a closed section), in registration order, each sent as
-        soon as it is ready. picked: `trigger` follows a dropdown's pick, which Gradio sends twice (its repeat
+        Only the open tab's views compute (not those of a closed section), each sent as soon as it is ready, in
+        the order ui.sections.first_views gives: the tab's main view, the open sections' views, the rest. picked: `trigger` follows a dropdown's pick, which Gradio sends twice (its repeat
         is answered "unchanged"); any other redraw makes the page differ from what the last pick drew."""
         if not views:
             return
@@ -358,7 +368,7 @@ class Context:
                 yield {output: gr.skip() for output in outputs}
                 return
             first_error, sent = None, False
-            for view in views:
+            for view in first_views(views, open_sections):
                 if open_tab is not None and view.tab is not None and view.tab != open_tab:
                     continue
                 if open_sections is not None and view.section is not None and view.section not in open_sections:

@@ -342,7 +342,9 @@ def wire_page(ctx: Context, examples: gr.Dropdown, player=None) -> None:
         opened = sampling_in_link(settings)
         panel = Change(open=True) if opened else UNCHANGED
         return (settings.text, settings.model, *fitted, settings.presenter, tab, settings.tab, settings.quiz,
-                *tab_settings_values(registry, settings), panel, [SAMPLING_PANEL_ID] if opened else UNCHANGED)
+                *tab_settings_values(registry, settings), panel,
+                # the sections open by default stay open
+                [SAMPLING_PANEL_ID, *ctx.open_sections.value] if opened else UNCHANGED)
 
     def on_load(request: gr.Request):
         params = dict(request.query_params) if request is not None else {}

@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from harness.browser import error_toasts, wait_for_figures
+from harness.browser import WAIT_MS, error_toasts, press_analyze, sentence_box, wait_for_figures, wait_until_idle
 from tests.e2e.conftest import screenshot
 
 TEXTS = {"lm": "not able to", "mlm": "the United <mask> of America", "dates": "3 March 1999",
@@ -121,3 +121,33 @@ def test_quiz_mode_asks_and_reveal_answers(page, live, tab, model, text, button,
     page.wait_for_selector(button, state="hidden")
     if tab == "steps":
         page.wait_for_selector("#steps-scores", state="visible")
+
+
+# Records, from the moment it runs, the order in which the figures named receive a new drawing (Plotly writes into
+# the figure's SVG; the status badge Gradio shows while waiting sits outside it)
+RECORD_DRAWS_JS = """(ids) => {
+    window.drawnOrder = [];
+    new MutationObserver(records => {
+        for (const record of records) {
+            const plot = record.target.closest && record.target.closest('.js-plotly-plot');
+            const owner = plot && plot.closest(ids.map(id => '#' + id).join(','));
+            if (owner && !window.drawnOrder.includes(owner.id)) window.drawnOrder.push(owner.id);
+        }
+    }).observe(document.body, {childList: true, subtree: true, attributes: true, characterData: true});
+}"""
+
+
+def test_an_open_section_draws_before_the_views_above_it(page, live):
+    """A lecturer who scrolled down to What flows and presses the button sees it drawn first after the tab's main
+    figure, not behind the explanations above it (in registration order it came last, seconds later)."""
+    open_view(page, live, "interventions", "minilm", presenter=1)
+    wait_for_figures(page, "#flow-head")
+    wait_for_figures(page, "#explain")
+    wait_until_idle(page)
+    page.evaluate(RECORD_DRAWS_JS, ["importance", "explain", "flow-head"])
+    sentence_box(page).fill("The cat sat on the warm mat because it was tired.")
+    press_analyze(page)
+    page.wait_for_function("() => window.drawnOrder.length === 3", timeout=WAIT_MS)
+    wait_until_idle(page)
+    assert page.evaluate("() => window.drawnOrder") == ["importance", "flow-head", "explain"]
+    assert not error_toasts(page)

@@ -29,11 +29,13 @@ def endpoint(demo, api_name: str):
     return next(fn for fn in demo.fns.values() if fn.api_name == api_name)
 
 
-def run(fn, open_tab: str, request: gr.Request | None = None, open_sections=(), **overrides
+def run(fn, open_tab: str, request: gr.Request | None = None, open_sections=None, **overrides
         ) -> tuple[list[dict], Exception | None]:
     """Drive a dispatcher as Gradio would: the visitor's request, the open tab, the folded sections open on the
-    page (none, as a page opens), then every input's value."""
+    page (None: those open as a page opens), then every input's value."""
     values = [overrides.get(getattr(c, "elem_id", None), c.value) for c in fn.inputs[2:]]
+    if open_sections is None:
+        open_sections = fn.inputs[1].value
     updates, error = [], None
     try:
         for update in fn.fn(request, open_tab, list(open_sections), *values):
@@ -70,10 +72,13 @@ def test_a_new_attention_kind_refits_the_sliders_then_redraws_once(demo):
 
 
 @pytest.mark.parametrize("open_tab,sections,views", [
-    ("attention", [], ["head", "quiz", "analyze", "predict"]),
-    ("attention", ["sampling"], ["head", "quiz", "analyze", "predict", "generate"]),  # the sampling panel open
-    ("steps", [], ["steps", "qk_space"]), ("masking", [], ["masking"]),
-    ("positions", [], ["positions", "shuffle", "rotary"]), ("multihead", [], ["multihead"])])
+    ("attention", None, ["head", "quiz", "analyze", "predict"]),
+    # a section the viewer opened draws right after the tab's main figure, before the views above it
+    ("attention", ["sampling", "flow", "qk"], ["head", "generate", "quiz", "analyze", "predict"]),
+    ("interventions", None, ["interventions", "value_weighted", "explanations"]),  # What flows: open as the page opens
+    ("interventions", [], ["interventions", "explanations"]),  # ... and folded: not computed
+    ("steps", None, ["steps", "qk_space"]), ("steps", [], ["steps"]), ("masking", None, ["masking"]),
+    ("positions", None, ["positions", "shuffle", "rotary"]), ("multihead", None, ["multihead"])])
 def test_the_dispatcher_computes_only_the_open_tabs_views_in_order(demo, open_tab, sections, views):
     (dispatcher,) = listeners_of(demo, "analyze", "click")
     updates, error = run(dispatcher, open_tab, open_sections=sections)
