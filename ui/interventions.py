@@ -169,24 +169,23 @@ def explanations(registry: ModelRegistry, text, name, row, presenter):
     loaded = registry.get(name)
     text = clean_text(text, registry.max_chars(name))
     trace = registry.trace(name, text)
-    try:
-        reference = interventions.outcome(loaded, text)
-    except ValueError as e:
-        raise InputError(str(e)) from None
     if loaded.arch == "encoder-decoder":
         written = trace.target_tokens[1:] + ["</s>"]
         row = min(max(int(row if row is not None else MONTH_ROW), 0), len(written) - 1)
+    try:
+        reference, grads = interventions.explained(loaded, text, row, describe=False)  # the output's first token
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if loaded.arch == "encoder-decoder":
         cross = trace.attention["cross"].probs
         attention = cross[-1].mean(0)[row]
         rolled = cross_rollout(cross, trace.attention["encoder"].probs)[row]
-        grads = interventions.attribution(loaded, text, reference, row=row)
         about = f"the output character {markdown_label(written[row])} (number {row + 1} of the output)"
     else:
         probs = trace.attention["self"].probs
         last, rolled_all = probs[-1].mean(0), rollout(probs)
         rows = _output_rows(loaded, trace)
         attention, rolled = last[rows].mean(0), rolled_all[rows].mean(0)
-        grads = interventions.attribution(loaded, text, reference)
         about = f"the {reference.what} ({markdown_label(reference.text.split(' → ')[0])})"
     figure = viz.explanations_figure(trace.tokens, {"attention (last layer)": shares(attention),
                                                     "rollout": shares(rolled), "|gradient × input|": shares(grads)},

@@ -81,6 +81,16 @@ def test_attribution_has_one_value_per_input_token(models):
         assert np.abs(values).sum() > 0
 
 
+@pytest.mark.parametrize("name,text,row", [("lm", "The cat sat on the", None), ("mlm", "The cat <mask> on the mat", None),
+                                           ("dates", "3 March 1999", 5)])
+def test_explained_is_the_outcome_and_its_attribution(models, name, text, row):
+    loaded = models[name]
+    plain, grads = interventions.explained(loaded, text, row)
+    reference = outcome(loaded, text)
+    assert (plain.text, plain.score, plain.reference) == (reference.text, reference.score, reference.reference)
+    assert np.allclose(grads, interventions.attribution(loaded, text, reference, row), atol=1e-6)
+
+
 @pytest.mark.parametrize("name,text", [("lm", "The cat sat on the"), ("mlm", "The cat sat on the <mask>.")])
 @pytest.mark.parametrize("method", ["zero", "uniform"])
 def test_batched_importance_equals_one_pass_per_head(models, name, text, method):

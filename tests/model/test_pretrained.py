@@ -115,6 +115,20 @@ def test_ablation_works_on_minilm(minilm):
     assert not shuffled.position_embeddings.any()
 
 
+def test_minilm_explained_in_one_pass_agrees_with_outcome_then_attribution(minilm):
+    """The Interventions tab's explanations take the sentence vector from the gradient pass itself: the same
+    output and the same gradient × input as the output's own pass followed by the gradient pass."""
+    from model import interventions
+
+    text = "The animal didn't cross the street because it was too tired."
+    plain, grads = interventions.explained(minilm, text)
+    reference = interventions.outcome(minilm, text)
+    assert (plain.what, plain.text) == (reference.what, reference.text)
+    assert plain.score == pytest.approx(reference.score, abs=1e-6)
+    assert np.allclose(plain.vector, reference.vector, atol=1e-5)
+    assert np.allclose(grads, interventions.attribution(minilm, text, reference), atol=1e-5)
+
+
 def test_minilm_it_animal_head(minilm):
     """The lecture example: a layer-4 head puts about 0.68 of "it"'s attention on "animal"."""
     trace = minilm.trace("The animal didn't cross the street because it was too tired.")
