@@ -13,6 +13,8 @@ tests/e2e/test_e2e_accessibility.py (axe-core, keyboard) and tests/e2e/test_e2e_
 from __future__ import annotations
 
 PHONE_MAX_PX = 640
+CELL_LABELS_NOTE = ("The cells are too narrow here to write their tokens in them, so the labels are left out: "
+                    "tap or point at a cell to read its token.")
 
 CSS = f"""
 /* keyboard users see where they are: the theme's own focus styles are faint or none on buttons and tabs */
@@ -22,6 +24,9 @@ button:focus-visible, [role=tab]:focus-visible, input:focus-visible, textarea:fo
 /* a status line stays readable while its next line is computed: Gradio fades a pending Markdown to opacity 0.2,
    1.5:1 against white, which axe-core 4.14 counts as a contrast failure (Train live's "Not trained yet …") */
 #toy-status .pending, #toy-compare-status .pending {{ opacity: 1 !important; }}
+/* a figure whose cells were too narrow for their labels (the page script left them out): it says so */
+.cell-labels-dropped::after {{ content: "{CELL_LABELS_NOTE}"; display: block; padding: 4px 8px; font-size: 14px;
+    color: #374151; }}
 @media (max-width: {PHONE_MAX_PX}px) {{
   /* touch screens show Plotly's toolbar all the time, over the title: downloads are for the lecturer's laptop */
   .js-plotly-plot .modebar-container {{ display: none !important; }}
@@ -35,6 +40,17 @@ button:focus-visible, [role=tab]:focus-visible, input:focus-visible, textarea:fo
 # last pass: Plotly keeps the figure's layout on its element, and the text alternative is in layout.meta.alt.
 PAGE_JS = """() => {
   let queued = false;
+  // a figure that writes a label in each cell (meta.cell_labels: the logit lens): where two labels of a row
+  // overlap (a phone's narrow cells), every label is hidden and the figure's block says so (CSS)
+  const dropCrowdedLabels = (plot, block) => {
+    const layer = plot.querySelector('.scatterlayer');
+    if (!layer || !block) return;
+    const boxes = [...layer.querySelectorAll('.textpoint text')].map((e) => e.getBoundingClientRect())
+      .filter((r) => r.width > 0).sort((a, b) => a.top - b.top || a.left - b.left);
+    const crowded = boxes.some((a, i) => i > 0 && Math.abs(boxes[i - 1].top - a.top) < 1 && boxes[i - 1].right > a.left + 0.5);
+    layer.style.visibility = crowded ? 'hidden' : '';
+    block.classList.toggle('cell-labels-dropped', crowded);
+  };
   const pass = () => {
     queued = false;
     document.querySelectorAll('.js-plotly-plot').forEach((plot) => {
@@ -53,6 +69,7 @@ PAGE_JS = """() => {
         block.classList.toggle('wide-figure', wide);
         if (window.matchMedia('(max-width: PHONE_MAX_PXpx)').matches && window.Plotly) window.Plotly.Plots.resize(plot);
       }
+      if ((layout.meta || {}).cell_labels) dropCrowdedLabels(plot, block);
     });
   };
   new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(pass); } })

@@ -125,3 +125,28 @@ def test_train_live_trains_on_a_phone(phone, live):
     phone.wait_for_function("() => (document.querySelector('#toy-status') || {}).innerText.includes('Done')")
     assert not toolbars_over_titles(phone)
     screenshot(phone, "phone-train-live")
+
+
+def test_the_lens_leaves_out_cell_labels_too_narrow_to_read_and_says_so(phone, live):
+    """On a phone the Lens's cells are a third as wide as on a laptop: their labels overlapped. Where two would
+    overlap every label is left out, and the figure says why and how to read a cell."""
+    from urllib.parse import urlencode
+
+    from ui.accessibility import CELL_LABELS_NOTE
+
+    text = "It is a good idea to read the lecture notes before the class starts"
+    phone.goto(live.url + "?" + urlencode({"tab": "lens", "model": "lm", "text": text}))
+    wait_for_figures(phone, "#lens-top")
+    wait_until_idle(phone)
+    phone.wait_for_function("() => document.querySelector('#lens-top .scatterlayer .textpoint text')")
+    shown = phone.eval_on_selector_all("#lens-top .scatterlayer .textpoint text", """els => els
+        .filter(e => getComputedStyle(e).visibility !== 'hidden')
+        .map(e => { const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom, e.textContent]; })""")
+    for i, a in enumerate(shown):
+        for b in shown[i + 1:]:
+            apart = a[1] <= b[0] + 0.5 or b[1] <= a[0] + 0.5 or a[3] <= b[2] + 0.5 or b[3] <= a[2] + 0.5
+            assert apart, f"cell labels overlap: {a[4]!r} and {b[4]!r}"
+    said = phone.evaluate("() => { const b = document.querySelector('#lens-top').closest('.block') ||"
+                          " document.querySelector('#lens-top'); return getComputedStyle(b, '::after').content; }")
+    assert not shown and CELL_LABELS_NOTE in said, said
+    screenshot(phone, "phone-lens", "#lens-top")
