@@ -53,6 +53,7 @@ def _every(step: int) -> str:
     return f", every {step}{suffix} labelled"
 
 
+WIDE_BELOW_PX = 3  # one head on a screen's height: square cells smaller than this draw wider than tall
 GRID_PX = 820  # the plot area of a tiled figure on a 1280-px screen, without its colour bar
 LABEL_CHARS = 16  # longer token labels may be clipped at the figure's edge
 
@@ -127,6 +128,23 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
         while cell > 1.0 and t * cell + tick_room(cell) + titles > max_height:
             cell, shrunk = max(1.0, cell - 0.25), True
     tick_font = dict(size=tick_size(cell))
+    x_font, y_font = tick_font, tick_font
+    x_title, y_title = "keys (looked at)" + _every(step_x), "queries (looking)" + _every(step_y)
+    # A long input on one screen (presenter mode, 500 tokens): square cells of under a pixel drew the head 260 px
+    # wide with 4-px labels. Its cells are then wider than tall, across the whole width, each axis labelled
+    # every k-th token in a font that reads, and the rows' note goes in the keys' title, which has the room.
+    wide = shrunk and (max_height - titles - tick_room(cell)) / max(t, 1) < WIDE_BELOW_PX  # square cells' side
+    if wide:
+        x_labels = max(2, int(max_width / (1.3 * font_size)))
+        step_x = label_step(s, x_labels)
+        x_font = dict(size=max(8, min(font_size, int(max_width / s * step_x * 1.1))))
+        room = x_font["size"] * (1.5 if longest <= 2 else 0.6 * min(longest, LABEL_CHARS) + 1)
+        cell = max(0.25, (max_height - titles - room) / max(t, 1))
+        y_labels = max(2, int(t * cell / (1.5 * font_size)))
+        step_y = label_step(t, y_labels)
+        y_font = dict(size=max(8, min(font_size, int(cell * step_y * 0.9))))
+        x_title = f"keys{_every(step_x)}; queries{_every(step_y)}"
+        y_title = "queries (looking)"
     gap = 1 if cell >= 6 else 0  # white lines between cells, unless they would hide the cells
     left = row_label_margin(queries, font_size)  # the query labels and the axis title
     height = height or (max_height if shrunk else int(min(1100, max_height or 1100,
@@ -135,7 +153,8 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
         type="heatmap", z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
         xgap=gap, ygap=gap, colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8),
     )
-    x_ticks, y_ticks = axis_ticks(keys), axis_ticks(queries)
+    x_ticks, y_ticks = (axis_ticks(keys, max_labels=x_labels), axis_ticks(queries, max_labels=y_labels)) if wide \
+        else (axis_ticks(keys), axis_ticks(queries))
     if t * s <= HOVER_TEXT_CELLS:
         hover = np.array([[f"{q} → {k}" for k in k_labels] for q in q_labels], dtype=object)
         heatmap.update(text=hover, hovertemplate="%{text}: %{z:.3f}<extra></extra>")
@@ -148,15 +167,15 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
         y_ticks["tickvals"] = [y_names[i] for i in y_ticks["tickvals"]]
     layout = _layout(
         title, height, font_size,
-        xaxis=dict(**x_ticks, side="top", tickangle=0 if longest <= 2 else -60, tickfont=tick_font,
-                   automargin=False, title=dict(text="keys (looked at)" + _every(step_x)), showgrid=False,
+        xaxis=dict(**x_ticks, side="top", tickangle=0 if longest <= 2 else -60, tickfont=x_font,
+                   automargin=False, title=dict(text=x_title), showgrid=False,
                    zeroline=False, constrain="domain", constraintoward="left"),  # a zero line crossed masked row 0
-        yaxis=dict(**y_ticks, autorange="reversed", tickfont=tick_font, automargin=False,
-                   title=dict(text="queries (looking)" + _every(step_y)), showgrid=False, zeroline=False,
-                   scaleanchor="x", constrain="domain", constraintoward="top"),
+        yaxis=dict(**y_ticks, autorange="reversed", tickfont=y_font, automargin=False,
+                   title=dict(text=y_title), showgrid=False, zeroline=False,
+                   **({} if wide else dict(scaleanchor="x")), constrain="domain", constraintoward="top"),
     )
     # the key labels and their axis title sit on top: leave them room below the figure title
-    layout["margin"].update(t=int(titles - 2 * font_size - 10 + tick_room(cell)), l=left)
+    layout["margin"].update(t=int(titles - 2 * font_size - 10 + (room if wide else tick_room(cell))), l=left)
     if hidden:  # the weights are not sent at all: nobody can read them from the page
         layout["meta"] = dict(alt=f"{plain(title)}. Quiz mode: the weights are hidden; guess where each token looks.")
         heatmap.update(z=np.where(np.isnan(probs), np.nan, 0.0).astype(np.float32), showscale=False,

@@ -201,3 +201,33 @@ def test_quiz_hides_the_weights_until_revealed(page, live):
                            ".startsWith('Quiz · layer 1, head 2')")
     page.wait_for_function("() => !document.querySelector('#quiz-answer').innerText.includes('looks most at')")
     assert page.input_value("#quiz-guess input") == ""
+
+
+def test_a_long_inputs_head_keeps_a_readable_width_and_whole_titles(projector, live):
+    """minilm at ~480 tokens on the projector: the head in detail was drawn 260 px wide (square cells of half a
+    pixel to fit the first screen) with 4-px labels and its rows' axis title cut. Its cells are now wider than
+    tall, across the column, with fewer labels in a font that reads, and both axis titles whole."""
+    from urllib.parse import urlencode
+
+
+    text = ("The animal is tired. " * 95)[:1990]
+    projector.goto(f"{live.url}?" + urlencode({"presenter": 1, "tab": "attention", "model": "minilm", "text": text}))
+    projector.wait_for_function("() => document.body.classList.contains('presenter')")
+    wait_for_figures(projector, DETAIL)
+    wait_until_idle(projector)
+    # Plotly's last relayout (its drawn size) after the answer: the plot area keeps still
+    wait_until_settled(projector, "(r => [r.left, r.width])(document.querySelector('%s .nsewdrag')"
+                                  ".getBoundingClientRect())" % DETAIL)
+    drawn = projector.evaluate("""(s) => {
+        const plot = document.querySelector(s + ' .js-plotly-plot'), box = e => e.getBoundingClientRect();
+        const svg = box(plot.querySelector('svg.main-svg'));
+        const titles = [...plot.querySelectorAll('.g-xtitle text, .g-ytitle text')].map(e => {
+            const r = box(e); return {text: e.textContent, inside: r.left >= svg.left - 1 && r.right <= svg.right + 1
+                && r.top >= svg.top - 1 && r.bottom <= svg.bottom + 1}; });
+        const fonts = [...plot.querySelectorAll('.xtick text, .ytick text')].map(e => parseFloat(getComputedStyle(e).fontSize));
+        return {width: box(plot.querySelector('.nsewdrag')).width, titles, fonts};
+    }""", DETAIL)
+    screenshot(projector, "presenter-long-head")
+    assert drawn["width"] >= 400, f"the head is drawn {drawn['width']:.0f} px wide"
+    assert drawn["fonts"] and min(drawn["fonts"]) >= 12, f"tick labels of {min(drawn['fonts'])} px"
+    assert len(drawn["titles"]) == 2 and all(t["inside"] for t in drawn["titles"]), drawn["titles"]

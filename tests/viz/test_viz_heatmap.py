@@ -260,3 +260,23 @@ def test_the_grids_gaps_and_title_rows_have_no_hover():
         cut = big[:, internal] if axis == "x" else big[internal, :]
         assert np.isnan(cut).all(), f"every {axis} gap is a gap, not a 0 with a hover"
     assert np.count_nonzero(~np.isnan(big)) == layers * heads * t * t
+
+
+def test_a_long_input_on_one_screen_keeps_its_width_and_readable_labels():
+    """500 tokens in presenter mode's first screen: square cells would be half a pixel (a head 260 px wide with
+    4-px labels); the cells go wider than tall instead, with fewer labels in the figure's font, and the note of
+    which queries are labelled moves to the keys' title (the rows' title was cut)."""
+    from viz.heatmap import attention_heatmap
+
+    t = 504
+    probs = np.full((t, t), 1.0 / t, dtype=np.float32)
+    tokens = [f"tok{i}" for i in range(t)]
+    layout = attention_heatmap(probs, tokens, tokens, "L1 H1", font_size=20, max_height=440).to_plotly_json()["layout"]
+    assert "scaleanchor" not in layout["yaxis"]
+    assert layout["xaxis"]["tickfont"]["size"] == layout["yaxis"]["tickfont"]["size"] == 20
+    x_step, y_step = (-(-t // len(layout[axis]["tickvals"])) for axis in ("xaxis", "yaxis"))
+    assert layout["xaxis"]["title"]["text"] == f"keys, every {x_step}th labelled; queries, every {y_step}th labelled"
+    assert len(layout["yaxis"]["tickvals"]) <= 10  # rows of under a pixel: a label every 1.5 lines of text
+    assert layout["yaxis"]["title"]["text"] == "queries (looking)"
+    short = attention_heatmap(probs[:8, :8], tokens[:8], tokens[:8], "L1 H1", font_size=20, max_height=440)
+    assert short.to_plotly_json()["layout"]["yaxis"]["scaleanchor"] == "x"  # a short input keeps square cells
