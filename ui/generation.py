@@ -335,12 +335,13 @@ def build(ctx: Context) -> None:
     outputs = [state, step, notes, costs, *views]
     # the tab draws with the shared controls (a new sentence or model, opening the tab), reusing the session's
     # generation while its settings stand; private: /generate_steps is the API's way to generation
+    # another layer, head, presenter mode or quiz mode redraws through the page's dispatcher (one request a click,
+    # only while this tab is open), like every view
     ctx.listen(on_view, inputs=[state, step] + settings + shown_now, outputs=outputs, api_name="generation_view",
-               api_visibility="private")
+               api_visibility="private", triggers=ctx.head_triggers + [ctx.quiz.input])
     ctx.on([run_button.click], on_generate, inputs=settings + shown_now, outputs=outputs)
     ctx.on([play.click], on_play, inputs=[state, step] + settings + shown_now, outputs=outputs + [timer])
     ctx.on([pause.click], lambda: Change(active=False), inputs=[], outputs=[timer])
     ctx.on([timer.tick], on_tick, inputs=[state, step] + shown_now, outputs=[step, *views, timer])
-    ctx.on([step.input, ctx.layer.input, ctx.head.input, ctx.presenter.input, ctx.quiz.input], on_step,
-           inputs=[state, step] + shown_now, outputs=views)
+    ctx.on([step.input], on_step, inputs=[state, step] + shown_now, outputs=views)
     ctx.on([reveal.click], on_step, inputs=[state, step, ctx.layer, ctx.head, ctx.presenter], outputs=views)
