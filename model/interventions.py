@@ -166,9 +166,9 @@ def _batched_importance(loaded, text, before: Outcome, kind, layers, heads, meth
     """head_importance of a decoder or encoder, each head knocked out alone in its own batch row; the same
     numbers as one pass per head (tests/model/test_interventions.py).
 
-    A head knocked out in layer l changes nothing below l: the plain pass's residual stream entering layer l is
-    shared by that layer's rows, which run only layers l … L (half the arithmetic of whole passes over 30
-    layers), and only the position the score reads is projected onto the vocabulary."""
+    A head knocked out in layer l changes nothing below l: that layer's rows join the batch at layer l, from the
+    plain pass's residual stream entering it, and run only layers l … L (half the arithmetic of whole passes over
+    30 layers, in one growing batch); only the position the score reads is projected onto the vocabulary."""
     ids = _ids(loaded, text)
     t = ids.shape[1]
     model = loaded.model
@@ -180,27 +180,29 @@ def _batched_importance(loaded, text, before: Outcome, kind, layers, heads, meth
     for block in stack.blocks:
         entering.append(x)
         x, _ = block(x, mask, rotation=rotation)
-    chunk = max(1, BATCH_CELLS // (heads * t * t))
     if has_vocab_head(loaded):
         position = -1 if loaded.arch == "decoder" else _mask_position(loaded, ids[0].tolist())
         keep = (tok.EOS,) if loaded.arch == "decoder" else ()
+    per_pass = max(1, BATCH_CELLS // (heads * heads * t * t))  # layers whose rows one pass holds
     scores = []
-    for layer in range(layers):
-        for start in range(0, heads, chunk):
-            rows = tuple((kind, layer, head) for head in range(start, min(heads, start + chunk)))
-            switches = Switches(rows=rows, method=method)
-            x = entering[layer].expand(len(rows), -1, -1)
-            for number in range(layer, len(stack.blocks)):
-                x, _ = stack.blocks[number](x, mask, heads_off={"self": switches.heads_off(kind, number)},
-                                            method=method, rotation=rotation)
-            if not has_vocab_head(loaded):
-                vectors = stack.final_norm(x).float().mean(1)  # (n, k)
-                reference = torch.as_tensor(before.vector, device=vectors.device)[None]
-                scores.append(torch.nn.functional.cosine_similarity(vectors, reference, dim=-1))
-                continue
-            logits = model.readout(x[:, position])  # (n, v): the one position the score reads
-            logp = torch.log_softmax(loaded._no_specials(logits, keep=keep), -1)
-            scores.append(logp[:, before.reference[0]])
+    for first in range(0, layers, per_pass):
+        group = range(first, min(layers, first + per_pass))
+        switches = Switches(rows=tuple((kind, layer, head) for layer in group for head in range(heads)), method=method)
+        x = None
+        for number in range(first, len(stack.blocks)):
+            if number in group:  # this layer's rows join the batch here, from the plain stream entering it
+                joining = entering[number].expand(heads, -1, -1)
+                x = joining if x is None else torch.cat([x, joining])
+            x, _ = stack.blocks[number](x, mask, heads_off={"self": switches.heads_off(kind, number)},
+                                        method=method, rotation=rotation)
+        if not has_vocab_head(loaded):
+            vectors = stack.final_norm(x).float().mean(1)  # (n, k)
+            reference = torch.as_tensor(before.vector, device=vectors.device)[None]
+            scores.append(torch.nn.functional.cosine_similarity(vectors, reference, dim=-1))
+            continue
+        logits = model.readout(x[:, position])  # (n, v): the one position the score reads
+        logp = torch.log_softmax(loaded._no_specials(logits, keep=keep), -1)
+        scores.append(logp[:, before.reference[0]])
     after = torch.cat(scores).float().cpu().numpy()
     return (before.score - after).reshape(layers, heads).astype(np.float32)
 
