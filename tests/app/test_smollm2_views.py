@@ -73,6 +73,12 @@ def test_what_flows_measures_the_sink_on_the_first_token(registry):
     assert len(found.heads) > 135 and found.norm < found.weight  # most heads park weight there, and move less
 
 
+def test_what_flows_states_the_readme_sink_numbers(registry):
+    told, *_ = ui_flow.view(registry, "When Mary and John went to the store, John gave a drink to", "smollm2", 1, 1)
+    assert ("**166 of the 270 heads** put at least half their weight there" in told
+            and "**0.70 of their weight but 0.51 of what they move**" in told)
+
+
 def test_queries_and_keys_lens_and_sampling(registry):
     assert figures(qk.view(registry, TEXT, "smollm2", 19, 7))
     found = lens.view(registry, TEXT, "smollm2")
