@@ -1,6 +1,6 @@
 """Every tab of the page (app.tab_specs()) opened by a link on smollm2 (30 layers × 9 heads, no start token), in a
 real browser: each draws a figure in its panel or says in words why it does not apply, and no error is shown.
-The views' numbers at 270 heads are checked in-process by tests/app/test_smollm2_views.py."""
+The views' numbers at 270 heads are checked in-process by tests/app/handlers/test_smollm2_views.py."""
 from __future__ import annotations
 
 from urllib.parse import urlencode
@@ -9,7 +9,7 @@ import pytest
 
 from app import tab_specs
 from model import gguf
-from tests.e2e.browser_helpers import PLOT, error_toasts, wait_until_idle
+from harness.browser import PLOT, error_toasts, wait_until_idle
 
 TEXT = "The capital of France is"
 REASON = r"does not apply|needs|only|not a |has no|adds no"  # a tab about another model says whose it is
