@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from model import tokenizer as tok
+from model.attention import causal_mask
 from model.switches import PLAIN, Switches
 
 TOP_K = 5
@@ -163,28 +164,44 @@ BATCH_CELLS = 4_000_000  # attention weights (rows × heads × t × t) one batch
 @torch.no_grad()
 def _batched_importance(loaded, text, before: Outcome, kind, layers, heads, method) -> np.ndarray:
     """head_importance of a decoder or encoder, each head knocked out alone in its own batch row; the same
-    numbers as one pass per head (tests/model/test_interventions.py)."""
+    numbers as one pass per head (tests/model/test_interventions.py).
+
+    A head knocked out in layer l changes nothing below l: that layer's rows join the batch at layer l, from the
+    plain pass's residual stream entering it, and run only layers l … L (half the arithmetic of whole passes over
+    30 layers, in one growing batch); only the position the score reads is projected onto the vocabulary."""
     ids = _ids(loaded, text)
     t = ids.shape[1]
-    every = [(kind, layer, head) for layer in range(layers) for head in range(heads)]
-    chunk = max(1, BATCH_CELLS // (heads * t * t))
+    model = loaded.model
+    stack = model.stack
+    mask = causal_mask(t, device=ids.device, window=model.config.sliding_window) if model.causal else None
+    rotation = model.embed.rotation(t)
+    entering = []  # the plain residual stream entering each layer, (1, t, k)
+    x = model.embed(ids, None, "input")
+    for block in stack.blocks:
+        entering.append(x)
+        x, _ = block(x, mask, rotation=rotation)
+    if has_vocab_head(loaded):
+        position = -1 if loaded.arch == "decoder" else _mask_position(loaded, ids[0].tolist())
+        keep = (tok.EOS,) if loaded.arch == "decoder" else ()
+    per_pass = max(1, BATCH_CELLS // (heads * heads * t * t))  # layers whose rows one pass holds
     scores = []
-    for start in range(0, len(every), chunk):
-        rows = tuple(every[start:start + chunk])
-        switches = Switches(rows=rows, method=method)
-        batch = ids.expand(len(rows), t)
+    for first in range(0, layers, per_pass):
+        group = range(first, min(layers, first + per_pass))
+        switches = Switches(rows=tuple((kind, layer, head) for layer in group for head in range(heads)), method=method)
+        x = None
+        for number in range(first, len(stack.blocks)):
+            if number in group:  # this layer's rows join the batch here, from the plain stream entering it
+                joining = entering[number].expand(heads, -1, -1)
+                x = joining if x is None else torch.cat([x, joining])
+            x, _ = stack.blocks[number](x, mask, heads_off={"self": switches.heads_off(kind, number)},
+                                        method=method, rotation=rotation)
         if not has_vocab_head(loaded):
-            features, _ = loaded.model.features(batch, switches=switches)
-            vectors = features.float().mean(1)  # (n, k)
+            vectors = stack.final_norm(x).float().mean(1)  # (n, k)
             reference = torch.as_tensor(before.vector, device=vectors.device)[None]
             scores.append(torch.nn.functional.cosine_similarity(vectors, reference, dim=-1))
             continue
-        logits, _ = loaded.model(batch, switches=switches)
-        if loaded.arch == "decoder":
-            position, keep = -1, (tok.EOS,)
-        else:
-            position, keep = _mask_position(loaded, ids[0].tolist()), ()
-        logp = torch.log_softmax(loaded._no_specials(logits[:, position], keep=keep), -1)  # (n, v)
+        logits = model.readout(x[:, position])  # (n, v): the one position the score reads
+        logp = torch.log_softmax(loaded._no_specials(logits, keep=keep), -1)
         scores.append(logp[:, before.reference[0]])
     after = torch.cat(scores).float().cpu().numpy()
     return (before.score - after).reshape(layers, heads).astype(np.float32)

@@ -239,18 +239,20 @@ class CausalLM(_SingleStack):
         """An empty key/value cache for this model's layers (keeping only the sliding window, where it has one)."""
         return KVCache.empty(self.config.n_layers, self.config.sliding_window)
 
-    def step(self, ids: torch.Tensor, cache: KVCache, record: bool = False) -> tuple[torch.Tensor, Recording | None]:
+    def step(self, ids: torch.Tensor, cache: KVCache, record: bool = False,
+             last: bool = False) -> tuple[torch.Tensor, Recording | None]:
         """Incremental decoding: ids (b, t) are the tokens after the cache.seen ones the cache has read (the whole
         prompt at first, then one token at a time) -> their logits (b, t, v), and with record=True their attention
         rows over every kept key (each layer's probs (b, h, t, kept + t)). The cache grows by their keys and values.
-        The same computation as forward() over the whole text: the rows equal its last t rows."""
+        The same computation as forward() over the whole text: the rows equal its last t rows.
+        last=True reads out only the last new token's logits (b, 1, v): greedy decoding reads nothing else."""
         recording = _recording(record)
         t, start, kept = ids.size(1), cache.seen, cache.kept
         x = self.embed(ids, recording, "input", start=start)
         mask = causal_mask(t, kept + t, device=ids.device, window=self.config.sliding_window)  # (t, kept + t)
         x = self.stack(x, mask, recording, {"self": "self"}, rotation=self.embed.rotation(t, start=start), cache=cache)
         cache.seen += t
-        return self.to_vocab(self.lm_transform(x)), recording
+        return self.to_vocab(self.lm_transform(x[:, -1:] if last else x)), recording
 
 
 class MaskedLM(_SingleStack):

@@ -30,9 +30,20 @@ rollout (layers chained, weights only) beside the same rollout of the norms.
 
 
 def special_positions(registry: ModelRegistry, name, trace) -> list[int]:
-    """Where the tokens the model adds itself sit ([CLS] and [SEP], <s>); none for the dates encoder."""
-    added = registry.get(name).added_ids
-    return [i for i, token_id in enumerate(trace.ids) if int(token_id) in added]
+    """Where the tokens the model adds itself sit ([CLS] and [SEP], <s>). A causal model that adds none (a Llama
+    such as smollm2) parks weight on its first token, the one key every later token sees: [0]. None for the
+    dates encoder."""
+    loaded = registry.get(name)
+    added = [i for i, token_id in enumerate(trace.ids) if int(token_id) in loaded.added_ids]
+    return added or ([0] if loaded.arch == "decoder" and len(trace.ids) > 1 else [])
+
+
+def first_token_note(registry: ModelRegistry, name, trace, special: list[int]) -> str:
+    """Why the sink is measured on the first word, for a causal model that adds no start token ('' otherwise)."""
+    if special != [0] or int(trace.ids[0]) in registry.get(name).added_ids:
+        return ""
+    return (f"{name} adds no start token, so its sink is the first token, **{markdown_label(trace.tokens[0])}**: "
+            "every later token can see it, and heads with nothing to do park their weight there. ")
 
 
 def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz=False):
@@ -71,7 +82,8 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
         names = "/".join(dict.fromkeys(trace.tokens[i] for i in special))
         sink_fig = viz_flow.sink_figure(weight, norm, names, font_size=font, selected=(layer0, head0))
         sinks = flow.sinks_of(weight, norm)
-        told += (f"\n\nThis head puts {weight[layer0, head0]:.2f} of its weight on {markdown_label(names)} and "
+        told += (f"\n\n{first_token_note(registry, name, trace, special)}This head puts {weight[layer0, head0]:.2f} "
+                 f"of its weight on {markdown_label(names)} and "
                  f"{norm[layer0, head0]:.2f} of what it moves. ")
         if sinks.heads:
             told += (f"**{len(sinks.heads)} of the {weight.size} heads** put at least half their weight there "

@@ -138,8 +138,7 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     # a date or a sentence vector has no list of guesses: the summary's change measures it
     guesses = Change(visible=bool(result["before_top"]), value=viz.guesses_figure(
         result["before_top"], result["after_top"], result["what"], font_size=font) if result["before_top"] else None)
-    maps = interventions.head_importance(registry.get(name), clean_text(text, registry.max_chars(name)), kinds_of(registry, name),
-                                         _check_method(method))
+    maps = importance_maps(registry, text, name, method)
     what = WHAT_CHANGE.get(result["what"], "drop in log-probability")
     importance = no_taller(viz.importance_figure(maps, what, font_size=font, method=method), screen_height(presenter))
     top = max(((kind, *np.unravel_index(int(np.argmax(m)), m.shape)) for kind, m in maps.items()),
@@ -151,6 +150,15 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     return (summary, guesses, importance, Change(choices=choices, value=kept or [], multiselect=True),
             Change(choices=[c for c in choices if not c.endswith(" all")], value=strongest),
             Change(visible=month is not None, value=f"Knock out the month head ({month})" if month else ""))
+
+
+def importance_maps(registry: ModelRegistry, text, name, method) -> dict:
+    """Each head's effect knocked out alone (model.interventions.head_importance), kept in the registry's byte-bounded
+    cache: it depends on the text and the method only, not on the heads picked, and costs one pass per layer's
+    heads (seconds for smollm2's 270), so picking other heads to knock out does not pay for it again."""
+    text, method = clean_text(text, registry.max_chars(name)), _check_method(method)
+    return registry.cached(("importance", name, text, method), lambda: interventions.head_importance(
+        registry.get(name), text, kinds_of(registry, name), method))
 
 
 def head_view(registry: ModelRegistry, text, name, picked, presenter):

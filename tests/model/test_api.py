@@ -179,3 +179,20 @@ def test_missing_tokenizer_is_a_checkpoint_error(tiny_trained_models, tmp_path):
     shutil.copytree(tiny_trained_models["tiny-lm"], folder)
     with pytest.raises(CheckpointError, match="tokenizer.json is missing"):
         api.load_from(folder, device="cpu")
+
+
+@pytest.mark.parametrize("prompt", ["When Mary and John went to the store, John gave a drink to",
+                                    "The Eiffel Tower is in the city of"])
+def test_greedy_with_the_key_value_cache_writes_what_whole_passes_write(smollm2, prompt):
+    """generate() reads each new token through the cache and reads out only the last position; decoding the whole
+    text again at every step (as under switches) writes the same tokens with the same scores."""
+    import torch
+    from model import decoding
+
+    ids = smollm2.encode(prompt).ids
+    with torch.no_grad():
+        whole = decoding.greedy(lambda prefix: torch.log_softmax(smollm2._next_logits(prefix), -1), ids,
+                                smollm2.end_id, 12, "cpu", 3)
+        cached = decoding.greedy(smollm2._cached_step(), ids, smollm2.end_id, 12, "cpu", 3)
+    assert cached.ids == whole.ids and cached.score == pytest.approx(whole.score, abs=1e-4)
+    assert smollm2.generate(prompt, 12) == smollm2.tokenizer.decode(whole.ids)

@@ -108,3 +108,15 @@ def test_rows_and_a_shared_knock_out_do_not_mix():
     with pytest.raises(ValueError, match="not both"):
         Switches(ablate={("self", 0, 0)}, rows=(("self", 0, 1),))
     assert Switches(rows=(("self", 1, 2), ("self", 0, 3))).heads_off("self", 1) == ((0, 2),)
+
+
+def test_importance_of_270_heads_equals_one_pass_per_head(smollm2):
+    """smollm2's 30 layers × 9 heads: each layer's rows start from the plain residual stream entering that layer and
+    read out one position; the numbers are those of a whole forward pass per knocked-out head."""
+    text = "The capital of France is"
+    maps = head_importance(smollm2, text, {"self": (30, 9)})
+    assert maps["self"].shape == (30, 9) and np.isfinite(maps["self"]).all()
+    before = outcome(smollm2, text)
+    for layer, head in [(0, 0), (0, 8), (14, 4), (28, 3), (29, 8)]:
+        alone = change(before, outcome(smollm2, text, Switches(ablate={("self", layer, head)}), before, describe=False))
+        assert maps["self"][layer, head] == pytest.approx(alone, abs=1e-4)
