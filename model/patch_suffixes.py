@@ -1,0 +1,92 @@
+"""The exact causal-tracing grid of a causal model, computed on suffixes only (model/patching.py uses it).
+
+In a causal model position i reads tokens 0..i only, so a patch at position p changes nothing before p: at every
+layer the positions before p keep the corrupted run's keys and values (model/kv_cache.py). A patched cell then
+needs the forward pass of positions p..t−1 only, reading the corrupted run's cached keys and values below p.
+For a 12-token pair that halves the work; for a head patched at the last position it is one token instead of 12.
+
+One layer's cells are packed into one sequence, each cell's suffix after the other's, so they share one pass:
+    cell r   the suffix p_r .. t−1, its first token patched
+    keys     the corrupted run's t cached positions, then every packed token's own
+    mask     a packed token at position q of cell r reads cached positions < p_r and cell r's own tokens ≤ q
+             (and, with a sliding window, only the last `window` positions)
+    rotation each packed token is turned by its own position (rotary models)
+The numbers equal a plain patched run's (tests/model/test_patching.py holds every cell to one).
+"""
+from __future__ import annotations
+
+import torch
+
+from model.kv_cache import KVCache, LayerCache
+from model.switches import Switches
+
+
+def applies(loaded, t: int) -> bool:
+    """A causal model whose corrupted keys can all be kept (a sliding window at least as long as the text)."""
+    model = loaded.model
+    window = model.config.sliding_window if hasattr(model, "config") else 0
+    return (loaded.arch == "decoder" and hasattr(model, "new_cache") and getattr(model, "causal", False)
+            and (not window or window >= t))
+
+
+@torch.inference_mode()
+def corrupted_cache(loaded, ids: list[int]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Every layer's keys and values of the plain corrupted run, each (1, h_kv, t, d)."""
+    cache = loaded.model.new_cache()
+    loaded.model.step(torch.tensor([ids], device=loaded.device), cache)
+    return [(layer.keys, layer.values) for layer in cache.layers]
+
+
+def packed_positions(starts: list[int], t: int, device) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
+    """(positions, cell of each packed token, offset of each cell's first token) for cells starting at `starts`."""
+    positions = torch.cat([torch.arange(p, t, device=device) for p in starts])
+    cell = torch.cat([torch.full((t - p,), r, device=device) for r, p in enumerate(starts)])
+    offsets, at = [], 0
+    for p in starts:
+        offsets.append(at)
+        at += t - p
+    return positions, cell, offsets
+
+
+def packed_mask(positions: torch.Tensor, cell: torch.Tensor, starts: torch.Tensor, t: int, window: int = 0):
+    """(n, t + n) bool: which keys each packed token may read (the module docstring's rule)."""
+    cached = torch.arange(t, device=positions.device)
+    before = cached[None, :] < starts[cell][:, None]  # (n, t): the corrupted run's positions before the cell's start
+    own = (cell[:, None] == cell[None, :]) & (positions[None, :] <= positions[:, None])  # (n, n)
+    mask = torch.cat((before, own), dim=1)
+    if window:
+        keys = torch.cat((cached, positions))
+        mask &= (positions[:, None] - keys[None, :]) < window
+    return mask
+
+
+def run_cells(loaded, joins: list[int], starts: list[int], streams: list[torch.Tensor], kv, answer: int,
+              hooks=None) -> torch.Tensor:
+    """The final vectors (n, k) at the answer position of n cells, all in one pass up the layers. Cell r joins the
+    packed sequence at block joins[r] (its patch's layer, or the next one for a patched residual stream; the
+    number of layers: no block at all) with streams[r] (t − starts[r], k), its suffix of the stream entering that
+    block; joins must not decrease. Below its join a cell's suffix is the corrupted run's, so it need not be run.
+    hooks patch inside the blocks at the packed indexes offsets(joins, starts, t) gives."""
+    model = loaded.model
+    t, device = streams[0].size(0) + starts[0], streams[0].device
+    positions, cell, offsets = packed_positions(starts, t, device)
+    starts_t = torch.tensor(starts, device=device)
+    cos_sin = model.embed.rotation(t)
+    blocks = model.stack.blocks
+    x, r = None, 0
+    for layer in range(joins[0], len(blocks)):
+        joining = []
+        while r < len(joins) and joins[r] == layer:
+            joining.append(streams[r])
+            r += 1
+        if joining:
+            x = torch.cat(([x[0]] if x is not None else []) + joining)[None]
+        n = x.size(1)
+        mask = packed_mask(positions[:n], cell[:n], starts_t, t, model.config.sliding_window)
+        rotation = None if cos_sin is None else tuple(part[positions[:n]] for part in cos_sin)
+        keys, values = kv[layer]
+        x, _ = blocks[layer](x, mask, rotation=rotation, past=LayerCache(0, keys, values), hooks=hooks, layer=layer)
+    if r < len(joins):  # the cells patched after the last block: nothing left to run
+        x = torch.cat(([x[0]] if x is not None else []) + streams[r:])[None]
+    features = model.stack.final_norm(x)
+    return features[0, [offset + answer - p for offset, p in zip(offsets, starts)]]
