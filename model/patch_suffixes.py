@@ -15,8 +15,12 @@ The numbers equal a plain patched run's (tests/model/test_patching.py holds ever
 """
 from __future__ import annotations
 
+from typing import Iterator
+
+import numpy as np
 import torch
 
+from model import patching
 from model.kv_cache import KVCache, LayerCache
 from model.switches import Switches
 
@@ -90,3 +94,51 @@ def run_cells(loaded, joins: list[int], starts: list[int], streams: list[torch.T
         x = torch.cat(([x[0]] if x is not None else []) + streams[r:])[None]
     features = model.stack.final_norm(x)
     return features[0, [offset + answer - p for offset, p in zip(offsets, starts)]]
+
+
+def exact_rows(loaded, pair, site: str, runs) -> Iterator[tuple[int, np.ndarray]]:
+    """patching.exact_rows for a causal model: every cell runs only its suffix, and the cells of many layers share
+    one pass up the layers (as many as PASS_TOKENS and BATCH_BYTES allow); a row is yielded once its cells are done."""
+    t, k = len(pair.corrupted_ids), runs.corrupted["residual"].shape[-1]
+    layers, device = runs.n_layers, loaded.device
+    kv = patch_suffixes.corrupted_cache(loaded, pair.corrupted_ids)
+    most = max(t, min(patching.PASS_TOKENS, patching.BATCH_BYTES // (k * 4 * 24)))  # packed tokens a pass holds
+    units, rows = [], {}  # units: (layer, cell, join, start, stream) in join order
+    for layer in range(layers):
+        clean, cells = patching.differing(pair, site, runs, layer)
+        rows[layer] = torch.zeros(len(clean), dtype=torch.float32)
+        for cell in cells.tolist():
+            if site == "residual":  # the stream after this layer, patched, enters the next layer
+                stream = runs.corrupted["residual"][layer, cell:].clone()
+                stream[0] = clean[cell]
+                units.append((layer, cell, layer + 1, cell, stream, None))
+            else:
+                start = pair.position if site == "heads" else cell
+                units.append((layer, cell, layer, start, runs.corrupted["residual_in"][layer, start:], clean[cell]))
+    done = 0
+    while done < len(units):
+        group, size = [], 0
+        for unit in units[done:]:
+            if group and size + t - unit[3] > most:
+                break
+            group.append(unit)
+            size += t - unit[3]
+        patches, at = {}, 0
+        for layer, cell, join, start, stream, value in group:
+            if value is not None:  # a hook patches the cell's first packed token inside block `layer`
+                index = (0, cell, at) if site == "heads" else (0, at)
+                patches.setdefault((site, layer), []).append((index, value))
+            at += t - start
+        hooks = patching.Hooks(patches={
+            key: (tuple(torch.tensor(i, device=device) for i in zip(*(ix for ix, _ in got))),
+                  torch.stack([v for _, v in got])) for key, got in patches.items()})
+        answers = patch_suffixes.run_cells(loaded, [u[2] for u in group], [u[3] for u in group],
+                                           [u[4] for u in group], kv, pair.position, hooks)
+        diffs = runs.normalise(patching.answer_diff(loaded, pair, answers)).float().cpu()
+        for (layer, cell, *_), diff in zip(group, diffs):
+            rows[layer][cell] = diff
+        done += len(group)
+        for layer in [l for l in rows if done == len(units) or l < units[done][0]]:  # rows whose cells are all done
+            yield layer, rows.pop(layer).numpy()
+    for layer in sorted(rows):
+        yield layer, rows.pop(layer).numpy()

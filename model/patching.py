@@ -25,7 +25,6 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from model import patch_suffixes
 from model import tokenizer as tok
 from model.switches import Switches
 
@@ -304,11 +303,13 @@ def exact_rows(loaded, pair: Pair, site: str, runs: Runs) -> Iterator[tuple[int,
     model = loaded.model
     t, k = len(pair.corrupted_ids), runs.corrupted["residual"].shape[-1]
     device = loaded.device
+    from model import patch_suffixes  # it builds on this module's Hooks and measure
+
     if patch_suffixes.applies(loaded, t):
-        yield from _suffix_rows(loaded, pair, site, runs)
+        yield from patch_suffixes.exact_rows(loaded, pair, site, runs)
         return
     for layer in range(runs.n_layers):
-        clean, differs = _differing(pair, site, runs, layer)
+        clean, differs = differing(pair, site, runs, layer)
         row = torch.zeros(len(clean), dtype=torch.float32)
         step = _chunks(len(differs), t, k)
         for first in range(0, len(differs), step):
@@ -328,7 +329,7 @@ def exact_rows(loaded, pair: Pair, site: str, runs: Runs) -> Iterator[tuple[int,
         yield layer, row.numpy()
 
 
-def _differing(pair: Pair, site: str, runs: Runs, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+def differing(pair: Pair, site: str, runs: Runs, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(clean, cells): the site's clean activations at one layer, (t, k) or (h, d) for heads at the answer
     position, and the cells whose clean activation differs from the corrupted one. The others change nothing:
     exactly 0, no pass needed (in a causal model every position before the first changed token)."""
@@ -336,53 +337,6 @@ def _differing(pair: Pair, site: str, runs: Runs, layer: int) -> tuple[torch.Ten
     if site == "heads":
         clean, corrupted = clean[:, pair.position], corrupted[:, pair.position]  # (h, d)
     return clean, (clean != corrupted).any(-1).nonzero()[:, 0]
-
-
-def _suffix_rows(loaded, pair: Pair, site: str, runs: Runs) -> Iterator[tuple[int, np.ndarray]]:
-    """exact_rows for a causal model: every cell runs only its suffix, cells of many layers share one pass up the
-    layers (model/patch_suffixes.py), as many as BATCH_BYTES allows; rows are yielded as their pass ends."""
-    t, k = len(pair.corrupted_ids), runs.corrupted["residual"].shape[-1]
-    layers, device = runs.n_layers, loaded.device
-    kv = patch_suffixes.corrupted_cache(loaded, pair.corrupted_ids)
-    most = max(t, min(PASS_TOKENS, BATCH_BYTES // (k * 4 * 24)))  # packed tokens one pass may hold
-    units, rows = [], {}  # units: (layer, cell, join, start, stream) in join order
-    for layer in range(layers):
-        clean, cells = _differing(pair, site, runs, layer)
-        rows[layer] = torch.zeros(len(clean), dtype=torch.float32)
-        for cell in cells.tolist():
-            if site == "residual":  # the stream after this layer, patched, enters the next layer
-                stream = runs.corrupted["residual"][layer, cell:].clone()
-                stream[0] = clean[cell]
-                units.append((layer, cell, layer + 1, cell, stream, None))
-            else:
-                start = pair.position if site == "heads" else cell
-                units.append((layer, cell, layer, start, runs.corrupted["residual_in"][layer, start:], clean[cell]))
-    done = 0
-    while done < len(units):
-        group, size = [], 0
-        for unit in units[done:]:
-            if group and size + t - unit[3] > most:
-                break
-            group.append(unit)
-            size += t - unit[3]
-        patches, at = {}, 0
-        for layer, cell, join, start, stream, value in group:
-            if value is not None:  # a hook patches the cell's first packed token inside block `layer`
-                index = (0, cell, at) if site == "heads" else (0, at)
-                patches.setdefault((site, layer), []).append((index, value))
-            at += t - start
-        hooks = Hooks(patches={key: (tuple(torch.tensor(i, device=device) for i in zip(*(ix for ix, _ in got))),
-                                     torch.stack([v for _, v in got])) for key, got in patches.items()})
-        answers = patch_suffixes.run_cells(loaded, [u[2] for u in group], [u[3] for u in group],
-                                           [u[4] for u in group], kv, pair.position, hooks)
-        diffs = runs.normalise(answer_diff(loaded, pair, answers)).float().cpu()
-        for (layer, cell, *_), diff in zip(group, diffs):
-            rows[layer][cell] = diff
-        done += len(group)
-        for layer in [l for l in rows if done == len(units) or l < units[done][0]]:  # rows whose cells are all done
-            yield layer, rows.pop(layer).numpy()
-    for layer in sorted(rows):
-        yield layer, rows.pop(layer).numpy()
 
 
 def exact(loaded, pair: Pair, site: str, runs: Runs | None = None) -> np.ndarray:

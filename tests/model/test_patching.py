@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from model import api, patching
+from model import api, patch_suffixes, patching
 from model.patching import PatchingError
 from tests.llama_checkpoints import byte_bpe, save_tiny
 
@@ -71,6 +71,7 @@ def test_every_cell_of_the_exact_grid_is_a_direct_patched_run(tiny, site):
     runs = patching.record(tiny, pair)
     grid = patching.exact(tiny, pair, site, runs)
     t = len(pair.clean_ids)
+    assert patch_suffixes.applies(tiny, t)  # the grid ran each cell's suffix only (model/patch_suffixes.py)
     assert grid.shape == (runs.n_layers, runs.n_heads if site == "heads" else t)
     direct = np.array([[patching.patched(tiny, pair, runs, [(site, layer, cell)]) for cell in range(grid.shape[1])]
                        for layer in range(runs.n_layers)])
