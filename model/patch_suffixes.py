@@ -101,7 +101,7 @@ def exact_rows(loaded, pair, site: str, runs) -> Iterator[tuple[int, np.ndarray]
     one pass up the layers (as many as PASS_TOKENS and BATCH_BYTES allow); a row is yielded once its cells are done."""
     t, k = len(pair.corrupted_ids), runs.corrupted["residual"].shape[-1]
     layers, device = runs.n_layers, loaded.device
-    kv = patch_suffixes.corrupted_cache(loaded, pair.corrupted_ids)
+    kv = corrupted_cache(loaded, pair.corrupted_ids)
     most = max(t, min(patching.PASS_TOKENS, patching.BATCH_BYTES // (k * 4 * 24)))  # packed tokens a pass holds
     units, rows = [], {}  # units: (layer, cell, join, start, stream) in join order
     for layer in range(layers):
@@ -132,7 +132,7 @@ def exact_rows(loaded, pair, site: str, runs) -> Iterator[tuple[int, np.ndarray]
         hooks = patching.Hooks(patches={
             key: (tuple(torch.tensor(i, device=device) for i in zip(*(ix for ix, _ in got))),
                   torch.stack([v for _, v in got])) for key, got in patches.items()})
-        answers = patch_suffixes.run_cells(loaded, [u[2] for u in group], [u[3] for u in group],
+        answers = run_cells(loaded, [u[2] for u in group], [u[3] for u in group],
                                            [u[4] for u in group], kv, pair.position, hooks)
         diffs = runs.normalise(patching.answer_diff(loaded, pair, answers)).float().cpu()
         for (layer, cell, *_), diff in zip(group, diffs):
