@@ -133,7 +133,7 @@ def exact_rows(loaded, pair, site: str, runs) -> Iterator[tuple[int, np.ndarray]
             key: (tuple(torch.tensor(i, device=device) for i in zip(*(ix for ix, _ in got))),
                   torch.stack([v for _, v in got])) for key, got in patches.items()})
         answers = run_cells(loaded, [u[2] for u in group], [u[3] for u in group],
-                                           [u[4] for u in group], kv, pair.position, hooks)
+                           [u[4] for u in group], kv, pair.position, hooks)
         diffs = runs.normalise(patching.answer_diff(loaded, pair, answers)).float().cpu()
         for (layer, cell, *_), diff in zip(group, diffs):
             rows[layer][cell] = diff
