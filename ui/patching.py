@@ -24,6 +24,7 @@ from ui.context import PRESENTER_FIRST, Context, figure_font
 from ui.models import InputError, ModelRegistry, clean_text
 from ui.outputs import UNCHANGED, Change
 from ui.tabspec import TabSpec
+from ui.runtime import tile_click
 from ui.routes import ROUTES_EXPLANATION, THRESHOLD, quoted, routes_numbers, routes_view
 from viz import describe
 from viz import patching as viz
@@ -172,15 +173,17 @@ def figures(found: patching.Tracing, exact: dict, presenter) -> list:
     font = figure_font(presenter)
     pair = found.pair
     columns = viz.column_labels(pair.clean_tokens, pair.corrupted_tokens)
-    heads = found.preview["heads"].shape[1]
+    layers, heads = found.preview["heads"].shape
     out = []
     for site in patching.SITES:
         names, axis = ((columns, "position (clean token; * = changed)") if site != "heads"
                        else ([f"H{h + 1}" for h in range(heads)], "head"))
         grid = exact.get(site)
         best = numbers.strongest(grid if grid is not None and np.isfinite(grid).all() else found.preview[site], 1)[0]
+        clickable = (tile_click.cell_tiles([head_name(l, h) for l in range(layers) for h in range(heads)],
+                                           heads) if site == "heads" else None)
         out.append(viz.comparison_figure(found.preview[site], grid, names, SITE_TITLES[site], axis, font_size=font,
-                                         mark=best[:2],
+                                         mark=best[:2], meta=clickable,
                                          alt=describe.patching_alt(SITE_TITLES[site], found.preview[site], grid,
                                                                    names)))
     return out
@@ -203,6 +206,14 @@ def head_view(registry: ModelRegistry, name, clean, chosen, presenter):
         raise InputError(f"{name} has no head {chosen}: it has {att.n_layers} layers of {att.n_heads} heads.")
     return attention_heatmap(att.probs[layer, head], att.queries, att.keys, title=f"{chosen} on the clean prompt",
                              mask=att.mask, font_size=figure_font(presenter))
+
+
+def on_click(registry: ModelRegistry, value, name, clean, presenter):
+    """(the dropdown's pick, the head's attention) for a cell clicked in the heads map ("L3 H1 #4")."""
+    chosen = tile_click.tile_name(value)
+    if not chosen:
+        return UNCHANGED, UNCHANGED
+    return chosen, head_view(registry, name, clean, chosen, presenter)
 
 
 def view(registry: ModelRegistry, clean, corrupted, name, target, contrast, presenter=False, position=0,
@@ -323,8 +334,9 @@ def build(ctx: Context) -> None:
         attention = components.Plot(show_label=False, label="attention output", elem_id="patching-attention")
         mlp = components.Plot(show_label=False, label="feed-forward output", elem_id="patching-mlp")
         heads = components.Plot(show_label=False, label="heads", elem_id="patching-heads")
-        head = gr.Dropdown(choices=[], label="see a head's attention (the strongest is chosen first)",
-                           elem_id="patching-head")
+        head = gr.Dropdown(choices=[], label="see a head's attention (the strongest is chosen first; or click a "
+                           "cell of the heads map)", elem_id="patching-head")
+        clicked = tile_click.clicked_tiles(tile_click.HEADS_MAP_BOX_ID, "Head clicked in the heads map")
         head_plot = components.Plot(show_label=False, label="the head's attention", elem_id="patching-head-attention")
         gr.Markdown(ROUTES_EXPLANATION, elem_classes=["tab-intro"])
         with gr.Row():
@@ -370,6 +382,9 @@ def build(ctx: Context) -> None:
            concurrency_limit=2, concurrency_id="causal-tracing")
     ctx.on([head.input], lambda name, text, chosen, presenter: head_view(registry, name, text, chosen, presenter),
            inputs=[ctx.model, clean, head, ctx.presenter], outputs=[head_plot], trigger_mode="always_last")
+    # a click on a cell of the heads map is the same pick, typed by the page script into a hidden box
+    ctx.on([clicked.change], lambda value, name, text, presenter: on_click(registry, value, name, text, presenter),
+           inputs=[clicked, ctx.model, clean, ctx.presenter], outputs=[head, head_plot], trigger_mode="always_last")
     ctx.on([threshold.input, position.submit],
            lambda name, text, at, level, presenter: routes_view(registry, name, text, at, level, presenter),
            inputs=[ctx.model, clean, position, threshold, ctx.presenter], outputs=[route_text, route_plot],

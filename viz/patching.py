@@ -55,9 +55,10 @@ def _panel(z, column_names, hover_names, axis: str, bound: float, numbers: bool,
 
 
 def comparison_figure(preview, exact, columns: list[str], title: str, column_title: str, font_size: int = 12,
-                      mark: tuple[int, int] | None = None, alt: str = "") -> go.Figure:
+                      mark: tuple[int, int] | None = None, alt: str = "", meta: dict | None = None) -> go.Figure:
     """Two panels, the preview (left) and the exact grid (right; None: not computed yet), each (L, n).
-    columns: the n column labels (escaped). mark (layer, column), 0-based: outlined in both panels."""
+    columns: the n column labels (escaped). mark (layer, column), 0-based: outlined in both panels.
+    meta: more of layout.meta (the heads map's clickable cells: ui/runtime/tile_click.py)."""
     preview = np.asarray(preview, dtype=np.float64)
     exact_z = np.full_like(preview, np.nan) if exact is None else np.asarray(exact, dtype=np.float64)
     if exact_z.shape != preview.shape or len(columns) != preview.shape[1]:
@@ -98,6 +99,6 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
                           yanchor="bottom", showarrow=False, font=dict(size=font_size)),
                      dict(text=right, x=0.75, xref="paper", y=1.0, yref="paper", yanchor="bottom",
                           showarrow=False, font=dict(size=font_size))],
-        meta=dict(alt=alt, wide=True),  # on a phone: a readable width, scrolled sideways (ui/accessibility.py)
+        meta=dict(alt=alt, wide=True, **(meta or {})),  # wide: on a phone: a readable width, scrolled sideways (ui/accessibility.py)
     )
     return figure(traces, layout)

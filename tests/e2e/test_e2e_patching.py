@@ -46,3 +46,22 @@ def test_prompts_of_different_lengths_are_refused_on_the_page(page, live):
     page.wait_for_function("() => document.body.innerText.includes('same number of tokens')")
     assert any("8 (<s> | The | ▁qu | e | en" in m for m in message_toasts(page))
     assert not page.page_errors
+
+
+def test_a_click_on_a_cell_of_the_heads_map_opens_that_head(page, live):
+    """As in the every-head grid (ui/runtime/tile_click.py): the head's attention is drawn and the dropdown follows."""
+    page.goto(live.url + "?tab=patching&model=lm")
+    wait_for_figures(page, "#patching-heads")
+    page.wait_for_function("() => (document.querySelector('#patching-head-attention .gtitle') || {}).textContent"
+                           "?.startsWith('L3 H4')")  # the strongest head is opened first
+    point = page.evaluate("""() => {  // the exact panel's cell of layer 2, head 1
+        const gd = document.querySelector('#patching-heads .js-plotly-plot');
+        gd.scrollIntoView({block: 'center'});
+        const xa = gd._fullLayout.xaxis2, ya = gd._fullLayout.yaxis2, r = gd.getBoundingClientRect();
+        return {x: r.left + xa._offset + xa.l2p(0), y: r.top + ya._offset + ya.l2p(1)};
+    }""")
+    page.mouse.click(point["x"], point["y"])
+    page.wait_for_function("() => (document.querySelector('#patching-head-attention .gtitle') || {}).textContent"
+                           "?.startsWith('L2 H1 on the clean prompt')")
+    page.wait_for_function("() => document.querySelector('#patching-head input').value === 'L2 H1'")
+    assert not error_toasts(page)
