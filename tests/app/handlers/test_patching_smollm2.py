@@ -33,6 +33,7 @@ def test_the_fact_pair_has_one_token_count_and_its_own_answers(smollm2, eiffel):
     pair = found.pair
     assert len(pair.clean_ids) == len(pair.corrupted_ids) == 9
     assert pair.clean_tokens[:4] == ["The", "▁E", "iffel", "▁Tower"]
+    assert pair.corrupted_tokens[:4] == ["The", "▁Col", "osse", "um"]
     assert (pair.target_label, pair.contrast_label) == ("▁Paris", "▁Rome")
     assert pair.changed == [1, 2, 3]
 
