@@ -9,7 +9,7 @@ One layer's cells are packed into one sequence, each cell's suffix after the oth
     cell r   the suffix p_r .. t−1, its first token patched
     keys     the corrupted run's t cached positions, then every packed token's own
     mask     a packed token at position q of cell r reads cached positions < p_r and cell r's own tokens ≤ q
-             (and, with a sliding window, only the last `window` positions)
+             (a sliding window shorter than the text is not packed: applies() says no)
     rotation each packed token is turned by its own position (rotary models)
 The numbers equal a plain patched run's (tests/model/test_patching.py holds every cell to one).
 """
@@ -52,16 +52,12 @@ def packed_positions(starts: list[int], t: int, device) -> tuple[torch.Tensor, t
     return positions, cell, offsets
 
 
-def packed_mask(positions: torch.Tensor, cell: torch.Tensor, starts: torch.Tensor, t: int, window: int = 0):
+def packed_mask(positions: torch.Tensor, cell: torch.Tensor, starts: torch.Tensor, t: int) -> torch.Tensor:
     """(n, t + n) bool: which keys each packed token may read (the module docstring's rule)."""
     cached = torch.arange(t, device=positions.device)
     before = cached[None, :] < starts[cell][:, None]  # (n, t): the corrupted run's positions before the cell's start
     own = (cell[:, None] == cell[None, :]) & (positions[None, :] <= positions[:, None])  # (n, n)
-    mask = torch.cat((before, own), dim=1)
-    if window:
-        keys = torch.cat((cached, positions))
-        mask &= (positions[:, None] - keys[None, :]) < window
-    return mask
+    return torch.cat((before, own), dim=1)
 
 
 def run_cells(loaded, joins: list[int], starts: list[int], streams: list[torch.Tensor], kv, answer: int,
@@ -86,7 +82,7 @@ def run_cells(loaded, joins: list[int], starts: list[int], streams: list[torch.T
         if joining:
             x = torch.cat(([x[0]] if x is not None else []) + joining)[None]
         n = x.size(1)
-        mask = packed_mask(positions[:n], cell[:n], starts_t, t, model.config.sliding_window)
+        mask = packed_mask(positions[:n], cell[:n], starts_t, t)
         rotation = None if cos_sin is None else tuple(part[positions[:n]] for part in cos_sin)
         keys, values = kv[layer]
         x, _ = blocks[layer](x, mask, rotation=rotation, past=LayerCache(0, keys, values), hooks=hooks, layer=layer)

@@ -182,3 +182,19 @@ def test_a_llama_family_folder_is_traced_and_routed(tmp_path):
     assert exact["heads"].shape == (2, 4) and final[0] == tab.exact_summary(tab.tracing(registry, job), exact)
     text, _ = routes_section.routes_view(registry, "tiny-llama", clean, 0, 0.04, False)
     assert "the output bias" not in text  # Llama has no b_O
+
+
+def test_a_click_on_the_heads_map_opens_the_head_it_names(registry, example):
+    """The heads map names each cell as a tile (ui/runtime/tile_click.py reads layout.meta); a click's box value
+    ("L2 H1 #3") picks that head in the dropdown and draws its attention; an empty box changes nothing."""
+    _, _, found, exact = example
+    heads_figure = tab.figures(found, exact, False)[3]
+    layers, heads = found.preview["heads"].shape
+    meta = heads_figure.layout.meta
+    assert meta["tile_grid"]["cols"] == heads and len(meta["tiles"]) == layers * heads
+    assert meta["tiles"][1 * heads + 0] == "L2 H1"  # row i, column j of either panel is layer i + 1, head j + 1
+    chosen, figure = tab.on_click(registry, "L2 H1 #3", "lm", tab.CLEAN, False)
+    assert chosen == "L2 H1" and figure.layout.title.text.startswith("L2 H1 on the clean prompt")
+    assert tab.on_click(registry, "", "lm", tab.CLEAN, False) == (UNCHANGED, UNCHANGED)
+    with pytest.raises(InputError):
+        tab.on_click(registry, "L9 H9 #1", "lm", tab.CLEAN, False)
