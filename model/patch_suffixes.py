@@ -66,7 +66,7 @@ def run_cells(loaded, joins: list[int], starts: list[int], streams: list[torch.T
     packed sequence at block joins[r] (its patch's layer, or the next one for a patched residual stream; the
     number of layers: no block at all) with streams[r] (t − starts[r], k), its suffix of the stream entering that
     block; joins must not decrease. Below its join a cell's suffix is the corrupted run's, so it need not be run.
-    hooks patch inside the blocks at the packed indexes offsets(joins, starts, t) gives."""
+    hooks patch inside the blocks at packed indexes: cell r's first token comes after the suffixes of cells < r."""
     model = loaded.model
     t, device = streams[0].size(0) + starts[0], streams[0].device
     positions, cell, offsets = packed_positions(starts, t, device)
@@ -99,7 +99,7 @@ def exact_rows(loaded, pair, site: str, runs) -> Iterator[tuple[int, np.ndarray]
     layers, device = runs.n_layers, loaded.device
     kv = corrupted_cache(loaded, pair.corrupted_ids)
     most = max(t, min(patching.PASS_TOKENS, patching.BATCH_BYTES // (k * 4 * 24)))  # packed tokens a pass holds
-    units, rows = [], {}  # units: (layer, cell, join, start, stream) in join order
+    units, rows = [], {}  # units: (layer, cell, join, start, stream, clean value a hook patches in) in join order
     for layer in range(layers):
         clean, cells = patching.differing(pair, site, runs, layer)
         rows[layer] = torch.zeros(len(clean), dtype=torch.float32)
