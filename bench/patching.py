@@ -100,10 +100,11 @@ def section(results: dict) -> list[str]:
         return []
     lines = ["", "## Causal tracing, a 12-token pair", "",
              "`bench/patching.py`, one thread: the preview (both runs recorded and one backward pass), the exact "
-             "residual-stream grid (one patched forward pass per cell, restarted below the patched layer) and the "
-             "exact grids of all four sites (residual, attention, feed-forward, heads). Targets (issue 42): lm's "
-             "exact grid ≤ 2 s; SmolLM2's residual grid ≤ 15 s and its preview ≤ 1.5 s (smollm2 itself where its package "
-             f"is installed, else {NAME}, a random model of its shape).", "",
+             "residual-stream grid (one patched pass per cell, restarted at the patched layer; a causal model's on "
+             "the positions from the patch on only, model/patch_suffixes.py) and the exact grids of all four sites "
+             "(residual, attention, feed-forward, heads). Targets (issue 42): lm's exact grid ≤ 2 s; SmolLM2's "
+             "residual grid ≤ 15 s and its preview ≤ 1.5 s (smollm2 itself where its package is installed, else "
+             f"{NAME}, a random model of its shape).", "",
              "| model | layers × heads | preview | exact residual grid | all four exact grids |", "|---|---|---|---|---|"]
     for name, f in figures.items():
         lines.append(f"| {name} | {f['layers']} × {f['heads']} | {f['preview_s'] * 1000:,.0f} ms | "

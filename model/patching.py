@@ -15,7 +15,8 @@ corrupted run and 1 the clean run. Sites, at (layer, position):
     attention   what the layer's attention adds to it;  mlp  what its feed-forward adds
     heads       one head's output (its weighted sum of values, before W_O) at the answer position: (layer, head)
 Every run is the model's one forward pass with a Hooks object in its switches (model/switches.py); the exact
-grid restarts each layer's batch from the corrupted run's residual stream entering that layer (model.resume).
+grid restarts each layer's batch from the corrupted run's residual stream entering that layer (model.resume);
+a causal model's runs each cell on the positions from the patch on only (model/patch_suffixes.py).
 """
 from __future__ import annotations
 
