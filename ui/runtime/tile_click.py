@@ -75,7 +75,8 @@ TILE_CLICK_JS = """() => {
       plot.on('plotly_click', (data) => open(plot, box, data));
       plot.on('plotly_clickannotation', (event) => {  // a tile's name, written above it: "<b>▶ L3 H1</b>"
         const names = ((plot.layout || {}).meta || {}).tiles || [];
-        const text = String(((event || {}).annotation || {}).text || '').replace(/<[^>]*>/g, '').replace('▶', '').trim();
+        const text = String(((event || {}).annotation || {}).text || '')
+          .replace(/<[^>]*>/g, '').replace('▶', '').trim();
         if (names.includes(text)) send(box, text);
       });
     }
