@@ -167,3 +167,17 @@ def test_models_without_a_next_token_say_why():
         patching.check_model(api.load("dates", device="cpu"))
     with pytest.raises(PatchingError, match="no word-prediction head"):
         patching.check_model(api.load("minilm", device="cpu"))
+
+
+@pytest.mark.parametrize("site", ["residual", "mlp"])
+def test_passes_of_a_few_tokens_give_the_same_grid_in_layer_order(tiny, site, monkeypatch):
+    """The suffix-only grid splits its cells into passes of at most PASS_TOKENS packed tokens (at least one whole
+    suffix): split as finely as it goes, each row still comes out once, in layer order, and equal to one pass."""
+    target, contrast = (tiny.label(i) for i in tiny.encode(" the cat").ids[:2])
+    pair = patching.prepare(tiny, *TINY_PAIR, target, contrast)
+    runs = patching.record(tiny, pair)
+    whole = patching.exact(tiny, pair, site, runs)
+    monkeypatch.setattr(patching, "PASS_TOKENS", 1)
+    rows = list(patching.exact_rows(tiny, pair, site, runs))
+    assert [layer for layer, _ in rows] == list(range(runs.n_layers))
+    np.testing.assert_allclose(np.stack([row for _, row in rows]), whole, atol=1e-5)
