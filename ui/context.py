@@ -132,7 +132,7 @@ class Context:
     the views with run_after, since the triggers are user actions (.input) and would not fire.
 
     The API is the views: fn's parameter names are the endpoint's (README, "Every endpoint", lists them
-    and tests/app/test_hostile_input.py compares the list with the server's). An endpoint only API
+    and tests/app/server/test_hostile_input.py compares the list with the server's). An endpoint only API
     callers need goes through `ctx.api(fn, api_name)`. A tab's own controls (a button, a slider of its own,
     the quiz switch) are wired with `ctx.on(triggers, fn, ...)`: private unless public=True, as an event that
     only keeps the page in step (a slider being dragged, a tile picked) is no API; page_event gives a page

@@ -18,8 +18,8 @@ from ui.messages import inform, warn
 from ui.outputs import UNCHANGED, Change
 
 # Each example shows what its model really does, measured when clicked (example_claim) and checked against the
-# shipped weights by tests/app/test_examples.py (lm's previous-token head, fill-ins mlm gets right, dates it reads,
-# minilm's "it" -> "animal") and tests/app/test_classifier_app.py (training.evaluate.CLASSIFIER_EXAMPLES).
+# shipped weights by tests/app/handlers/test_examples.py (lm's previous-token head, fill-ins mlm gets right, dates it reads,
+# minilm's "it" -> "animal") and tests/app/handlers/test_classifier_app.py (training.evaluate.CLASSIFIER_EXAMPLES).
 EXAMPLES = [
     ("He opened the door and walked into the room", "lm"),
     ("a person who plays the piano", "lm"),

@@ -15,7 +15,7 @@ from viz import flow as viz_flow
 from viz.labels import markdown_label
 from viz.panels import note_figure
 
-# Measured on minilm with this sentence (tests/app/test_flow_app.py checks the numbers quoted here and in the README)
+# Measured on minilm with this sentence (tests/app/server/test_reading_views_api.py checks the numbers quoted here and in the README)
 SINK_SENTENCE = "The animal didn't cross the street because it was too tired."
 EXPLANATION = """
 **Attention weight is where a head looks; what it adds is α·W_O v.** At position *i* a head writes

@@ -17,7 +17,7 @@ from viz.panels import note_figure
 # "Lens", short: the tab bar holds more names on a row in presenter mode
 TAB = TabSpec(id="lens", label="Lens", figure="#lens-top")
 TAB_ID = TAB.id
-# On lm the answer to this text appears partway up the stack (measured by tests/app/test_lens_app.py):
+# On lm the answer to this text appears partway up the stack (measured by tests/app/server/test_reading_views_api.py):
 # after layer 1 the top token at "to" is "ient", from layer 2 on it is "be", its probability growing
 EXAMPLE = "not able to"
 EXPLANATION = """

@@ -33,7 +33,7 @@ from viz.panels import note_figure
 
 TAB = TabSpec(id="patching", label="Causal tracing")
 TAB_ID = TAB.id
-# lm: "Monday, Tuesday," predicts " T", "Friday, Saturday," predicts " S" (tests/app/test_patching_app.py)
+# lm: "Monday, Tuesday," predicts " T", "Friday, Saturday," predicts " S" (tests/app/handlers/test_patching_app.py)
 CLEAN, CORRUPTED = "Monday, Tuesday,", "Friday, Saturday,"
 MAX_TOKEN_CHARS = 100
 SITE_TITLES = {"residual": "Patching the residual stream after each layer",

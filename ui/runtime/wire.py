@@ -8,7 +8,7 @@ in ui/runtime/README.md.
 
 So the views' events are registered with `postprocess=False` (ui/context.py) and hand Gradio their
 outputs already in the form the browser receives, made here by the same `postprocess` Gradio would call
-(tests/app/test_wire.py compares the two, byte for byte); `Blocks` passes skipped outputs over; and the
+(tests/app/api/test_wire.py compares the two, byte for byte); `Blocks` passes skipped outputs over; and the
 API-only endpoints are registered with `preprocess=False`, `received` running the same `preprocess`
 calls here, with the same checks and messages.
 """
@@ -112,7 +112,7 @@ def is_skip(value) -> bool:
 class Blocks(gr.Blocks):
     """gr.Blocks whose events send an output left unchanged (gr.skip()) as it is, without rebuilding the
     component for the session (see the module docstring). Every other output goes through Gradio's own
-    postprocessing, unchanged; tests/app/test_wire.py compares the two on the same predictions."""
+    postprocessing, unchanged; tests/app/api/test_wire.py compares the two on the same predictions."""
 
     async def preprocess_data(self, block_fn, inputs, state, explicit_call: bool = False):
         """Gradio's reading of the inputs, with its refusals as `refused` says, and a call with too few

@@ -215,7 +215,7 @@ def test_the_vocabulary_reads_each_documented_form(claim, kind):
 
 def test_the_readme_documents_every_claim_form_and_a_complete_example_that_loads(registry):
     from pathlib import Path
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
     section = readme.split("\n## Lessons\n", 1)[1].split("\n## Adding a model", 1)[0]  # its example has "## "s
     for _, example in fmt.VOCABULARY.values():
         assert example.split(":")[0] in section, example
