@@ -107,9 +107,10 @@ def sink_figure(weight, norm, special_name: str, font_size: int = 12, selected: 
 def sink_alt(weight, norm, special_name: str, names, selected=None) -> str:
     """The scatter in words: how many heads park half their weight on the special tokens, what they move there,
     the head farthest below the diagonal and the selected head, from the points drawn."""
-    name, w, n = plain(special_name), weight.ravel(), norm.ravel()
+    # plain() reads figure text, where a token is escaped: "<s>" unescaped would read as a tag and vanish
+    name, w, n = plain(html.escape(special_name)), weight.ravel(), norm.ravel()
     sinks = w >= 0.5
-    said = (f"Every head: share of weight against share of ‖α·W_O v‖ on {name}, one point per head "
+    said = (f"Every head: share of weight vs share of norm on {name} (the norm of ‖α·W_O v‖), one point per head "
             f"({w.size} heads). {int(sinks.sum())} of them put at least half their weight on {name}")
     if sinks.any():
         said += f", and move on average {n[sinks].mean():.2f} of their norm there against {w[sinks].mean():.2f} of their weight"

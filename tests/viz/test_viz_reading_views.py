@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from viz import describe
 from viz import flow as viz_flow
 from viz import lens as viz_lens
 from viz import qk as viz_qk
@@ -116,6 +117,10 @@ def test_text_alternatives_name_the_tokens_and_the_numbers_drawn():
     assert "2 of them put at least half their weight on [CLS]/[SEP]" in said
     assert "move on average 0.35 of their norm there against 0.75 of their weight" in said
     assert "L1 H1, weight 0.90, norm 0.20" in said and "L2 H1: weight 0.60, norm 0.50" in said
+    # a sink token that looks like markup is said as text, and the description starts with the title
+    sink = viz_flow.sink_figure(weight, norm, "<s>")
+    assert "half their weight on <s>" in alt(sink)
+    assert alt(sink).startswith(describe.plain(sink.layout.title.text))
 
     before = np.array([0.5, 0.3, 0.15, 0.05])
     after = np.array([0.625, 0.375, 0.0, 0.0])
