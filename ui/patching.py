@@ -31,7 +31,7 @@ from viz import patching as viz
 from viz.heatmap import attention_heatmap
 from viz.panels import note_figure
 
-TAB = TabSpec(id="patching", label="Causal tracing")
+TAB = TabSpec(id="patching", label="Causal tracing", figure="#patching-residual")
 TAB_ID = TAB.id
 # lm: "Monday, Tuesday," predicts " T", "Friday, Saturday," predicts " S" (tests/app/handlers/test_patching_app.py)
 CLEAN, CORRUPTED = "Monday, Tuesday,", "Friday, Saturday,"

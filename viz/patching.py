@@ -19,6 +19,7 @@ from viz.labels import token_label
 # diverging: blue below 0, white at 0, red towards 1 (the clean answer back)
 COLORSCALE = colorscale("RdBu")[::-1]
 COLORSCALE = [[1 - p, c] for p, c in COLORSCALE]
+GRID_PX = 200  # the most height a grid's rows take together (px), whatever its layers
 CELL_NUMBERS_MAX = 24  # columns per panel up to which each cell writes its value
 SITE_WORDS = {"residual": "the residual stream after the layer", "attention": "the attention's output",
               "mlp": "the feed-forward's output", "heads": "one head's output at the answer position"}
@@ -66,7 +67,13 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
                          "labels must agree")
     layers, n = preview.shape
     bound = _range(preview, exact_z)
-    numbers = n <= CELL_NUMBERS_MAX
+    # rows shrink past GRID_PX of them (smollm2's 30 layers), so the figure stays whole on a 1280 x 720 presenter
+    # screen; rows too short for a number draw none, and the layer names are thinned to every k-th
+    row = max(22, 2.2 * font_size)
+    if layers * row > GRID_PX:
+        row = GRID_PX / layers
+    numbers = n <= CELL_NUMBERS_MAX and row >= font_size + 4
+    every = int(np.ceil(1.2 * font_size / row))
     hover_names = [plain(c) for c in columns]
     traces = (_panel(preview, columns, hover_names, "", bound, numbers, font_size, False)
               + _panel(exact_z, columns, hover_names, "2", bound, numbers, font_size, True))
@@ -82,7 +89,7 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
         for x, y in (("x", "y"), ("x2", "y2")):
             shapes.append(dict(type="rect", xref=x, yref=y, x0=c - 0.5, x1=c + 0.5, y0=l - 0.5, y1=l + 0.5,
                                line=dict(color=HIGHLIGHT, width=3)))
-    height = int(max(260, layers * max(22, 2.2 * font_size) + 150 + 5 * font_size))
+    height = int(max(260, layers * row + 150 + 5 * font_size))
     layout = dict(
         title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12),
                    font=dict(size=font_size + 4)),
@@ -91,8 +98,8 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
         hoverlabel=dict(font=dict(size=font_size + 2)),
         xaxis=dict(domain=[0, 0.46], title=dict(text=column_title), **axis),
         xaxis2=dict(domain=[0.52, 0.98], title=dict(text=column_title), anchor="y2", **axis),
-        yaxis=dict(tickmode="array", tickvals=list(range(layers)), ticktext=layer_names, showgrid=False,
-                   automargin=False),
+        yaxis=dict(tickmode="array", tickvals=list(range(0, layers, every)), ticktext=layer_names[::every],
+                   showgrid=False, automargin=False),
         yaxis2=dict(anchor="x2", tickvals=list(range(layers)), showticklabels=False, showgrid=False,
                     matches="y"),
         annotations=[dict(text="preview", x=0.23, xref="paper", y=1.0, yref="paper",
