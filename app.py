@@ -15,7 +15,7 @@ from pathlib import Path
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no network: no telemetry
 # One CPU thread per request: a server answers many small requests at once, and torch's threads
 # would only spin waiting for each other (about a third of a request's CPU time on 2 cores).
-# Set before torch is imported (by ui.models); a GPU is used all the same.
+# Set before torch is imported (by model.registry); a GPU is used all the same.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from ui.runtime import env  # noqa: E402 (imports no Gradio)
 
@@ -30,7 +30,8 @@ from starlette.middleware import Middleware  # noqa: E402
 from ui import accessibility, attention, lesson_player  # noqa: E402
 from ui.controls import CSS, build_controls, default_settings, tab_ids, wire_page  # noqa: E402
 from ui.lessons import LESSONS_ENV, LessonLibrary  # noqa: E402
-from ui.models import ModelRegistry, model_notes  # noqa: E402
+from model.registry import ModelRegistry  # noqa: E402
+from ui.labels import model_notes
 from ui.runtime import wire  # noqa: E402
 from ui.runtime.aria import ARIA_FIXES_JS  # noqa: E402
 from ui.runtime.assets import CompressedAssets  # noqa: E402
@@ -137,7 +138,7 @@ def main(argv=None) -> None:
     if args.lessons is not None:
         os.environ[LESSONS_ENV] = args.lessons  # read by ui.lessons.LessonLibrary.load
     if args.models is not None:
-        os.environ["ATTENTION_MODELS"] = args.models  # read by ui.models.ModelRegistry.load (model.pretrained)
+        os.environ["ATTENTION_MODELS"] = args.models  # read by model.registry.ModelRegistry.load (model.pretrained)
     build_demo().queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE).launch(**launch_options())
 
 

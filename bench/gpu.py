@@ -88,7 +88,7 @@ def timings(model, tokens: int, repeats: int) -> dict:
 
 def memory(model, requests: int, tokens: int, cache_bytes: int = 1 << 30) -> dict:
     """GPU memory (allocated, and the most ever allocated) after every 50 of `requests` distinct traces kept in
-    a ByteLRU of `cache_bytes`, as ui.models.ModelRegistry keeps them."""
+    a ByteLRU of `cache_bytes`, as model.registry.ModelRegistry keeps them."""
     device = model.device
     cache = ByteLRU(cache_bytes)
     points = []

@@ -16,11 +16,12 @@ from analysis.heads import head_name, kv_group, parse_head_name
 from ui.tabspec import TabSpec
 from ui import components, sampling
 from ui.context import Context, figure_font, screen_height
-from ui.messages import warn
+from ui.messages import InputError, check_beam, check_index, clean_text, warn
 from ui.outputs import UNCHANGED, Change, hidden, visible
 from ui.runtime import tile_click
-from ui.models import (KIND_LABELS, InputError, ModelRegistry, attention_of, check_beam, check_index, clean_text,
-                       head_choices)
+from ui.runtime.events import quick
+from model.registry import ModelRegistry, attention_of
+from ui.labels import KIND_LABELS, head_choices
 from viz import heatmap
 from viz.labels import EMPTY, markdown_label, plain_label, token_labels
 
@@ -360,7 +361,7 @@ def build(ctx: Context) -> None:
         return pick_tile(choice)
 
     def small(text, name, *_):  # Context.listen: these views may compute on the event loop
-        return registry.quick(name, text)
+        return quick(registry, name, text)
 
     # the detail first: a dispatcher runs a tab's views in this order, sending each when ready
     ctx.listen(run_show_head, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter, ctx.quiz],

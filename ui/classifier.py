@@ -22,7 +22,9 @@ from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
 from ui.interventions import head_picker
 from ui.outputs import Change, hidden, show
-from ui.models import InputError, ModelRegistry, clean_text, head_choices, parse_heads
+from model.registry import ModelRegistry
+from ui.labels import head_choices, parse_heads
+from ui.messages import InputError, clean_text
 from viz import classifier as viz
 from viz.figure import no_taller
 from viz.interventions import explanations_figure, guesses_figure

@@ -59,7 +59,7 @@ class Slider(DrawnAsGradio, gr.Slider):
 class ModelSlider(Slider):
     """A layer, head or decoding-step slider. Its range follows the chosen model or text (the page redraws it),
     and an API call or a link may name any: the handler checks the number against the model and text of the
-    same call (ui.models.check_index), not against the range the slider was first drawn with."""
+    same call (model.inputs.check_index), not against the range the slider was first drawn with."""
 
     def preprocess(self, payload):
         if payload is None:
@@ -114,12 +114,12 @@ class Radio(DrawnAsGradio, gr.Radio):
         return info
 
 
-KINDS = ("self", "encoder", "decoder", "cross")  # ui.models.KINDS_BY_ARCH's, every architecture together
+KINDS = ("self", "encoder", "decoder", "cross")  # model.registry.KINDS_BY_ARCH's, every architecture together
 
 
 class KindRadio(Radio):
     """The attention-kind radio. An API call may name any of KINDS, as the README says: one the model lacks
-    ("self" on the dates model, "cross" on lm) reads as the model's first (ui.models.attention_of). Gradio's own
+    ("self" on the dates model, "cross" on lm) reads as the model's first (model.registry.attention_of). Gradio's own
     check refused "self", which the radio does not list (it shows only the dates model's kinds)."""
 
     def preprocess(self, payload):

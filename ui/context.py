@@ -17,9 +17,9 @@ from typing import Callable
 import gradio as gr
 
 from training.toy_tasks import SettingsError
-from ui.models import InputError, ModelRegistry, public_message
+from model.registry import ModelRegistry
+from ui.messages import InputError, public_message, refusal, warn
 from ui.gpu import LENT_GPU, on_gpu
-from ui.messages import refusal, warn
 from ui.runtime.events import on_event_loop, repeat_outputs
 from ui.runtime.repeats import Repeats, is_pick
 from ui.outputs import Change, visible

@@ -12,9 +12,10 @@ from ui import components
 from ui.context import PRESENTER_FIRST, Context  # noqa: F401 - PRESENTER_FIRST: the tabs import it from here too
 from ui.links import (SAMPLING_SETTINGS, ViewSettings, lesson_link, make_link, parse_query, sampling_in_link,
                       sampling_settings, whole_number)
-from ui.models import KIND_LABELS, KINDS_BY_ARCH, MAX_CHARS, InputError, ModelRegistry, clean_text
+from model.registry import KINDS_BY_ARCH, ModelRegistry
+from ui.labels import KIND_LABELS
+from ui.messages import MAX_CHARS, InputError, clean_text, inform, warn
 from ui.steps import shown_temperature, slider_from_temperature
-from ui.messages import inform, warn
 from ui.outputs import UNCHANGED, Change
 
 # Each example shows what its model really does, measured when clicked (example_claim) and checked against the

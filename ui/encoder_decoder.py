@@ -13,7 +13,9 @@ from ui import components
 from ui.controls import PRESENTER_FIRST
 from ui.context import Context, figure_font, screen_height
 from ui.outputs import UNCHANGED, Change
-from ui.models import MAX_BEAM, InputError, ModelRegistry, check_beam, check_index, clean_text, head_choices
+from model.registry import ModelRegistry
+from ui.labels import head_choices
+from ui.messages import MAX_BEAM, InputError, check_beam, check_index, clean_text
 from viz import cross
 from viz.figure import no_taller
 from viz.heatmap import attention_heatmap

@@ -10,7 +10,8 @@ from analysis import flow
 from analysis.attribution import rollout
 from ui import components
 from ui.context import Context, figure_font
-from ui.models import ModelRegistry, attention_of, check_index, clean_text, cut_notice
+from model.registry import ModelRegistry, attention_of
+from ui.messages import check_index, clean_text, cut_notice
 from viz import flow as viz_flow
 from viz.labels import markdown_label
 from viz.panels import note_figure

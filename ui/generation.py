@@ -12,7 +12,8 @@ from analysis import sampling
 from model import generation
 from ui import components
 from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
-from ui.models import InputError, ModelRegistry, clean_text, check_index, shown
+from model.registry import ModelRegistry
+from ui.messages import InputError, check_index, clean_text, shown
 from ui.outputs import Change, UNCHANGED
 from ui.sampling import Setting, whole
 from ui.tabspec import TabSpec

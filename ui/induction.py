@@ -14,8 +14,9 @@ from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from ui.outputs import Change, hidden, show
-from ui.messages import shown
-from ui.models import InputError, ModelRegistry, head_choices
+from ui.messages import InputError, shown
+from model.registry import ModelRegistry
+from ui.labels import head_choices
 from viz import induction as viz
 
 TAB = TabSpec(id="induction", label="Copying from context")

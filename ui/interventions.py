@@ -21,7 +21,9 @@ from ui import components, flow
 from ui.controls import PRESENTER_FIRST
 from ui.context import Context, figure_font, screen_height
 from ui.outputs import UNCHANGED, Change
-from ui.models import KIND_LABELS, InputError, ModelRegistry, clean_text, head_choices, parse_heads
+from model.registry import ModelRegistry
+from ui.labels import KIND_LABELS, head_choices, parse_heads
+from ui.messages import InputError, clean_text
 from viz import interventions as viz
 from viz.figure import no_taller
 from viz.heatmap import attention_heatmap

@@ -10,7 +10,8 @@ from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
 from ui.outputs import UNCHANGED, Change
-from ui.models import ModelRegistry, clean_text
+from model.registry import ModelRegistry
+from ui.messages import clean_text
 from viz import learning as viz_learning
 from viz.heatmap import attention_heatmap
 from viz.panels import note_figure

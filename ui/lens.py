@@ -8,7 +8,8 @@ from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from ui.controls import fit_controls
-from ui.models import InputError, ModelRegistry, clean_text, cut_notice
+from model.registry import ModelRegistry
+from ui.messages import InputError, clean_text, cut_notice
 from viz import lens as viz_lens
 from viz.figure import no_taller
 from viz.labels import markdown_label

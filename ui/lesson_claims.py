@@ -17,7 +17,8 @@ from ui import induction, lens
 from ui.attention import trace_stats
 from ui.learning import SnapshotTraces
 from ui.links import ViewSettings
-from ui.models import InputError, ModelRegistry, attention_of, check_index, clean_text
+from model.registry import ModelRegistry, attention_of
+from ui.messages import InputError, check_index, clean_text
 
 MARKS = ("▁", "Ġ")  # how the tokenizers write a leading space
 

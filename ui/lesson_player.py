@@ -13,8 +13,7 @@ from ui.context import Context
 from ui.handout import HANDOUT_JS
 from ui.lessons import LessonLibrary, failed_claims, step_text
 from ui.links import TRUE, whole_number
-from ui.messages import warn
-from ui.models import InputError
+from ui.messages import InputError, warn
 from ui.outputs import UNCHANGED, Change
 
 CSS = """

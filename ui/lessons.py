@@ -21,8 +21,8 @@ from analysis.lessons import Lesson, LessonError
 from ui import lesson_claims
 from ui.learning import SnapshotTraces
 from ui.links import ViewSettings, parse_query, whole_number
-from ui.messages import shown
-from ui.models import InputError, ModelRegistry
+from ui.messages import InputError, shown
+from model.registry import ModelRegistry
 
 log = logging.getLogger(__name__)
 

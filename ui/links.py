@@ -15,8 +15,8 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from analysis import sampling
 from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE
-from ui.messages import shown
-from ui.models import MAX_BEAM, MAX_CHARS, ModelRegistry
+from ui.messages import MAX_BEAM, MAX_CHARS, shown
+from model.registry import ModelRegistry
 
 TRUE = {"1", "true", "yes", "on"}
 

@@ -19,8 +19,7 @@ from training.toy_tasks import TASKS, SettingsError
 from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
-from ui.messages import inform, shown
-from ui.models import InputError
+from ui.messages import InputError, inform, shown
 from ui.outputs import UNCHANGED, Change, enabled, hidden, show
 from ui.runtime.events import repeat_outputs
 from viz import toy as viz_toy

@@ -14,8 +14,8 @@ from model.trace import for_views
 from ui.tabspec import TabSpec
 from ui import components
 from ui.context import Context, figure_font, screen_height
-from ui.messages import inform
-from ui.models import InputError, ModelRegistry, clean_text
+from ui.messages import InputError, clean_text, inform
+from model.registry import ModelRegistry
 from viz import compare
 from viz.figure import no_taller
 

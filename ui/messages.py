@@ -1,23 +1,48 @@
-"""What the visitor reads when something they sent cannot be used: one place for how a message is cut,
-escaped and raised.
+"""What a visitor may send and what they read when it cannot be used: the one ui/ module for input checks
+and messages (how a message is cut, escaped and raised).
 
-Pure Python until a message is raised: ui.models (which notebooks import without Gradio) quotes values
-with `shown`.
+The checks the registry and training share (`InputError`, the text and index checks, the path-free message)
+are defined in model/inputs.py, because model/ and training/ never import ui/; the views import them from
+here, with the checks only the page makes (beam width, the notice of a cut text). Pure Python until a
+message is raised.
 """
 from __future__ import annotations
 
 import html
 
+from model import inputs
+from model.inputs import InputError, char_limit, check_index, public_message, shortened, shown
+from model.registry import MAX_CHARS, ModelRegistry
 
-def shortened(text, limit: int = 60) -> str:
-    """`text` cut to `limit` characters: a message never echoes a whole 100 KB value back."""
-    text = str(text)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+__all__ = ["MAX_BEAM", "MAX_CHARS", "InputError", "char_limit", "check_beam", "check_index", "clean_text",
+           "cut_notice", "inform", "public_message", "refusal", "shortened", "shown", "toast", "warn"]
+
+MAX_BEAM = 8  # widest beam search the app runs
 
 
-def shown(value, limit: int = 40) -> str:
-    """A value a visitor sent, quoted as Python writes it (`'x'`, `[1, 2]`) and cut to `limit` characters."""
-    return shortened(repr(value), limit)
+def clean_text(text, max_chars: int = MAX_CHARS) -> str:
+    """The text as the models read it (model.inputs.clean_text), at most `max_chars` characters: by default
+    the most any model takes; a view of one model passes its own (ModelRegistry.max_chars)."""
+    return inputs.clean_text(text, max_chars)
+
+
+def check_beam(value) -> int:
+    """A beam width from the UI or the API (a whole number 1..MAX_BEAM), or InputError."""
+    try:
+        return check_index(value, MAX_BEAM, "beam width") + 1
+    except InputError:
+        raise InputError(f"The beam width must be a whole number between 1 and {MAX_BEAM} "
+                         f"(got {shown(value)}).") from None
+
+
+def cut_notice(registry: ModelRegistry, name: str, truncated: bool) -> str:
+    """Markdown to put first in a view of a text cut at the model's context (empty when nothing was cut): every
+    view reads only what the model reads, so its "last word" is the last one kept, not the text's."""
+    if not truncated:
+        return ""
+    limit = registry.get(name).config.max_len
+    return (f"⚠️ The text is longer than {name}'s context: the model reads only its first {limit:,} tokens, so "
+            "this view stops there (its last word is the last one kept).\n\n")
 
 
 def toast(message) -> str:
@@ -30,7 +55,7 @@ def toast(message) -> str:
 def refusal(message):
     """The gr.Error that tells the visitor `message` (escaped: it may hold what they typed), without a
     traceback in the server log: bad input is not a bug."""
-    import gradio as gr  # here, not above: ui.models quotes values with `shown` and imports no Gradio
+    import gradio as gr  # here, not above: the checks are called by tests and bench/ without Gradio
 
     return gr.Error(toast(message), print_exception=False)
 

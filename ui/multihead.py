@@ -7,7 +7,7 @@ from analysis.sizes import head_sizes
 from ui.tabspec import TabSpec
 from ui import components
 from ui.context import Context, figure_font, screen_height
-from ui.models import ModelRegistry
+from model.registry import ModelRegistry
 from viz import multihead as viz_multihead
 from viz.figure import no_taller
 

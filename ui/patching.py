@@ -21,7 +21,8 @@ from model import patching
 from model.patching import PatchingError
 from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font
-from ui.models import InputError, ModelRegistry, clean_text
+from model.registry import ModelRegistry
+from ui.messages import InputError, clean_text
 from ui.outputs import UNCHANGED, Change
 from ui.tabspec import TabSpec
 from ui.runtime import tile_click

@@ -10,7 +10,8 @@ from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
 from ui.outputs import UNCHANGED
-from ui.models import InputError, ModelRegistry, check_index, clean_text, cut_notice
+from model.registry import ModelRegistry
+from ui.messages import InputError, check_index, clean_text, cut_notice
 from viz import positions as viz_positions
 from viz.figure import no_taller
 from viz import rotary as viz_rotary
@@ -118,7 +119,7 @@ def rotary_view(registry: ModelRegistry, text, model, head, presenter):
     font = figure_font(presenter)
     loaded = registry.get(model)
     head0 = check_index(head, loaded.config.n_heads, "head")
-    text = clean_text(text, registry.max_chars(model))  # the one rule every view keeps (ui.models.char_limit)
+    text = clean_text(text, registry.max_chars(model))  # the one rule every view keeps (model.inputs.char_limit)
     try:
         demo = rotary_demo(loaded, text, head=head0)
     except ValueError as e:  # a single token: no offset to show

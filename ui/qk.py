@@ -11,7 +11,8 @@ from analysis import qk
 from analysis.heads import sharing_note
 from ui import components
 from ui.context import Context, figure_font
-from ui.models import ModelRegistry, attention_of, check_index, cut_notice
+from model.registry import ModelRegistry, attention_of
+from ui.messages import check_index, cut_notice
 from viz import qk as viz_qk
 from viz.labels import markdown_label
 

@@ -8,7 +8,8 @@ from analysis.routes import route_graph, strongest_edges
 from model import routes
 from model.patching import PatchingError
 from ui.context import figure_font
-from ui.models import InputError, ModelRegistry, clean_text
+from model.registry import ModelRegistry
+from ui.messages import InputError, clean_text
 from viz.labels import markdown_label
 from viz.routes import routes_figure
 

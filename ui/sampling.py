@@ -9,7 +9,8 @@ import gradio as gr
 from analysis import sampling
 from ui import components
 from ui.context import Context, figure_font
-from ui.models import InputError, ModelRegistry, clean_text, cut_notice, shown
+from model.registry import ModelRegistry
+from ui.messages import InputError, clean_text, cut_notice, shown
 from viz import sampling as viz_sampling
 from viz.labels import markdown_label
 from viz.panels import note_figure
@@ -44,7 +45,7 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
     """(the distribution before and after the settings, the seeded sample as Markdown)."""
     font = figure_font(presenter)
     model = registry.get(name)
-    text = clean_text(text, registry.max_chars(name))  # the one rule every view keeps (ui.models.char_limit)
+    text = clean_text(text, registry.max_chars(name))  # the one rule every view keeps (model.inputs.char_limit)
     if model.arch != "decoder" or not model.has_lm_head:
         message = (f"Sampling writes the next token, so it needs a model that predicts one (lm, or a GPT-2 or Llama "
                    f"folder); {name} does not: it {'fills in blanks' if model.arch == 'encoder' and model.has_lm_head else 'writes no text token by token here'}.")

@@ -13,7 +13,7 @@ from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, si
 from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from ui.outputs import UNCHANGED, visible
 from ui.messages import warn
-from ui.models import ModelRegistry
+from model.registry import ModelRegistry
 from viz import steps as viz_steps
 from viz.panels import note_figure
 

@@ -11,7 +11,7 @@ from analysis.positions import cosine_similarity, position_table, sinusoidal_tab
 from analysis.sizes import head_sizes
 from model import api
 from model.config import TransformerConfig
-from training.history import read_history
+from model.history import read_history
 
 
 def test_narrow_heads_cost_one_full_head_and_wide_heads_h_times_more():

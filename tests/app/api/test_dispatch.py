@@ -10,6 +10,7 @@ import pytest
 from gradio.utils import diff
 
 import app
+from ui.runtime.events import quick
 
 
 def component_id(demo, elem_id: str) -> int:
@@ -146,21 +147,21 @@ def test_a_streaming_handler_repeats_what_it_has_set():
 # ---- small work runs where the request arrived ---------------------------------------------------------
 def test_small_work_is_quick_large_or_decoding_work_is_not(demo):
     registry = demo.registry
-    assert registry.quick("lm", "The cat sat on the mat.")  # about 10 tokens of a 4-layer, 128-wide model
-    assert not registry.quick("lm", "word " * 200)  # ~200 tokens: more arithmetic than QUICK_FLOPS
-    assert not registry.quick("dates", "3 March 1999")  # translating decodes token by token first
-    assert registry.quick("gpt-4", "anything") and registry.quick("lm", "")  # bad input only costs a message
+    assert quick(registry, "lm", "The cat sat on the mat.")  # about 10 tokens of a 4-layer, 128-wide model
+    assert not quick(registry, "lm", "word " * 200)  # ~200 tokens: more arithmetic than QUICK_FLOPS
+    assert not quick(registry, "dates", "3 March 1999")  # translating decodes token by token first
+    assert quick(registry, "gpt-4", "anything") and quick(registry, "lm", "")  # bad input only costs a message
     medium = "word " * 45  # ~46 tokens: over nothing once cached, under the arithmetic budget anyway
-    assert registry.quick("lm", medium)
+    assert quick(registry, "lm", medium)
     long = "word " * 200
     registry.trace("lm", long)
-    assert not registry.quick("lm", long)  # cached, but its every-head figure is 16 x 200 x 200 weights
+    assert not quick(registry, "lm", long)  # cached, but its every-head figure is 16 x 200 x 200 weights
     registry.trace("lm", "The cat sat on the mat.")
-    assert registry.quick("lm", "The cat sat on the mat.")  # cached: nothing left to compute
+    assert quick(registry, "lm", "The cat sat on the mat.")  # cached: nothing left to compute
     registry.trace("dates", "3 March 1999")
-    assert registry.quick("dates", "3 March 1999")  # cached: translated already, and small
+    assert quick(registry, "dates", "3 March 1999")  # cached: translated already, and small
     if "minilm" in registry.models:  # 6 layers, 384 wide: even a short sentence is over the budget
-        assert not registry.quick("minilm", "The cat sat on the mat.")
+        assert not quick(registry, "minilm", "The cat sat on the mat.")
 
 
 def test_a_quick_view_runs_on_the_event_loop_and_a_slow_one_in_a_worker_thread(demo):

@@ -12,7 +12,7 @@ import pytest
 from gradio.state_holder import SessionState
 
 from ui.context import Context
-from ui.models import InputError
+from ui.messages import InputError
 from ui.outputs import UNCHANGED, Change, hidden, show
 from ui.tabspec import TabSpec
 

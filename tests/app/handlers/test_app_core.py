@@ -10,7 +10,9 @@ import pytest
 from analysis import head_stats as stats
 from ui import attention
 from ui.links import ViewSettings, make_link, parse_query
-from ui.models import MAX_CHARS, InputError, ModelRegistry, check_index, clean_text, head_choices
+from model.registry import ModelRegistry
+from ui.labels import head_choices
+from ui.messages import MAX_CHARS, InputError, check_index, clean_text
 
 
 # ---- input checks -------------------------------------------------------------------------------

@@ -14,7 +14,9 @@ from model.config import TransformerConfig
 from model.transformer import build
 from ui import encoder_decoder, learning, masking, multihead, positions, steps
 from ui.context import friendly
-from ui.models import InputError, ModelRegistry, head_choices
+from model.registry import ModelRegistry
+from ui.labels import head_choices
+from ui.messages import InputError
 
 SENTENCE = "the small cat holds a green lamp"
 DATE = "Saturday, 21st of November 2026"

@@ -15,7 +15,8 @@ from tokenizers import Tokenizer
 
 from tests.llama_checkpoints import save_tiny
 from ui import attention, induction, interventions, learning, multihead, positions, steps
-from ui.models import InputError, ModelRegistry
+from model.registry import ModelRegistry
+from ui.messages import InputError
 from viz.labels import token_labels
 
 TEXT = "The animal didn't cross the street because it was too tired."

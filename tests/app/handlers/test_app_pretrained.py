@@ -15,7 +15,9 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 
 from model import api
 from ui import attention, controls, learning, masking, multihead, positions, steps
-from ui.models import InputError, ModelRegistry, head_choices
+from model.registry import ModelRegistry
+from ui.labels import head_choices
+from ui.messages import InputError
 from ui.outputs import UNCHANGED
 
 ANIMAL = "The animal didn't cross the street because it was too tired."

@@ -7,7 +7,8 @@ import pytest
 from analysis import pooling
 from training.evaluate import CLASSIFIER_EXAMPLES
 from ui import classifier
-from ui.models import MAX_CHARS, InputError, ModelRegistry
+from model.registry import ModelRegistry
+from ui.messages import MAX_CHARS, InputError
 
 @pytest.mark.parametrize("text,category", CLASSIFIER_EXAMPLES)
 def test_the_lecture_examples_get_the_category_a_reader_would_give(registry, text, category):

@@ -14,7 +14,8 @@ from model import api
 from model.cache import nbytes
 from tests.llama_checkpoints import save_tiny
 from ui import generation as ui_generation
-from ui.models import InputError, ModelRegistry
+from model.registry import ModelRegistry
+from ui.messages import InputError
 
 pytestmark = pytest.mark.skipif(not (api.ASSETS / "lm" / "model.safetensors").is_file(),
                                 reason="needs the shipped lm (python -m training.train lm)")

@@ -7,7 +7,7 @@ import pytest
 from analysis import copying
 from model import api
 from ui import induction as ui_induction
-from ui.models import InputError
+from ui.messages import InputError
 
 pytestmark = pytest.mark.skipif(not (api.ASSETS / "lm" / "model.safetensors").is_file(),
                                 reason="needs the shipped lm (python -m training.train lm)")

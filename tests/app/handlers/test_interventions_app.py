@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ui import interventions
-from ui.models import InputError, parse_heads
+from ui.labels import parse_heads
+from ui.messages import InputError
 
 
 def test_interventions_view_knocks_out_the_month_head_and_maps_importance(registry):

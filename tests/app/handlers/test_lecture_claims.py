@@ -13,7 +13,8 @@ from analysis import head_stats as stats
 from analysis.sizes import head_sizes
 from ui import attention, encoder_decoder, masking, multihead, positions, steps
 from ui.links import ViewSettings, make_link, parse_query
-from ui.models import InputError, head_choices
+from ui.labels import head_choices
+from ui.messages import InputError
 from viz import multihead as viz_multihead
 from viz.labels import token_label
 

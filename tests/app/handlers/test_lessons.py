@@ -7,7 +7,7 @@ import pytest
 from analysis import lessons as fmt
 from ui import lessons
 from ui.controls import default_settings
-from ui.models import InputError
+from ui.messages import InputError
 
 GOOD = """---
 title: A test lesson

@@ -8,7 +8,8 @@ import pytest
 
 from bench.sentences import sentence
 from ui import attention
-from ui.models import InputError, ModelRegistry, char_limit
+from model.registry import ModelRegistry
+from ui.messages import InputError, char_limit
 from viz import heatmap
 
 

@@ -14,7 +14,8 @@ from analysis.routes import route_graph
 from model import api, patching
 from ui import patching as tab
 from ui import routes as routes_section
-from ui.models import InputError, ModelRegistry
+from model.registry import ModelRegistry
+from ui.messages import InputError
 from ui.outputs import UNCHANGED, Change
 
 pytestmark = pytest.mark.skipif(not (api.ASSETS / "lm" / "model.safetensors").is_file(),

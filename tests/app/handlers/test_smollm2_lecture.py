@@ -10,7 +10,7 @@ import pytest
 from analysis import flow
 from model.switches import Switches
 from ui import induction as ui_induction, lens as ui_lens
-from ui.models import ModelRegistry
+from model.registry import ModelRegistry
 
 EIFFEL = "The Eiffel Tower is in the city of"
 NAMES = "When Mary and John went to the store, John gave a drink to"

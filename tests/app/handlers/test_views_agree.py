@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ui import lens
-from ui.models import ModelRegistry
+from model.registry import ModelRegistry
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def test_every_new_view_says_when_the_text_was_cut(registry):
 
 def test_every_view_keeps_one_character_limit_per_model(registry):
     from ui import positions, sampling as ui_sampling
-    from ui.models import InputError
+    from ui.messages import InputError
     limit = registry.max_chars("lm")
     too_long = "a " * (limit // 2) + "b"
     assert len(too_long) == limit + 1

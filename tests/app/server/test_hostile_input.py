@@ -362,7 +362,7 @@ def test_server_log_has_no_handler_crash(app, client, api):
        name=st.sampled_from(["lm", "mlm", "dates"]), presenter=st.booleans())
 def test_analyze_handler_property(registry, text, name, presenter):
     from ui.attention import analyze, show_head
-    from ui.models import InputError
+    from ui.messages import InputError
 
     try:
         note, tokens, grid, average, frame, _ = analyze(registry, text, name, None, presenter)

@@ -1,9 +1,10 @@
-"""The model registry: load every shipped model once, remember per-model load errors,
-cache traces, and check user input with friendly messages.
+"""The model registry: load every shipped model once, remember per-model load errors, cache traces.
 
-Pure Python (no Gradio): handlers raise `InputError`, which ui.context turns into the visitor's message,
-and tests call these helpers directly.
+No Gradio: a notebook, the app, the tests and bench/ share it. What a caller sends is checked here
+(model.inputs: an unknown model, a text too long for the model) and refused with `InputError`, which
+ui.context turns into the visitor's message.
 
+    from model.registry import ModelRegistry
     registry = ModelRegistry.load()               # assets/ or $ATTENTION_ASSETS, minilm, $ATTENTION_MODELS
     registry.available                             # names that loaded
     registry.errors                                # name -> message for those that did not
@@ -13,22 +14,17 @@ and tests call these helpers directly.
 from __future__ import annotations
 
 import logging
-import math
-
 import os
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis import heads
-from model import api, gguf, pretrained
+from model import api, pretrained
 from model.cache import ByteLRU
 from model.checkpoint import CheckpointError
 from model.device import default_max_tokens
+from model.history import TrainingHistory, read_history
+from model.inputs import InputError, char_limit, check_index, clean_text, public_message, shown
 from model.trace import AttentionTrace, Trace, for_views
-from training.history import TrainingHistory, read_history
-from ui.messages import shown
 
 log = logging.getLogger(__name__)
 
@@ -38,39 +34,17 @@ log = logging.getLogger(__name__)
 # Longer texts are cut, and the page says so.
 MAX_TOKENS_ENV = "ATTENTION_MAX_TOKENS"
 MAX_TOKENS = int(os.environ.get(MAX_TOKENS_ENV) or default_max_tokens())
-# Characters follow tokens: 2,000 for a 256-token context (a token is ~4-5 characters of English, so a text
-# the model would cut still fits), 4,000 for 512. Server-side: the browser's max_length is only a hint.
-CHARS_PER_256_TOKENS = 2000
-
-
-def char_limit(context: int) -> int:
-    """The most characters the app takes for a model that reads `context` tokens (never below 2,000)."""
-    return max(CHARS_PER_256_TOKENS, round(CHARS_PER_256_TOKENS * context / 256))
-
-
 MAX_CHARS = char_limit(MAX_TOKENS)  # the most any model takes; each model's own limit: ModelRegistry.max_chars
 # The traces kept between requests, by the bytes they hold (model.cache.ByteLRU). A 16 GB Space holds the
 # models (~1 GB with two 12 x 12-head checkpoints), a few 512-token forward passes at once (~0.5 GB each
 # for a 12 x 12-head model) and Gradio; 1 GiB of traces is 4 such 512-token traces or thousands of short ones.
 CACHE_ENV = "ATTENTION_CACHE_MB"
 CACHE_BYTES = int(float(os.environ.get(CACHE_ENV) or 1024) * 2 ** 20)
-# Small work runs where the request arrived (ModelRegistry.quick): a forward pass of at most this much
-# arithmetic (a millisecond or two on one CPU core: lm up to ~60 tokens, minilm never), and figures of at
-# most this many attention weights (lm's 16 heads at 64 tokens), whether the trace is cached or not.
-QUICK_FLOPS = 100e6
-QUICK_CELLS = 16 * 64 * 64
-MAX_BEAM = 8  # widest beam search the app runs
 ASSETS_ENV = "ATTENTION_ASSETS"
 
 # Which attention kinds each architecture records, in the order a lecture meets them.
 KINDS_BY_ARCH = {"decoder": ("self",), "encoder": ("self",), "encoder-decoder": ("encoder", "decoder", "cross"),
                  "classifier": ("self",)}
-KIND_LABELS = {"self": "self-attention", "encoder": "encoder self-attention",
-               "decoder": "decoder self-attention (masked)", "cross": "cross-attention (decoder → encoder)"}
-
-
-class InputError(ValueError):
-    """Input the app cannot use; the message is written for the person who typed it."""
 
 
 def assets_dir(assets: str | Path | None = None) -> Path:
@@ -78,69 +52,6 @@ def assets_dir(assets: str | Path | None = None) -> Path:
     if assets is not None:
         return Path(assets)
     return Path(os.environ[ASSETS_ENV]) if os.environ.get(ASSETS_ENV) else api.ASSETS
-
-
-def clean_text(text, max_chars: int = MAX_CHARS) -> str:
-    """The text as the models should read it, or InputError saying what to change.
-
-    Control characters (NUL, escapes) are dropped, newlines and tabs become spaces;
-    emoji, CJK and HTML pass through untouched (the tokenizer handles them as bytes)."""
-    if text is None:
-        raise InputError("Type a sentence first.")
-    if not isinstance(text, str):
-        raise InputError(f"The text must be a string, not {type(text).__name__}.")
-    if len(text) > max_chars:
-        raise InputError(f"The text is {len(text)} characters long; the demo reads at most {max_chars}. "
-                         "Shorten it and try again.")
-    if not text.isprintable():  # checked in C first: most text has nothing to drop, and this pass is per character
-        text = "".join(" " if c in "\n\r\t" else c for c in text
-                       if c in "\n\r\t" or unicodedata.category(c) not in ("Cc", "Cs"))
-    text = " ".join(text.split()) if text.strip() else ""
-    if not text:
-        raise InputError("Type a sentence first: the text box is empty.")
-    return text
-
-
-def cut_notice(registry: "ModelRegistry", name: str, truncated: bool) -> str:
-    """Markdown to put first in a view of a text cut at the model's context (empty when nothing was cut): every
-    view reads only what the model reads, so its "last word" is the last one kept, not the text's."""
-    if not truncated:
-        return ""
-    limit = registry.get(name).config.max_len
-    return (f"⚠️ The text is longer than {name}'s context: the model reads only its first {limit:,} tokens, so "
-            "this view stops there (its last word is the last one kept).\n\n")
-
-
-# an absolute path: a slash-separated run of at least two parts that starts a word
-_ABSOLUTE_PATH = re.compile(r"(?<![\w.~/:])(?:/[^\s'\"():,;/]+){2,}")
-
-
-def public_message(message: str) -> str:
-    """`message` with every absolute path cut to its file name: visitors learn which file is wrong and
-    how to fix it, never where the server keeps it (the server log has the whole path)."""
-    return _ABSOLUTE_PATH.sub(lambda m: m.group().rsplit("/", 1)[-1], str(message))
-
-
-def check_index(value, count: int, what: str) -> int:
-    """A 1-based layer/head number from the UI or the API as a 0-based index, or InputError."""
-    if isinstance(value, bool) or value is None:
-        raise InputError(f"Choose a {what} between 1 and {count}.")
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise InputError(f"The {what} must be a number between 1 and {count}, not {shown(value)}.") from None
-    if not math.isfinite(number) or number != int(number) or not 1 <= number <= count:
-        raise InputError(f"This model has {count} {what}s: choose a {what} between 1 and {count} (got {shown(value)}).")
-    return int(number) - 1
-
-
-def check_beam(value) -> int:
-    """A beam width from the UI or the API (a whole number 1..MAX_BEAM), or InputError."""
-    try:
-        return check_index(value, MAX_BEAM, "beam width") + 1
-    except InputError:
-        raise InputError(f"The beam width must be a whole number between 1 and {MAX_BEAM} "
-                         f"(got {shown(value)}).") from None
 
 
 def attention_of(trace: Trace, kind: str | None = None) -> AttentionTrace:
@@ -268,31 +179,6 @@ class ModelRegistry:
                 raise InputError(str(e)) from e
         return self.cached(("detailed", name, text), make)
 
-    def quick(self, name, text) -> bool:
-        """Whether a view of `text` is small work, so that it may run without being handed to another thread
-        (ui.context.Context.listen): its figures hold at most QUICK_CELLS attention weights, and its trace is
-        at hand or costs at most QUICK_FLOPS (a one-stack model only: the dates model decodes step by step
-        first). Bad input is quick: it ends in a message."""
-        try:
-            model = self.get(name)
-            text = clean_text(text, self.max_chars(name))
-        except InputError:
-            return True
-        config = model.config
-        cached = self.cache.peek((name, text))
-        if cached is not None:
-            tokens = max(len(cached.tokens), len(cached.target_tokens))
-        elif model.arch == "encoder-decoder":
-            return False
-        else:
-            tokens = len(model.encode(text).ids)
-        if config.n_layers * config.n_heads * tokens ** 2 > QUICK_CELLS:
-            return False
-        # multiply-adds, twice: the projections and the feed-forward per token, q·k and weights·v per pair
-        per_layer = 2 * tokens * (4 * config.d_model ** 2 + 2 * config.d_model * config.d_ff) \
-            + 4 * tokens ** 2 * config.d_model
-        return cached is not None or config.n_layers * per_layer <= QUICK_FLOPS
-
     def attention(self, name, text, kind: str | None = None) -> AttentionTrace:
         """One kind of attention from the cached trace; kind defaults to the model's first."""
         return attention_of(self.trace(name, text), kind)
@@ -308,29 +194,3 @@ class ModelRegistry:
         layers = getattr(config, "n_decoder_layers", None) if kind in ("decoder", "cross") else None
         return (layers or config.n_layers), config.n_heads
 
-
-def model_notes(registry: ModelRegistry) -> str:
-    """What the page says about the weights each pretrained model was read from (LoadedModel.about), one line a
-    model, with its source; empty when none says anything (the models trained here, minilm)."""
-    links = {gguf.SMOLLM2: gguf.SMOLLM2_LINK}
-    lines = []
-    for name in registry.available:
-        about = registry.models[name].about
-        if about:
-            link = f" Source: [{links[name]}]({links[name]})." if name in links else ""
-            lines.append(f"- **{name}**: {about}.{link}")
-    return "\n".join(lines)
-
-
-def head_choices(registry: ModelRegistry, name: str, kind: str | None = None) -> list[str]:
-    """Every head of the model as the app writes it (analysis.heads.head_choices), or of one attention kind."""
-    kinds = (kind,) if kind is not None else registry.kinds(name)
-    return heads.head_choices({k: registry.shape(name, k) for k in kinds})
-
-
-def parse_heads(spec, registry: ModelRegistry, name: str) -> frozenset:
-    """0-based (kind, layer, head) from head names as head_choices writes them, or InputError."""
-    try:
-        return heads.parse_heads(spec, {k: registry.shape(name, k) for k in registry.kinds(name)}, name, KIND_LABELS)
-    except ValueError as e:
-        raise InputError(str(e)) from None
