@@ -102,12 +102,12 @@ def memory(model, requests: int, tokens: int, cache_bytes: int = 1 << 30) -> dic
 
 
 def device_tests(timeout: int) -> dict:
-    """The model and analysis tests on the device (ATTENTION_DEVICE), bounded in time."""
+    """The model, experiments and analysis tests on the device (ATTENTION_DEVICE), bounded in time."""
     env = {**os.environ, "ATTENTION_DEVICE": str(default_device()), "HF_HUB_OFFLINE": "1"}
     start = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "tests/model", "tests/analysis", "-q", "-p", "no:cacheprovider",
-                               "--deselect", "tests/model/test_pretrained.py"], cwd=ROOT, env=env,
+        done = subprocess.run([sys.executable, "-m", "pytest", "tests/model", "tests/experiments", "tests/analysis", "-q",
+                               "-p", "no:cacheprovider", "--deselect", "tests/model/test_pretrained.py"], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=timeout)
         tail = (done.stdout + done.stderr)[-1500:]
         code = done.returncode

@@ -1,7 +1,7 @@
 """Tab "Classifier": the lecture notes' second transformer reads a definition and names its category.
 
 Handlers are pure functions of the registry and the inputs (tests call them directly); the model
-work is model.api (classify, classification) and model.interventions (gradient × input), the
+work is model.api (classify, classification) and experiments.interventions (gradient × input), the
 numbers analysis.pooling and analysis.attribution, the figures viz.classifier and viz.interventions.
 The tab always reads with the "classifier" model, whichever model the picker shows.
 """
@@ -15,7 +15,7 @@ import numpy as np
 from analysis import pooling as pooling_math
 from analysis.attribution import rollout, shares
 from analysis.heads import head_name
-from model import interventions
+from experiments import interventions
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui.tabspec import TabSpec
 from ui import components

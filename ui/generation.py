@@ -9,7 +9,7 @@ import numpy as np
 
 from analysis import generation as costs_of
 from analysis import sampling
-from model import generation
+from experiments import generation
 from ui import components
 from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from model.registry import ModelRegistry

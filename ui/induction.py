@@ -8,7 +8,7 @@ import pandas as pd
 
 from analysis import induction
 from analysis.heads import head_name, parse_head_name
-from model import copying
+from experiments import copying
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui.tabspec import TabSpec
 from ui import components

@@ -1,7 +1,7 @@
 """Tab "Interventions": knock heads out and watch the output; attention beside rollout and attribution.
 
 Handlers are pure functions of the registry and the inputs (tests call them directly); the
-model work is model/interventions.py, the numbers analysis/attribution.py, the figures
+model work is experiments/interventions.py, the numbers analysis/attribution.py, the figures
 viz/interventions.py.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 
 from analysis.attribution import cross_rollout, rollout, shares
 from analysis.heads import head_name
-from model import interventions
+from experiments import interventions
 from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui.tabspec import TabSpec
@@ -155,7 +155,7 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
 
 
 def importance_maps(registry: ModelRegistry, text, name, method) -> dict:
-    """Each head's effect knocked out alone (model.interventions.head_importance), kept in the registry's byte-bounded
+    """Each head's effect knocked out alone (experiments.interventions.head_importance), kept in the registry's byte-bounded
     cache: it depends on the text and the method only, not on the heads picked, and costs one pass per layer's
     heads (seconds for smollm2's 270), so picking other heads to knock out does not pay for it again."""
     text, method = clean_text(text, registry.max_chars(name)), _check_method(method)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from model.lens import NoLensError, lens_stack, logit_lens
+from experiments.lens import NoLensError, lens_stack, logit_lens
 from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height

@@ -11,8 +11,9 @@ import numpy as np
 from analysis.alignment import month_attention
 from analysis.heads import head_name
 from analysis.lessons import Claim
-from analysis.order import order_demo
-from analysis.rotary import SHIFTS, rotary_demo
+from experiments.order import order_demo
+from analysis.rotary import SHIFTS
+from experiments.rotary import rotary_demo
 from ui import induction, lens
 from ui.attention import trace_stats
 from ui.learning import SnapshotTraces

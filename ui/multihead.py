@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from analysis.sizes import head_sizes
+from model.sizes import head_sizes
 from ui.tabspec import TabSpec
 from ui import components
 from ui.context import Context, figure_font, screen_height

@@ -1,5 +1,5 @@
 """Tab "Causal tracing": patch a corrupted prompt with one activation of a clean one and see how much of the
-clean answer comes back (model/patching.py), and the routes information takes to one prediction (model/routes.py).
+clean answer comes back (experiments/patching.py), and the routes information takes to one prediction (experiments/routes.py).
 
 The view draws the preview (attribution patching, one backward pass) at once and hands a job to a hidden box;
 its change streams the exact grids, a layer at a time, beside the preview (exact_stream). /patch and
@@ -17,8 +17,8 @@ import numpy as np
 
 from analysis import patching as numbers
 from analysis.heads import head_name, parse_head_name
-from model import patching
-from model.patching import PatchingError
+from experiments import patching
+from experiments.patching import PatchingError
 from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font
 from model.registry import ModelRegistry
@@ -105,7 +105,7 @@ def tracing(registry: ModelRegistry, job: dict) -> patching.Tracing:
 
 
 def exact_rows(registry: ModelRegistry, job: dict, found: patching.Tracing, sites=STREAMED):
-    """(site, layer, row) for every site and layer, as model.patching.exact_rows computes them."""
+    """(site, layer, row) for every site and layer, as experiments.patching.exact_rows computes them."""
     loaded = registry.get(job["model"])
     runs = patching.record(loaded, found.pair)
     for site in sites:

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import gradio as gr
 
-from analysis.order import order_demo
-from analysis.positions import cosine_similarity, position_table, sinusoidal_table
-from analysis.rotary import SHIFTS, rotary_demo
+from analysis.positions import cosine_similarity, sinusoidal_table
+from analysis.rotary import SHIFTS
+from experiments.order import order_demo
+from experiments.rotary import rotary_demo
+from model.positions import position_table
 from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height

@@ -1,12 +1,12 @@
 """Causal tracing's section "Information-flow routes" (Ferrando and Voita 2024): the parts of the clean prompt's
-residual stream (model/routes.py), the route drawn above a threshold (analysis/routes.py, viz/routes.py), and
+residual stream (experiments/routes.py), the route drawn above a threshold (analysis/routes.py, viz/routes.py), and
 /flow_routes's numbers."""
 from __future__ import annotations
 
 from analysis.heads import head_name
 from analysis.routes import route_graph, strongest_edges
-from model import routes
-from model.patching import PatchingError
+from experiments import routes
+from experiments.patching import PatchingError
 from ui.context import figure_font
 from model.registry import ModelRegistry
 from ui.messages import InputError, clean_text

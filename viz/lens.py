@@ -3,7 +3,7 @@
 Rows are layers, the first at the bottom (the residual stream rises through the stack, as it is drawn in
 the lecture notes); columns are the positions, labelled with the token each has just read. Each cell names
 the top token read there and is coloured by a probability: the top token's own, or the one given to the
-model's final answer at that position (the last row's token). Numbers come from model.lens.LensReading.
+model's final answer at that position (the last row's token). Numbers come from experiments.lens.LensReading.
 """
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ REGISTRAR = {"context.py"}
 def gradio_calls(path: Path) -> list[str]:
     tree = ast.parse(path.read_text())
     imported = {(alias.asname or alias.name).split(".")[0] for node in tree.body
-                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}  # modules: model.interventions
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}  # modules: experiments.interventions
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):

@@ -184,7 +184,7 @@ def test_the_default_dimensions_fit_a_small_model(registry):
 def test_the_logit_lens_reads_every_layer_through_the_rmsnorm(registry, name):
     """The lens reads each layer through the model's final RMSNorm and head; after the last layer it is the
     model's own prediction."""
-    from model import lens
+    from experiments import lens
 
     loaded = registry.get(name)
     reading = lens.logit_lens(loaded, TEXT)

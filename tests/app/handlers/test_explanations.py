@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.sizes import count_parameters
+from model.sizes import count_parameters
 from model.multi_head import MultiHeadAttention
 from ui import attention, multihead, positions, steps
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis import copying
+from experiments import copying
 from model import api
 from ui import induction as ui_induction
 from ui.messages import InputError

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis import head_stats as stats
-from analysis.sizes import head_sizes
+from model.sizes import head_sizes
 from ui import attention, encoder_decoder, masking, multihead, positions, steps
 from ui.links import ViewSettings, make_link, parse_query
 from ui.labels import head_choices

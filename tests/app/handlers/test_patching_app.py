@@ -11,7 +11,8 @@ import pytest
 
 from analysis import patching as numbers
 from analysis.routes import route_graph
-from model import api, patching
+from model import api
+from experiments import patching
 from ui import patching as tab
 from ui import routes as routes_section
 from model.registry import ModelRegistry

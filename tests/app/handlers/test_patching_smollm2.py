@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from analysis import patching as numbers
-from model import patching
+from experiments import patching
 from ui import patching as tab
 
 EIFFEL = ("The Eiffel Tower is in the city of", "The Colosseum is in the city of")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model.patching import Hooks, PatchingError, answer_position, check_model
+from experiments.patching import Hooks, PatchingError, answer_position, check_model
 from model.switches import Switches
 
 MAX_TOKENS = 128  # the routes of a longer text are refused (every layer holds heads × tokens² parts)
@@ -48,7 +48,7 @@ class LayerParts:
     whole: torch.Tensor
 
     def total(self) -> torch.Tensor:
-        """(q, k) the sum of the parts: equal to `whole` (tests/model/test_routes.py)."""
+        """(q, k) the sum of the parts: equal to `whole` (tests/experiments/test_routes.py)."""
         return self.before + self.heads.sum((1, 2)) + self.bias + self.mlp
 
 

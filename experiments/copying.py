@@ -1,20 +1,26 @@
-"""Copying from context on a causal lm: the inputs (random words repeated twice) and the model's losses
-and attention on them, under model/switches.py's switches (knock the induction head out and the second
-copy gets hard again). The numbers made of them (induction scores, copy losses) are analysis.copying's.
+"""Copying from context on a causal lm, the whole experiment: the inputs (random words repeated twice), the
+model's losses and attention on them under model/switches.py's switches (knock the induction head out and
+the second copy gets hard again), and what they measure: induction and previous-token scores per head, and
+the loss on the first copy of the words against the second (the numbers themselves: analysis.induction).
 
-    from model import api, copying
+    from model import api
+    from experiments import copying
     lm = api.load("lm")
     ids = copying.repeated_ids(lm, n=16, length=20)   # (16, 41): <s>, 20 random words, the same again
     losses, probs = copying.token_losses(lm, ids)     # (16, 40), (16, L, H, 41, 41)
+    result = copying.measure(lm)                      # induction and previous-token score per head, copy losses
+    result.induction.max(), result.first_loss, result.second_loss
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from analysis import induction
 from model.switches import PLAIN, Switches
 
 WORDS = Path(__file__).resolve().parent.parent / "assets" / "words.txt"  # analysis.induction.common_words
@@ -42,7 +48,6 @@ def repeated_sequences(words, n: int, length: int, seed: int = 0, bos: int | Non
         first = gen.choice(words, size=length, replace=False)
         rows.append(np.concatenate([[bos] if bos is not None else [], first, first]))
     return np.array(rows, dtype=np.int64)
-
 
 
 def word_ids(tokenizer, path: Path = WORDS) -> np.ndarray:
@@ -79,3 +84,27 @@ def token_losses(loaded, ids, switches: Switches = PLAIN) -> tuple[np.ndarray, n
     losses = -logp.gather(-1, x[:, 1:, None])[..., 0]
     probs = torch.stack([r.probs.float() for r in rec.layers["self"]], 1)  # (b, L, H, t, t)
     return losses.cpu().numpy(), probs.cpu().numpy()
+
+
+@dataclass
+class CopyResult:
+    """induction, previous_token  (L, H) mean scores over the sequences
+    first_loss, second_loss      mean loss (nats) on words 2..n of the first and of the second copy
+    ids                          (n, t) the sequences measured"""
+
+    induction: np.ndarray
+    previous_token: np.ndarray
+    first_loss: float
+    second_loss: float
+    ids: np.ndarray
+
+
+def measure(loaded, n: int = 16, length: int = 20, seed: int = 0, switches: Switches = PLAIN,
+            ids: np.ndarray | None = None) -> CopyResult:
+    """Scores and copy losses on n sequences of `length` random words repeated (or on `ids` given)."""
+    ids = repeated_ids(loaded, n, length, seed) if ids is None else np.atleast_2d(np.asarray(ids))
+    length = (ids.shape[1] - 1) // 2
+    losses, probs = token_losses(loaded, ids, switches)
+    induction_scores, previous = induction.batch_scores(probs, ids)
+    pairs = np.array([induction.copy_losses(row, length) for row in losses])
+    return CopyResult(induction_scores, previous, float(pairs[:, 0].mean()), float(pairs[:, 1].mean()), ids)

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from analysis import sampling
-from model import api, generation
+from model import api
+from experiments import generation
 from model import tokenizer as tok
 from model.kv_cache import bytes_per_token
 from tests.llama_checkpoints import save_tiny

@@ -1,7 +1,8 @@
 """Causal tracing between two prompts: run a corrupted prompt with one activation copied in from a clean one,
 and measure how much of the clean answer comes back (Meng et al. 2022; per head, Wang et al. 2022).
 
-    from model import api, patching
+    from model import api
+    from experiments import patching
     lm = api.load("lm")
     pair = patching.prepare(lm, "The cat sat on the", "The dog sat on the")   # target/contrast: each run's top token
     runs = patching.record(lm, pair)
@@ -16,7 +17,7 @@ corrupted run and 1 the clean run. Sites, at (layer, position):
     heads       one head's output (its weighted sum of values, before W_O) at the answer position: (layer, head)
 Every run is the model's one forward pass with a Hooks object in its switches (model/switches.py); the exact
 grid restarts each layer's batch from the corrupted run's residual stream entering that layer (model.resume);
-a causal model's runs each cell on the positions from the patch on only (model/patch_suffixes.py).
+a causal model's runs each cell on the positions from the patch on only (experiments/patch_suffixes.py).
 """
 from __future__ import annotations
 
@@ -304,7 +305,7 @@ def exact_rows(loaded, pair: Pair, site: str, runs: Runs) -> Iterator[tuple[int,
     model = loaded.model
     t, k = len(pair.corrupted_ids), runs.corrupted["residual"].shape[-1]
     device = loaded.device
-    from model import patch_suffixes  # it builds on this module's Hooks and measure
+    from experiments import patch_suffixes  # it builds on this module's Hooks and measure
 
     if patch_suffixes.applies(loaded, t):
         yield from patch_suffixes.exact_rows(loaded, pair, site, runs)

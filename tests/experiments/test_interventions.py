@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from model import api, interventions
-from model.interventions import change, compare, gradient_times_input, head_importance, outcome
+from model import api
+from experiments import interventions
+from experiments.interventions import change, compare, gradient_times_input, head_importance, outcome
 from model.switches import Switches
 
 DATES_KINDS = {"encoder": (2, 4), "decoder": (2, 4), "cross": (2, 4)}

@@ -1,4 +1,4 @@
-"""The exact causal-tracing grid of a causal model, computed on suffixes only (model/patching.py uses it).
+"""The exact causal-tracing grid of a causal model, computed on suffixes only (experiments/patching.py uses it).
 
 In a causal model position i reads tokens 0..i only, so a patch at position p changes nothing before p: at every
 layer the positions before p keep the corrupted run's keys and values (model/kv_cache.py). A patched cell then
@@ -11,7 +11,7 @@ One layer's cells are packed into one sequence, each cell's suffix after the oth
     mask     a packed token at position q of cell r reads cached positions < p_r and cell r's own tokens ≤ q
              (a sliding window shorter than the text is not packed: applies() says no)
     rotation each packed token is turned by its own position (rotary models)
-The numbers equal a plain patched run's (tests/model/test_patching.py holds every cell to one).
+The numbers equal a plain patched run's (tests/experiments/test_patching.py holds every cell to one).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from model import patching
+from experiments import patching
 from model.kv_cache import KVCache, LayerCache
 from model.switches import Switches
 

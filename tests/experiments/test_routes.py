@@ -1,4 +1,4 @@
-"""Information-flow routes (model/routes.py): the parts add up to the residual stream, and the importances
+"""Information-flow routes (experiments/routes.py): the parts add up to the residual stream, and the importances
 to 1 at every node."""
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from model import api, routes
-from model.patching import PatchingError
+from model import api
+from experiments import routes
+from experiments.patching import PatchingError
 from tests.llama_checkpoints import save_tiny
-from tests.model.test_patching import save_gpt2
+from tests.experiments.test_patching import save_gpt2
 
 TEXT = "the cat sat on the mat"
 

@@ -1,4 +1,4 @@
-"""Causal tracing (model/patching.py): the measure's two ends, the exact grid against a direct patched run,
+"""Causal tracing (experiments/patching.py): the measure's two ends, the exact grid against a direct patched run,
 attribution patching against the exact grid where the answer is linear, and the refusals."""
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import pytest
 import torch
 from torch import nn
 
-from model import api, patch_suffixes, patching
-from model.patching import PatchingError
+from model import api
+from experiments import patch_suffixes, patching
+from experiments.patching import PatchingError
 from tests.llama_checkpoints import byte_bpe, save_tiny
 
 LM_PAIR = ("Monday, Tuesday,", "Friday, Saturday,")  # lm: " T" against " S" (tests/app/test_patching_app.py)
@@ -71,7 +72,7 @@ def test_every_cell_of_the_exact_grid_is_a_direct_patched_run(tiny, site):
     runs = patching.record(tiny, pair)
     grid = patching.exact(tiny, pair, site, runs)
     t = len(pair.clean_ids)
-    assert patch_suffixes.applies(tiny, t)  # the grid ran each cell's suffix only (model/patch_suffixes.py)
+    assert patch_suffixes.applies(tiny, t)  # the grid ran each cell's suffix only (experiments/patch_suffixes.py)
     assert grid.shape == (runs.n_layers, runs.n_heads if site == "heads" else t)
     direct = np.array([[patching.patched(tiny, pair, runs, [(site, layer, cell)]) for cell in range(grid.shape[1])]
                        for layer in range(runs.n_layers)])

@@ -8,7 +8,8 @@ filler of the first <mask> for mlm, the whole ISO string for dates, the label fo
 classifier). Encoders without an output head (a sentence encoder such as MiniLM) are compared
 by the cosine similarity of their sentence vector to the unablated one.
 
-    from model import api, interventions
+    from model import api
+    from experiments import interventions
     from model.switches import Switches
     dates = api.load("dates")
     before, after = interventions.compare(dates, "3 March 1999", Switches(ablate={("cross", 1, 2)}))
@@ -164,7 +165,7 @@ BATCH_CELLS = 4_000_000  # attention weights (rows × heads × t × t) one batch
 @torch.no_grad()
 def _batched_importance(loaded, text, before: Outcome, kind, layers, heads, method) -> np.ndarray:
     """head_importance of a decoder or encoder, each head knocked out alone in its own batch row; the same
-    numbers as one pass per head (tests/model/test_interventions.py).
+    numbers as one pass per head (tests/experiments/test_interventions.py).
 
     A head knocked out in layer l changes nothing below l: that layer's rows join the batch at layer l, from the
     plain pass's residual stream entering it, and run only layers l … L (half the arithmetic of whole passes over

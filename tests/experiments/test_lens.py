@@ -1,4 +1,4 @@
-"""The logit lens (model/lens.py): every layer's residual stream read through the model's own final norm and
+"""The logit lens (experiments/lens.py): every layer's residual stream read through the model's own final norm and
 unembedding. Oracles: the last layer's reading is the model's own output bit for bit; on GPT-2 and BERT
 checkpoints each layer's reading equals transformers' hidden state put through the same head."""
 from __future__ import annotations
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from model import api, lens
+from model import api
+from experiments import lens
 from tests.model.test_pretrained import _save
 
 TEXTS = {"lm": "The cat sat on the mat", "mlm": "the United <mask> of America", "dates": "3 March 1999"}

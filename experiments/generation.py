@@ -1,6 +1,7 @@
 """Generation step by step: a causal model writes one token at a time, reading its key/value cache.
 
-    from model import api, generation
+    from model import api
+    from experiments import generation
     lm = api.load("lm")
     written = generation.generate_steps(lm, lm.encode("The cat").ids, 8)    # greedy
     step = written.steps[0]     # step.token, step.probability, step.cache_bytes
