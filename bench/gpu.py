@@ -59,7 +59,7 @@ def _median(fn, repeats: int, device) -> float:
 
 
 def views(trace) -> None:
-    """What /analyze computes after the trace, as the server writes it (ui.attention.analyze, without Gradio)."""
+    """What /analyze computes after the trace, as the server writes it (ui.tabs.attention.analyze, without Gradio)."""
     att = trace.attention["self"]
     heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask).to_json()
     heatmap.layer_average_grid(att.probs, mask=att.mask).to_json()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 
 from model.registry import assets_dir
-from ui.messages import clean_text
+from ui.page.messages import clean_text
 from viz.labels import labelled_positions, token_label
 
 WAIT_MS = 120_000  # generous: CI shares two cores with everything else

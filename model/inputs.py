@@ -3,7 +3,7 @@
 Pure Python (no torch, no Gradio), so that every room can raise and catch the same exception:
 `model.registry` (text too long, unknown model), `training.toy_tasks.SettingsError` (a toy setting out of
 bounds) and the views in `ui/`. It lives here, below them all, because model/ and training/ never import
-ui/; ui/messages.py is the one module the views read it from, with how a message reaches the visitor.
+ui/; ui/page/messages.py is the one module the views read it from, with how a message reaches the visitor.
 
     clean_text("  The cat\\x00 sat ")          # 'The cat sat'
     check_index(2, 4, "layer")                 # 1 (1-based in, 0-based out)

@@ -2,7 +2,7 @@
 
 No Gradio: a notebook, the app, the tests and bench/ share it. What a caller sends is checked here
 (model.inputs: an unknown model, a text too long for the model) and refused with `InputError`, which
-ui.context turns into the visitor's message.
+ui.page.context turns into the visitor's message.
 
     from model.registry import ModelRegistry
     registry = ModelRegistry.load()               # assets/ or $ATTENTION_ASSETS, minilm, $ATTENTION_MODELS

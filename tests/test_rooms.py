@@ -94,3 +94,41 @@ def test_the_scan_finds_an_import_inside_a_function_and_one_through_our_own_modu
     assert needs_torch("model.trace") and not needs_torch("model.config")
     assert broken_rules("analysis") == ["analysis/late.py:4 imports model.trace (torch)",
                                         "analysis/late.py:5 imports torch.nn"]
+
+
+# ui/'s own rooms (ui/*/__init__.py): the page's parts and the runtime are below the tabs, and the lessons above them
+UI_FORBIDDEN = {"runtime": {"ui.tabs", "ui.lessons"}, "page": {"ui.tabs", "ui.lessons"},
+                "tabs": {"ui.lessons"}, "lessons": set()}
+# the sections that live inside a tab (ui/tabs/__init__.py): the one tab that holds each may import it
+SECTIONS = {"qk": "steps", "sampling": "attention", "flow": "interventions", "routes": "patching"}
+
+
+def broken_ui_rules(root: Path = ROOT) -> list[str]:
+    found = []
+    for room, forbidden in UI_FORBIDDEN.items():
+        for path in sorted((root / "ui" / room).glob("*.py")):
+            for line, name in imported_modules(path):
+                where = f"{path.relative_to(root)}:{line} imports {name}"
+                if any(name == f or name.startswith(f + ".") for f in forbidden):
+                    found.append(where)
+                elif room == "tabs" and name.startswith("ui.tabs."):
+                    other = name.split(".")[2]
+                    if other != path.stem and SECTIONS.get(other) != path.stem:
+                        found.append(where + " (another tab)")
+    return sorted(set(found))
+
+
+def test_a_tab_imports_no_other_tab_and_the_page_imports_no_tab():
+    assert len(list((ROOT / "ui" / "tabs").glob("*.py"))) >= 15, "is ui/tabs/ still where the tabs live?"
+    assert broken_ui_rules() == [], "what two tabs share belongs in ui/page/ (README, Layout)"
+
+
+def test_the_ui_scan_finds_a_tab_importing_another_and_the_page_importing_a_tab(tmp_path):
+    for room in UI_FORBIDDEN:
+        (tmp_path / "ui" / room).mkdir(parents=True)
+    (tmp_path / "ui" / "tabs" / "steps.py").write_text("from ui.tabs import qk\n")  # its own section: allowed
+    (tmp_path / "ui" / "tabs" / "lens.py").write_text("from ui.tabs import steps\nfrom ui.page import links\n")
+    (tmp_path / "ui" / "page" / "controls.py").write_text("def f():\n    from ui.tabs.steps import x\n")
+    assert broken_ui_rules(tmp_path) == ["ui/page/controls.py:2 imports ui.tabs.steps",
+                                         "ui/page/controls.py:2 imports ui.tabs.steps.x",
+                                         "ui/tabs/lens.py:1 imports ui.tabs.steps (another tab)"]

@@ -106,7 +106,7 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
                           yanchor="bottom", showarrow=False, font=dict(size=font_size)),
                      dict(text=right, x=0.75, xref="paper", y=1.0, yref="paper", yanchor="bottom",
                           showarrow=False, font=dict(size=font_size))],
-        # wide: on a phone, a readable width scrolled sideways (ui/accessibility.py)
+        # wide: on a phone, a readable width scrolled sideways (ui/page/accessibility.py)
         meta=dict(alt=alt, wide=True, **(meta or {})),
     )
     return figure(traces, layout)

@@ -83,7 +83,7 @@ def test_settings_out_of_bounds_say_what_is_allowed(field, value, message):
     with pytest.raises(SettingsError) as info:
         toy.ToySettings(**{field: value})
     assert message in str(info.value)
-    assert isinstance(info.value, InputError)  # the page answers it as any bad input (ui.context)
+    assert isinstance(info.value, InputError)  # the page answers it as any bad input (ui.page.context)
 
 
 def test_the_step_cap_holds_whatever_is_asked(monkeypatch):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 
 import anyio.to_thread
 
-from ui.messages import InputError, clean_text
+from ui.page.messages import InputError, clean_text
 from ui.runtime.wire import is_skip
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ QUICK_CELLS = 16 * 64 * 64
 
 def quick(registry: "ModelRegistry", name, text) -> bool:
     """Whether a view of `text` on model `name` is small work, so that it may run without being handed to
-    another thread (ui.context.Context.listen): its figures hold at most QUICK_CELLS attention weights, and
+    another thread (ui.page.context.Context.listen): its figures hold at most QUICK_CELLS attention weights, and
     its trace is at hand or costs at most QUICK_FLOPS (a one-stack model only: the dates model decodes step
     by step first). Bad input is quick: it ends in a message."""
     try:

@@ -165,13 +165,13 @@ def test_small_work_is_quick_large_or_decoding_work_is_not(demo):
 
 
 def test_a_quick_view_runs_on_the_event_loop_and_a_slow_one_in_a_worker_thread(demo):
-    """ui.context.Context.listen: quick(...) decides, per call, where the view computes."""
+    """ui.page.context.Context.listen: quick(...) decides, per call, where the view computes."""
     import asyncio
     import threading
 
     from gradio.state_holder import SessionState
 
-    from ui.context import Context
+    from ui.page.context import Context
 
     where = []
 
@@ -200,9 +200,9 @@ def test_a_quick_view_runs_on_the_event_loop_and_a_slow_one_in_a_worker_thread(d
 
 def test_on_a_zerogpu_space_every_view_keeps_gradios_worker_thread(demo, monkeypatch):
     """spaces.GPU hands the call to a GPU process and waits: never on the event loop."""
-    import ui.context
+    import ui.page.context
 
-    monkeypatch.setattr(ui.context, "LENT_GPU", True)
+    monkeypatch.setattr(ui.page.context, "LENT_GPU", True)
     on_space = app.build_demo(registry=demo.registry)  # its own build: LENT_GPU is read while the app is built
     assert not inspect.iscoroutinefunction(endpoint(on_space, "analyze").fn)
     assert inspect.iscoroutinefunction(endpoint(demo, "analyze").fn)
@@ -238,7 +238,7 @@ def test_a_dropdowns_second_event_is_answered_unchanged(demo):
 
 def test_an_example_pick_says_its_measured_claim_once(demo, capsys):
     (pick,) = listeners_of(demo, "examples", "input")
-    from ui.controls import EXAMPLES
+    from ui.page.controls import EXAMPLES
 
     index = next(i for i, (_, name) in enumerate(EXAMPLES) if name == "dates")
     visitor = gr.Request(session_hash="says-once")

@@ -14,9 +14,9 @@ import pytest
 from tokenizers import Tokenizer
 
 from tests.llama_checkpoints import save_tiny
-from ui import attention, induction, interventions, learning, multihead, positions, steps
+from ui.tabs import attention, induction, interventions, learning, multihead, positions, steps
 from model.registry import ModelRegistry
-from ui.messages import InputError
+from ui.page.messages import InputError
 from viz.labels import token_labels
 
 TEXT = "The animal didn't cross the street because it was too tired."
@@ -82,7 +82,7 @@ def test_step_by_step_says_q_and_k_are_turned_and_who_shares_them(registry):
     assert any("of H3–H4" in t for t in titles)
     att = registry.attention("tiny-llama", TEXT)
     assert np.array_equal(att.k[1, 2], att.k[1, 3]) and not np.array_equal(att.q[1, 2], att.q[1, 3])
-    from ui import qk
+    from ui.tabs import qk
     told = qk.view(registry, TEXT, "tiny-llama", 2, 3)[0]  # Queries & keys names the group as Step by step does
     assert "H3–H4 share one set of keys and values" in told and "the keys drawn here are theirs too" in told
     assert "share one set" not in qk.view(registry, TEXT, "lm", 1, 1)[0]

@@ -14,11 +14,12 @@ import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from model import api
-from ui import attention, controls, learning, masking, multihead, positions, steps
+from ui.tabs import attention, learning, masking, multihead, positions, steps
+from ui.page import controls
 from model.registry import ModelRegistry
-from ui.labels import head_choices
-from ui.messages import InputError
-from ui.outputs import UNCHANGED
+from ui.page.labels import head_choices
+from ui.page.messages import InputError
+from ui.page.outputs import UNCHANGED
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 

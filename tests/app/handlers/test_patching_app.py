@@ -13,11 +13,11 @@ from analysis import patching as numbers
 from analysis.routes import route_graph
 from model import api
 from experiments import patching
-from ui import patching as tab
-from ui import routes as routes_section
+from ui.tabs import patching as tab
+from ui.tabs import routes as routes_section
 from model.registry import ModelRegistry
-from ui.messages import InputError
-from ui.outputs import UNCHANGED, Change
+from ui.page.messages import InputError
+from ui.page.outputs import UNCHANGED, Change
 
 pytestmark = pytest.mark.skipif(not (api.ASSETS / "lm" / "model.safetensors").is_file(),
                                 reason="needs the shipped lm (python -m training.train lm)")

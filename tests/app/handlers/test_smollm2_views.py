@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from ui import (attention, flow as ui_flow, generation, induction, interventions, learning, lens, multihead,
+from ui.tabs import (attention, flow as ui_flow, generation, induction, interventions, learning, lens, multihead,
                 positions, qk, sampling, steps)
 from model.registry import ModelRegistry
 
