@@ -27,7 +27,7 @@ from model.registry import ModelRegistry
 log = logging.getLogger(__name__)
 
 LESSONS_ENV = "ATTENTION_LESSONS"
-SHIPPED = Path(__file__).resolve().parent.parent / "lessons"
+SHIPPED = Path(__file__).resolve().parents[2] / "lessons"
 SETTING_NAMES = tuple(f.name for f in fields(ViewSettings))
 MAX_FILES = 200  # a lecturer's folder of lessons, not a disk
 
