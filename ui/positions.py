@@ -9,6 +9,7 @@ from analysis.rotary import SHIFTS, rotary_demo
 from ui.tabspec import TabSpec
 from ui import components
 from ui.context import PRESENTER_FIRST, Context, figure_font, screen_height
+from ui.links import Linked
 from ui.outputs import UNCHANGED
 from ui.models import InputError, ModelRegistry, check_index, clean_text, cut_notice
 from viz import positions as viz_positions
@@ -152,6 +153,9 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
     return summary, plain, positioned, seed
 
 
+SEED = Linked("seed", default=0, low=0, high=2**32 - 1)  # the shuffle's seed
+
+
 def build(ctx: Context) -> None:
     with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
@@ -166,8 +170,9 @@ def build(ctx: Context) -> None:
                     "alone and from token embeddings plus positions (mask off, so only the vectors matter). "
                     "Columns list the same tokens as the rows, in the same order.")
         with gr.Row():
-            seed = components.Number(0, label="shuffle seed", precision=0, minimum=0, maximum=2**32 - 1,
-                                     elem_id="shuffle-seed")
+            seed = components.Number(SEED.default, label="shuffle seed", precision=0, minimum=SEED.low,
+                                     maximum=SEED.high, elem_id="shuffle-seed")
+            ctx.link(SEED, seed)
             shuffle = gr.Button("Shuffle again")
         summary = gr.Markdown(elem_id="shuffle-summary")
         plain = components.Plot(show_label=False, label="without positions")
