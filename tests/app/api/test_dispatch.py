@@ -224,7 +224,7 @@ def test_a_dropdowns_second_event_is_answered_unchanged(demo):
     model or example pick compute once per visitor; the same values from another visitor, or other values
     from the same one, compute."""
     (fit,) = listeners_of(demo, "model", "input")
-    after = [fn for fn in demo.fns.values() if fn.api_name == "redraw_after_model"]
+    after = [fn for fn in demo.fns.values() if fn.api_name == "redraw_after_fit_controls"]
     assert len(after) == 1
     visitor, other = gr.Request(session_hash="visitor"), gr.Request(session_hash="other")
     first, error = run(after[0], "attention", visitor)
@@ -295,7 +295,7 @@ def test_a_repeat_is_the_same_values_from_the_same_session_once_per_computed_cal
 def test_only_the_events_a_pick_runs_answer_a_repeat_unchanged(demo):
     """A new sentence, the Analyze button or a tab opened are sent once: the same values twice are computed
     twice (a second press of Analyze redraws), and they make the next pick compute even with values seen before."""
-    after_model = endpoint(demo, "redraw_after_model")
+    after_model = endpoint(demo, "redraw_after_fit_controls")
     (analyzed,) = [fn for fn in listeners_of(demo, "analyze", "click") if fn.api_name.startswith("redraw_")]
     visitor = gr.Request(session_hash="not-a-pick")
     for _ in range(3):
