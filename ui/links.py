@@ -12,6 +12,7 @@ the page (the controls a tab registers with ctx.link). Layer and head are 1-base
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -93,7 +94,9 @@ def every_setting() -> tuple[Linked, ...]:
     """Every tab's linked settings: a lesson checked without a page, or a link parsed without one, may name any.
     app.TABS is the one list of tabs; importing a tab module declares its settings (app imports this module,
     so it is read here, when asked)."""
-    app = importlib.import_module("app")
+    # `python app.py` runs it as __main__: importing it again as `app` would run its start-up twice
+    main = sys.modules.get("__main__")
+    app = main if hasattr(main, "TABS") and hasattr(main, "tab_modules") else importlib.import_module("app")
     app.tab_modules()
     return tuple(DECLARED.values())
 
