@@ -8,7 +8,6 @@ is used when present.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from starlette.middleware import Middleware  # noqa: E402
 from ui.page import accessibility
 from ui.tabs import attention
 from ui.lessons import player as lesson_player  # noqa: E402
+from ui.tabs import TABS, tab_modules  # noqa: E402,F401 (TABS: the one list of tabs, read by the tests as app.TABS)
 from ui.page.controls import CSS, build_controls, default_settings, tab_ids, wire_page  # noqa: E402
 from ui.lessons.library import LESSONS_ENV, LessonLibrary  # noqa: E402
 from model.registry import ModelRegistry  # noqa: E402
@@ -53,11 +53,6 @@ every other token (a column); darker means more. Start with one head, then compa
 *minilm* is a real pretrained BERT (all-MiniLM-L6-v2) · *smollm2* is a real language model (SmolLM2-135M-Instruct) ·
 *classifier* names a definition's category.
 """
-# The tabs, in teaching order: each module has a TAB (ui.page.tabspec.TabSpec) and a build(ctx). A missing one is an
-# error. This list is the only one: the page is built from it, and every test that walks the tabs reads it.
-TABS = ["ui.tabs.attention", "ui.tabs.steps", "ui.tabs.masking", "ui.tabs.positions", "ui.tabs.encoder_decoder", "ui.tabs.learning",
-        "ui.tabs.multihead", "ui.tabs.interventions", "ui.tabs.patching", "ui.tabs.lens", "ui.tabs.generation", "ui.tabs.induction", "ui.tabs.classifier",
-        "ui.tabs.live"]
 # Gradio's default orange and its light grey "subdued" text fail WCAG AA contrast (white on orange-500 is 2.8:1,
 # grey-400 on white 1.9:1): buttons, the open tab and checked boxes use orange-700 (white on it 5.2:1, it on
 # white 5.2:1) and quiet text grey-600 (7.6:1). tests/e2e/test_e2e_accessibility.py runs axe-core on every tab.
@@ -68,12 +63,8 @@ THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
     color_accent="*primary_700", body_text_color_subdued="*neutral_600", input_placeholder_color="*neutral_600")
 
 
-def tab_modules(names=TABS) -> list:
-    return [importlib.import_module(name) for name in names]
-
-
 def tab_specs() -> list:
-    """Every tab's TabSpec, in the page's order."""
+    """Every tab's TabSpec, in the page's order (ui.tabs.TABS)."""
     return [module.TAB for module in tab_modules()]
 
 

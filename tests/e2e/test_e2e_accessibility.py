@@ -19,7 +19,7 @@ from harness.live_app import ARTIFACTS, ROOT
 AXE_VERSION = "4.14.1"
 AXE_JS = ROOT / ".axe" / "node_modules" / "axe-core" / "axe.min.js"
 
-TABS = [spec.id for spec in tab_specs()]  # every tab of the page (app.TABS)
+TABS = [spec.id for spec in tab_specs()]  # every tab of the page (ui.tabs.TABS)
 WCAG_21_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
               "resultTypes": ["violations"]}
 SHOWN_PLOTS = f"[role=tabpanel] {PLOT}"

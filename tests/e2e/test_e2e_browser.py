@@ -47,7 +47,7 @@ def test_every_tab_renders_its_figures(page, live):
     open_app(page, live)
     names = tab_names(page)
     tab_ids = [spec.id for spec in tab_specs()]
-    assert names == [spec.label for spec in tab_specs()], "the tab bar is not app.TABS"
+    assert names == [spec.label for spec in tab_specs()], "the tab bar is not ui.tabs.TABS"
     assert len(names) == len(tab_ids), f"tabs shown: {names}"
     for name, tab_id in [*zip(names, tab_ids)][1:] + [(names[0], tab_ids[0])]:  # end back on the first tab
         page.get_by_role("tab", name=name, exact=True).click()

@@ -14,7 +14,7 @@ from harness.browser import (DETAIL, WAIT_MS, error_toasts, type_number, wait_fo
 from tests.e2e.conftest import screenshot
 
 SCREEN = {"width": 1280, "height": 720}
-# every tab of the page (app.TABS): its link query and its main figure
+# every tab of the page (ui.tabs.TABS): its link query and its main figure
 TABS = {spec.id: spec for spec in tab_specs()}
 SHOWN_PLOT = "[role=tabpanel]:not([hidden]) .js-plotly-plot"  # a tab may keep a hidden plot
 WITH_INTRO = {"masking", "positions", "multihead", "classifier", "learning"}  # tabs that open with a paragraph

@@ -11,11 +11,12 @@ from analysis import lessons as fmt
 from harness.browser import WAIT_MS, wait_until_idle
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_e2e_lecture_hall import SCREEN, TABS
-from ui.lessons.library import SETTING_NAMES, SHIPPED, lesson_files
+from ui.lessons.library import SHIPPED, lesson_files
+from ui.page.links import setting_names  # every tab's linked settings, and the view's own
 
 
 def shipped() -> list[fmt.Lesson]:
-    return [fmt.parse_lesson(p.read_text(encoding="utf-8"), p.name, SETTING_NAMES) for p in lesson_files(SHIPPED)]
+    return [fmt.parse_lesson(p.read_text(encoding="utf-8"), p.name, setting_names()) for p in lesson_files(SHIPPED)]
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from harness.browser import (DETAIL, PLOT, WAIT_MS, stop_training_if_running, wa
 from tests.e2e.conftest import screenshot
 
 PHONE = dict(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True)
-TAB_NAMES = [spec.label for spec in tab_specs()]  # every tab of the page (app.TABS)
+TAB_NAMES = [spec.label for spec in tab_specs()]  # every tab of the page (ui.tabs.TABS)
 
 
 @pytest.fixture

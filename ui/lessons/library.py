@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -20,7 +20,7 @@ from analysis import lessons as format
 from analysis.lessons import Lesson, LessonError
 from ui.lessons import claims as lesson_claims
 from ui.tabs.learning import SnapshotTraces
-from ui.page.links import ViewSettings, parse_query, whole_number
+from ui.page.links import ViewSettings, parse_query, setting_names, whole_number
 from ui.page.messages import InputError, shown
 from model.registry import ModelRegistry
 
@@ -28,7 +28,6 @@ log = logging.getLogger(__name__)
 
 LESSONS_ENV = "ATTENTION_LESSONS"
 SHIPPED = Path(__file__).resolve().parents[2] / "lessons"
-SETTING_NAMES = tuple(f.name for f in fields(ViewSettings))
 MAX_FILES = 200  # a lecturer's folder of lessons, not a disk
 
 
@@ -50,6 +49,7 @@ class LessonLibrary:
     registry: ModelRegistry
     defaults: ViewSettings  # what a deep link falls back to (ui.page.controls.default_settings)
     tabs: tuple[str, ...] = ()  # the page's tabs (every tab when empty: a library checked without a page)
+    linked: tuple | None = None  # the page's linked tab settings (ui.page.links.Linked; None: every tab's)
     lessons: dict[str, Lesson] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     snapshots: SnapshotTraces | None = None
@@ -82,7 +82,7 @@ class LessonLibrary:
 
     def add(self, content: str, source: str) -> Lesson | None:
         try:
-            lesson = format.parse_lesson(content, source, SETTING_NAMES)
+            lesson = format.parse_lesson(content, source, self.names)
             if lesson.id in self.lessons:
                 raise LessonError(source, 1, f"the id “{lesson.id}” is taken by {self.lessons[lesson.id].source}.",
                                   "give this lesson another 'id: ...' in its header.")
@@ -93,9 +93,16 @@ class LessonLibrary:
         self.lessons[lesson.id] = lesson
         return lesson
 
-    def restrict_to(self, tabs: tuple[str, ...]) -> None:
-        """Check every lesson against the page's tabs (known once they are built); those that fail are left out."""
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The settings a step may give: the deep link's names (those of the page's tabs)."""
+        return setting_names(self.linked)
+
+    def restrict_to(self, tabs: tuple[str, ...], linked: tuple | None = None) -> None:
+        """Check every lesson against the page's tabs and their linked settings (known once they are built);
+        those that fail are left out."""
         self.tabs = tuple(tabs)
+        self.linked = self.linked if linked is None else tuple(linked)
         for lesson in list(self.lessons.values()):
             try:
                 for step in lesson.steps:
@@ -134,10 +141,10 @@ class LessonLibrary:
             raise LessonError(lesson.source, line("tab"), f"the tab “{params['tab'][:40]}” is not one of this page's.",
                               f"use one of {', '.join(self.tabs)}.")
         for name in params:
-            if name not in SETTING_NAMES:
+            if name not in self.names:
                 raise LessonError(lesson.source, line(name), f"the link sets “{name[:40]}”, which is no setting.",
-                                  f"use the deep link's names: {', '.join(SETTING_NAMES)}.")
-        settings, notes = parse_query(params, self.registry, self.defaults, self.tabs)
+                                  f"use the deep link's names: {', '.join(self.names)}.")
+        settings, notes = parse_query(params, self.registry, self.defaults, self.tabs, self.linked)
         if notes:
             name = notes[0].split(" ", 1)[0]
             raise LessonError(lesson.source, line(name), f"{notes[0]}.",
@@ -174,7 +181,7 @@ class LessonLibrary:
         lesson = self.get(lesson_id)
         number = self.step_number(lesson, step)
         settings, _ = parse_query(self.params(lesson, lesson.steps[number - 1]), self.registry, self.defaults,
-                                  self.tabs)
+                                  self.tabs, self.linked)
         return settings
 
     def query(self, lesson_id, step) -> dict[str, str]:
@@ -201,7 +208,7 @@ class LessonLibrary:
         student reads (its title, text, question and answer, as Markdown) and its claims measured."""
         lesson = self.get(lesson_id)
         number = self.step_number(lesson, step)
-        settings = asdict(self.settings(lesson.id, number))
+        settings = self.settings(lesson.id, number).as_dict(self.linked)
         for name in format.VIEWER_SETTINGS:
             settings.pop(name)
         return {"settings": settings, "text": step_text(lesson.steps[number - 1]),

@@ -69,9 +69,10 @@ class Player:
         self.step = gr.State(0)  # its step, from 1
         return self
 
-    def only_tabs(self, tabs: list[str]) -> None:
-        """Once the tabs are built: a lesson that opens a tab this page lacks is left out, with its message."""
-        self.library.restrict_to(tuple(tabs))
+    def only_tabs(self, tabs: list[str], settings: tuple | None = None) -> None:
+        """Once the tabs are built: a lesson that opens a tab this page lacks, or sets a setting none of its tabs
+        links (ui.page.links.Linked), is left out, with its message."""
+        self.library.restrict_to(tuple(tabs), settings)
         self.picker.choices = [(lesson.title, lesson.id) for lesson in self.library.lessons.values()]
 
     def panel(self) -> None:
@@ -131,19 +132,23 @@ class Player:
 
     # ---- events -------------------------------------------------------------------------------------------------
 
-    def wire(self, ctx: Context, apply_view, view_outputs: list) -> list:
+    def wire(self, ctx: Context, apply_view, view_outputs: list, settings: tuple = ()) -> list:
         """The player's events: each sets the view through `apply_view(settings, notes, select_tab)` (the page
-        load's own code, ui.page.controls.wire_page) and re-runs the views. Returns the events that change the view
-        (the link box follows them)."""
+        load's own code, ui/page/page_link.py), so the views that follow what it sets redraw, as after a page load.
+        settings: the page's linked tab settings (ui.page.links.Linked). Returns the events that change the view (the
+        link box follows them)."""
         self.ctx, library = ctx, self.library
         self.api()
         outputs = view_outputs + self.outputs
+        linked = settings
+        self.only_tabs(library.tabs, settings)  # the settings this page's tabs link
 
         def open_step(lesson_id, number, presenter, quiz):
             from ui.page.links import parse_query  # the deep link's parser: a step opens as its link would
             settings, notes = parse_query(self.params(lesson_id, number, presenter, quiz), library.registry,
-                                          library.defaults, library.tabs)
-            return apply_view(settings, notes, True) + self.values(lesson_id, number, quiz)
+                                          library.defaults, library.tabs, linked)
+            return {**apply_view(settings, notes, True), **dict(zip(self.outputs, self.values(lesson_id, number,
+                                                                                              quiz)))}
 
         def on_pick(lesson_id, current, presenter, quiz):
             # None: the picker opened and closed without a pick; the open lesson: Gradio sends the picker's value
@@ -170,8 +175,6 @@ class Player:
         back = ctx.on([self.back.click], lambda *v: on_move(*v, -1), inputs=[self.lesson, self.step] + modes,
                       outputs=outputs, api_name="lesson_back", trigger_mode="always_last")
         events = [picked, forward, back]
-        for n, event in enumerate(events):
-            ctx.run_after(event, f"lesson_{n}")
 
         def on_reveal(lesson_id, number):
             if not lesson_id:

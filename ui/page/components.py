@@ -16,7 +16,7 @@ import pandas as pd
 from model.switches import ABLATION_METHODS
 from viz.figure import title_of
 
-from ui.page.messages import refusal, shortened
+from ui.page.messages import InputError, refusal, shortened, shown
 
 
 MAX_PICKED = 200  # values one dropdown may be sent at once (a model's every head is at most 144)
@@ -219,3 +219,20 @@ def head_picker(choices: list[str], prefix: str) -> tuple[gr.Dropdown, gr.Radio]
                              elem_id=f"{prefix}-heads", scale=3)
         method = gr.Radio(list(ABLATION_METHODS), value="zero", label="How", elem_id=f"{prefix}-method", scale=1)
     return heads, method
+
+
+class Setting(Slider):
+    """A slider (the sampling and generation settings) whose out-of-range API value is refused naming the setting and its range."""
+
+    def preprocess(self, payload):
+        if is_number(payload) and not self.minimum <= payload <= self.maximum:
+            raise refusal(f"The {self.label} must be between {self.minimum:g} and {self.maximum:g} "
+                                     f"(got {shown(payload)}).")
+        return super().preprocess(payload)
+
+
+def whole(value, low: int, high: int, what: str) -> int:
+    """A whole number from low to high, else a message naming `what` and the range."""
+    if isinstance(value, bool) or not is_number(value) or value != int(value) or not low <= value <= high:
+        raise InputError(f"The {what} must be a whole number between {low} and {high} (got {shown(value)}).")
+    return int(value)

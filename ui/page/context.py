@@ -18,12 +18,13 @@ import gradio as gr
 
 from training.toy_tasks import SettingsError
 from model.registry import ModelRegistry
-from ui.page.messages import InputError, public_message, refusal, warn
 from ui.page.gpu import LENT_GPU, on_gpu
-from ui.runtime.events import on_event_loop, repeat_outputs
+from ui.page.messages import InputError, public_message, refusal, warn
+from ui.runtime.events import on_event_loop
 from ui.runtime.repeats import Repeats, is_pick
+from ui.page.redraw import SHARED, Redraws, View, wire
 from ui.page.outputs import Change, visible
-from ui.page.sections import first_views, inside
+from ui.page.sections import inside
 from ui.page.tabspec import TabSpec
 from ui.runtime.wire import received, received_in_handler, sent_all
 
@@ -125,21 +126,20 @@ class Context:
       - fn becomes the endpoint /<api_name>, which an API caller always gets computed;
       - triggers defaults to ctx.triggers (new sentence, button, presenter mode); views that follow
         the chosen layer, head or kind pass ctx.head_triggers; a tab's own controls may be added;
-      - in the browser one click is one request: finish() gives each group of shared triggers a
-        single dispatcher that runs only the open tab's views, sending each view's outputs as soon
-        as they are ready, and runs a tab's views when the tab is opened.
-    Code that sets the shared controls itself (model switch, example, page load, tile picker) re-runs
-    the views with run_after, since the triggers are user actions (.input) and would not fire.
+      - on the page a change to a shared control redraws the views that follow it, made by the visitor or
+        by code (an event whose outputs set the sentence, model, layer, head, kind or presenter mode): one
+        request per click, in which only the open tab's views compute (ui/page/redraw.py).
 
     The API is the views: fn's parameter names are the endpoint's (README, "Every endpoint", lists them
     and tests/app/server/test_hostile_input.py compares the list with the server's). An endpoint only API
     callers need goes through `ctx.api(fn, api_name)`. A tab's own controls (a button, a slider of its own,
     the quiz switch) are wired with `ctx.on(triggers, fn, ...)`: private unless public=True, as an event that
     only keeps the page in step (a slider being dragged, a tile picked) is no API; page_event gives a page
-    handler and its public endpoint in one call. Tabs call no Gradio event method themselves.
+    handler and its public endpoint in one call. A tab setting that links keep is declared once
+    (ui.page.links.Linked) and registered with its control by `ctx.link`. Tabs call no Gradio event method themselves.
 
     Handlers are plain functions: they return view data (figures, tables, text, and ui.page.outputs.Change for
-    an output shown, hidden or refitted) and raise ui.models.InputError for bad input. Every registration
+    an output shown, hidden or refitted) and raise ui.page.messages.InputError for bad input. Every registration
     turns both into Gradio's terms here (`_plain`: as_gradio, friendly, and on ZeroGPU a GPU, once); the
     messages are cut and escaped by ui/page/messages.py. Framework workarounds live in ui/runtime/ (its README), never in a tab.
     """
@@ -157,20 +157,23 @@ class Context:
     current_tab: gr.State | None = None  # the open tab's id (None for API callers: nothing is skipped)
     open_sections: gr.State | None = None  # the elem_ids of the folded sections open on the page (see listen)
     quiz: gr.Checkbox | None = None  # quiz mode: each view that quizzes hides its answer until revealed
-    _views: list = field(default_factory=list, repr=False)
+    linked: list = field(default_factory=list)  # the tab settings links keep (ui.page.page_link.LinkedControl), by ctx.link
     _building_tab: str | None = field(default=None, repr=False)
     _tabs: dict = field(default_factory=dict, repr=False)
     _sections: dict = field(default_factory=dict, repr=False)
     _section_of: dict = field(default_factory=dict, repr=False)  # id(component) -> the ctx.section it sits in
-    _chains: list = field(default_factory=list, repr=False)
     _tab_followers: list = field(default_factory=list, repr=False)
     _hidden_button: gr.Button | None = field(default=None, repr=False)
-    _after_picks: list = field(default_factory=list, repr=False)  # the events a dropdown pick runs (run twice)
+    _redraws: Redraws | None = field(default=None, repr=False)
     repeats: Repeats = field(default_factory=Repeats, repr=False)  # a dropdown's second event (ui/runtime/repeats.py)
 
     def __post_init__(self):
         # an event for API-only endpoints to hang on (here, beside the controls: a gr.Tabs holds only tabs)
         self._hidden_button = gr.Button(visible=False, elem_id="api-only")
+        sentence = [self.text.submit, self.analyze.click]
+        self._redraws = Redraws(views=[], setters=[], events={
+            "text": sentence, "model": sentence, "layer": [self.layer.input], "head": [self.head.input],
+            "kind": [self.kind.input], "presenter": [self.presenter.input]})
 
     @property
     def triggers(self) -> list:
@@ -182,6 +185,11 @@ class Context:
         """Also another layer, head or attention kind."""
         return self.triggers + [self.layer.input, self.head.input, self.kind.input]
 
+    def _shared(self, components) -> set[str]:
+        """Which shared controls (ui.page.redraw.SHARED) are among these components."""
+        ids = {id(c) for c in components or []}
+        return {name for name in SHARED if id(getattr(self, name)) in ids}
+
     def tab(self, spec: TabSpec) -> gr.Tab:
         """A tab (`with ctx.tab(TAB):`, TAB a ui.page.tabspec.TabSpec); the views registered after it belong to it.
         Its id is what ?tab=... in a link names."""
@@ -189,6 +197,18 @@ class Context:
         self._building_tab = spec.id
         self._tabs[spec.id] = tab
         return tab
+
+    def link(self, setting, component, shown: Callable | None = None, read: Callable | None = None,
+             also: dict | None = None, opens: gr.Accordion | None = None) -> None:
+        """Keep a tab setting (a ui.page.links.Linked, declared beside its control) in links: a link sets `component`
+        to shown(settings) (default: the setting's value), and the link box reads it back with read(value,
+        settings) (default: a number, whole where the setting is). also: other components a link sets, each
+        to fn(settings). opens: the folded section a link opens when it sets the setting (not at its default)."""
+        from ui.page.page_link import LinkedControl  # the link box's wiring; it reads Context, not the other way
+
+        if any(c.setting.name == setting.name for c in self.linked):
+            raise ValueError(f"the link setting {setting.name!r} is registered twice")
+        self.linked.append(LinkedControl(setting, component, shown, read, also or {}, opens))
 
     def listen(self, fn: Callable, inputs: list, outputs: list, api_name: str, triggers: list | None = None,
                quick: Callable[..., bool] | None = None, section: gr.Accordion | None = None, **kwargs) -> None:
@@ -206,7 +226,7 @@ class Context:
         # event keeps Gradio's preprocessing: it checks each value against the visitor's own copy of the
         # control (a slider whose maximum followed the model they chose), which only Gradio holds.
         inline = local == [self._hidden_button.click] and received_in_handler(inputs)
-        view = _plain(fn)  # once, here: every way of running the view (endpoint, dispatchers) calls this one
+        view = _plain(fn)  # once, here: every way of running the view (endpoint, redraws) calls this one
 
         def answer(*values):
             return sent_all(outputs, view(*values))
@@ -229,7 +249,7 @@ class Context:
             self._sections[section.elem_id] = section
         where = section.elem_id if section is not None else \
             next((self._section_of[id(c)] for c in outputs if id(c) in self._section_of), None)
-        self._views.append(_View(view, list(inputs), list(outputs), self._building_tab, shared, where))
+        self._redraws.views.append(View(view, list(inputs), list(outputs), self._building_tab, shared, where))
 
     def api(self, fn: Callable, api_name: str, **kwargs) -> None:
         """fn as the API-only endpoint /<api_name> (gr.api: its parameters and type hints are the API's), its
@@ -249,22 +269,27 @@ class Context:
            public: bool = False, **kwargs):
         """A tab's own event (its button, its slider, the quiz switch), in one call. `triggers`: a list of
         events, or one event to follow (.then). fn is a plain handler: it returns view data (values,
-        ui.page.outputs.Change) and raises ui.models.InputError for bad input, which the visitor reads as a
+        ui.page.outputs.Change) and raises ui.page.messages.InputError for bad input, which the visitor reads as a
         message. public: the endpoint /<api_name> is part of the API; otherwise the event only keeps the
-        page in step and is not published. fn None: a page script alone (js=...). Returns the event."""
+        page in step and is not published. fn None: a page script alone (js=...). Returns the event.
+        An event that sets shared controls (its outputs hold the sentence, model, layer, head, kind or presenter
+        mode) redraws the views that follow them when it is done, as the visitor's own change would."""
         options = dict(inputs=inputs, outputs=outputs, api_visibility="public" if public else "private", **kwargs)
         fn = None if fn is None else _plain(fn)
-        if isinstance(triggers, list):
-            event = gr.on(triggers=triggers, fn=fn, **options)
-            if any(is_pick(t) for t in triggers):  # what run_after chains to it runs twice too
-                self._after_picks.append(event)
-            return event
-        return triggers.then(fn, **options)
+        listed = isinstance(triggers, list)
+        event = gr.on(triggers=triggers, fn=fn, **options) if listed else triggers.then(fn, **options)
+        sets = self._shared(outputs)
+        if sets and fn is not None:  # the control whose pick triggered it changed too (the model picker's refit)
+            followed = self._shared(getattr(t, "__self__", None) for t in triggers) if listed else set()
+            picked = listed and any(is_pick(t) for t in triggers)
+            name = kwargs.get("api_name") or f"setter_{len(self._redraws.setters)}"
+            self._redraws.setters.append((event, sets | followed, picked, name, triggers if listed else []))
+        return event
 
     def _on_page(self, triggers: list, fn: Callable, inputs: list, outputs: list, api_name: str, kwargs: dict):
         """A page-only handler around fn (already lent a GPU by its caller, ui.page.gpu): a dropdown pick's second event is
         answered "unchanged" (ui/runtime/repeats.py; other triggers are computed every time), and bad input is one
-        warning with the figures left as they were, as the dispatchers do (an error puts an "Error" badge over
+        warning with the figures left as they were, as the redraws do (an error puts an "Error" badge over
         every output and blanks the figures)."""
         picked = any(is_pick(t) for t in triggers)
 
@@ -308,106 +333,40 @@ class Context:
         if self.open_sections is not None:
             self.open_sections.value = [*(self.open_sections.value or []), elem_id]
 
-    def run_after(self, event, suffix: str, head_only: bool = False, like=None) -> None:
-        """Re-run the views after `event` (one that sets the shared controls): all of them, those that
-        follow the head (head_only), or those triggered by the shared event `like`."""
-        self._chains.append((event, suffix, head_only, like))
-
     def after_tab_opened(self, fn: Callable, inputs: list, outputs: list, api_name: str, **kwargs) -> None:
         """Run fn whenever the viewer opens a tab, after ctx.current_tab names it (the link box)."""
         self._tab_followers.append((fn, inputs, outputs, api_name, kwargs))
 
     def finish(self) -> None:
-        """Wire the browser's events, once every tab is built (app.py calls it)."""
-        head = [self.layer.input, self.head.input, self.kind.input]
-        groups: dict[tuple, list] = {}  # the views a shared event runs -> the events that run exactly those
+        """Wire the redraws once every tab has registered its views (app.py calls it): one event per visitor's
+        change to a shared control, one after each event that sets them by code (ui/page/redraw.py), and one when a
+        tab or a folded section is opened."""
+        redraws, state = self._redraws, dict(tab_state=self.current_tab, sections_state=self.open_sections)
+        if self.current_tab is None:
+            state = {}
+        refitted = [t for *_, triggers in redraws.setters for t in triggers]
+        groups: dict[tuple, list] = {}  # the views a visitor's event redraws -> the events that redraw exactly those
         for event in self.head_triggers:
-            if event == self.kind.input:  # a new kind refits the sliders first (ui.page.controls chains the views)
+            if event in refitted:  # it sets shared controls first (the model's or kind's refit): redrawn after it
                 continue
-            views = tuple(v for v in self._views if event in v.shared)
+            views = tuple(v for v in redraws.views if event in v.shared)
             if views:
                 groups.setdefault(views, []).append(event)
         for n, (views, events) in enumerate(groups.items()):
-            self._dispatch(events, list(views), f"redraw_{n}")
-        for event, suffix, head_only, like in self._chains:
-            views = [v for v in self._views if (not head_only or any(e in v.shared for e in head))
-                     and (like is None or like in v.shared)]
-            self._dispatch(event, views, f"redraw_after_{suffix}", picked=any(event is e for e in self._after_picks))
-        self._chains.clear()
+            wire(events, list(views), f"redraw_{n}", self.repeats, **state)
+        for event, controls, picked, name, _ in redraws.setters:
+            wire(event, redraws.following(controls), f"redraw_after_{name}", self.repeats, picked=picked, **state)
         if self.current_tab is None:
             return
         for tab_id, tab in self._tabs.items():
             opened = tab.select(lambda t=tab_id: t, inputs=None, outputs=[self.current_tab],
                                 api_name=f"open_{tab_id}", api_visibility="private", queue=False)
-            self._dispatch(opened, [v for v in self._views if v.tab == tab_id], f"redraw_{tab_id}")
+            wire(opened, [v for v in redraws.views if v.tab == tab_id], f"redraw_{tab_id}", self.repeats, **state)
             for fn, inputs, outputs, api_name, kwargs in self._tab_followers:
                 self.on(opened, fn, inputs=inputs, outputs=outputs, api_name=f"{api_name}_{tab_id}", **kwargs)
         for name, section in self._sections.items():
-            state = dict(inputs=[self.open_sections], outputs=[self.open_sections], queue=False)
+            kept = dict(inputs=[self.open_sections], outputs=[self.open_sections], queue=False)
             # the section opened last comes first in the list, and its views first in a redraw (ui/page/sections.py)
-            opened = self.on([section.expand], lambda now, s=name: [s, *(x for x in (now or []) if x != s)], **state)
-            self._dispatch(opened, [v for v in self._views if v.section == name], f"redraw_{name}")
-            self.on([section.collapse], lambda now, s=name: [x for x in (now or []) if x != s], **state)
-
-    def _dispatch(self, trigger, views: list, api_name: str, picked: bool = False) -> None:
-        """One event for many views: `trigger` is a list of events or an event to follow with .then.
-        Only the open tab's views compute (not those of a closed section), each sent as soon as it is ready, in
-        the order ui.page.sections.first_views gives: the tab's main view, the open sections' views, the rest. picked: `trigger` follows a dropdown's pick, which Gradio sends twice (its repeat
-        is answered "unchanged"); any other redraw makes the page differ from what the last pick drew."""
-        if not views:
-            return
-        inputs = list(dict.fromkeys(c for v in views for c in v.inputs))
-        outputs = list(dict.fromkeys(c for v in views for c in v.outputs))
-        where = {id(c): i for i, c in enumerate(inputs)}
-
-        @repeat_outputs
-        def dispatch(request: gr.Request, open_tab, open_sections, *values):
-            if not picked:
-                self.repeats.forget(request)
-            elif self.repeats.seen(request, api_name, (open_tab, values)):  # a dropdown's second event (ui/runtime/repeats.py)
-                yield {output: gr.skip() for output in outputs}
-                return
-            first_error, sent = None, False
-            for view in first_views(views, open_sections):
-                if open_tab is not None and view.tab is not None and view.tab != open_tab:
-                    continue
-                if open_sections is not None and view.section is not None and view.section not in open_sections:
-                    continue
-                try:
-                    result = view.fn(*(values[where[id(c)]] for c in view.inputs))
-                except gr.Error as e:  # the same bad input fails every view: say it once
-                    first_error = first_error or e
-                    continue
-                yield sent_all(view.outputs, dict(zip(view.outputs, result if len(view.outputs) > 1 else (result,))))
-                sent = True
-            if first_error is not None:
-                # one message, and the views keep their last good figures: raising would put an
-                # "Error" badge over every output of this event
-                warn(first_error.message, escaped=True)
-                if not sent:  # a generator that yields nothing clears every output: say "unchanged"
-                    yield {output: gr.skip() for output in outputs}
-
-        with_tab = self.current_tab is not None
-        options = dict(inputs=([self.current_tab, self.open_sections] if with_tab else []) + inputs, outputs=outputs,
-                       api_name=api_name, api_visibility="private", show_progress="minimal",
-                       postprocess=False)  # see ui/runtime/wire.py
-        def without_tab(request: gr.Request, *values):
-            yield from dispatch(request, None, None, *values)
-
-        fn = dispatch if with_tab else without_tab
-        if isinstance(trigger, list):
-            gr.on(triggers=trigger, fn=fn, trigger_mode="always_last", **options)
-        else:
-            trigger.then(fn, **options)
-
-
-@dataclass(frozen=True, eq=False)
-class _View:
-    """One registered view: what the dispatchers need to run it."""
-
-    fn: Callable
-    inputs: list
-    outputs: list
-    tab: str | None
-    shared: list
-    section: str | None = None  # the folded section it sits in (elem_id): computed on the page only while open
+            opened = self.on([section.expand], lambda now, s=name: [s, *(x for x in (now or []) if x != s)], **kept)
+            wire(opened, [v for v in redraws.views if v.section == name], f"redraw_{name}", self.repeats, **state)
+            self.on([section.collapse], lambda now, s=name: [x for x in (now or []) if x != s], **kept)

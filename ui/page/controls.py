@@ -7,15 +7,12 @@ import gradio as gr
 import numpy as np
 
 from analysis import head_stats as stats
-from analysis.sampling import DEFAULT_TOKENS
 from ui.page import components
 from ui.page.context import PRESENTER_FIRST, Context  # noqa: F401 - PRESENTER_FIRST: the tabs import it from here too
-from ui.page.links import (SAMPLING_SETTINGS, ViewSettings, lesson_link, make_link, parse_query, sampling_in_link,
-                      sampling_settings, whole_number)
+from ui.page.links import ViewSettings, whole_number
 from model.registry import KINDS_BY_ARCH, ModelRegistry
 from ui.page.labels import KIND_LABELS
-from ui.page.messages import MAX_CHARS, InputError, clean_text, inform, warn
-from ui.tabs.steps import shown_temperature, slider_from_temperature
+from ui.page.messages import InputError, clean_text, inform
 from ui.page.outputs import UNCHANGED, Change
 
 # Each example shows what its model really does, measured when clicked (example_claim) and checked against the
@@ -241,53 +238,16 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry, player=None) -> tup
     return ctx, examples
 
 
-# The tabs' own controls a link keeps (ui.page.links.TAB_SETTINGS), by elem_id (T: the log-scaled slider, its box beside).
-TAB_SETTING_IDS = {"temperature": "temperature", "shown_temperature": "temperature-value", "step": "decoding-step",
-                   "beam": "beam-width", "snapshot": "snapshot", "seed": "shuffle-seed",
-                   "sample_temperature": "sample-temperature", "sample_top_k": "sample-top-k",
-                   "sample_top_p": "sample-top-p", "sample_seed": "sample-seed", "sample_tokens": "sample-tokens"}
-SAMPLING_PANEL_ID = "sampling"  # the accordion a link with sampling settings opens (ui/tabs/sampling.py)
-
-
-def by_elem_id(ctx: Context, elem_id: str):
-    """The component built with this elem_id, or a placeholder gr.State when its tab is left out (a test app)."""
-    found = next((b for b in ctx.demo.blocks.values() if getattr(b, "elem_id", None) == elem_id), None)
-    return found or gr.State(None)
-
-
-def tab_settings_controls(ctx: Context) -> dict:
-    """name -> the component (a placeholder gr.State when a tab is left out, e.g. in a test app)."""
-    return {name: by_elem_id(ctx, elem_id) for name, elem_id in TAB_SETTING_IDS.items()}
-
-
-def link_inputs_order(controls: dict) -> list:
-    """view_link takes the tab settings in TAB_SETTINGS order, without the T box (it follows the slider)."""
-    return [c for name, c in controls.items() if name != "shown_temperature"]
-
-
-def tab_settings_values(registry: ModelRegistry, settings: ViewSettings) -> tuple:
-    """What on_load sets the tab controls to, in TAB_SETTING_IDS order."""
-    snapshots = len(registry.get(settings.model).snapshot_files) if settings.model in registry.available else 0
-    snapshot = gr.Slider(minimum=1, maximum=max(snapshots, 2),
-                         value=settings.snapshot if 0 < settings.snapshot <= snapshots else max(snapshots, 1))
-    return (slider_from_temperature(settings.temperature), float(f"{settings.temperature:.3g}"), settings.step,
-            settings.beam, snapshot, settings.seed, *(getattr(settings, name) for name in SAMPLING_SETTINGS))
-
-
 def tab_ids(tabs: gr.Tabs) -> list[str]:
     return [str(child.id) for child in tabs.children if getattr(child, "id", None) is not None]
 
 
 def wire_page(ctx: Context, examples: gr.Dropdown, player=None) -> None:
-    """Call after every tab is built: chains the registered listeners after model changes,
-    example clicks and the page load, and keeps the link box and presenter mode in step.
+    """Call after every tab is built: the model picker and the examples (which set the shared controls, so the
+    views that follow them redraw, ui/page/redraw.py), the page's link (ui/page/page_link.py), then the redraws.
     player: the lesson player (ui/lessons/player.py), whose steps open as the page load opens a link."""
-    registry, ids = ctx.registry, tab_ids(ctx.tabs)
-    defaults = default_settings(registry)
+    registry = ctx.registry
     controls = [ctx.layer, ctx.head, ctx.kind]
-    current_tab = ctx.current_tab
-    with gr.Row():
-        link = gr.Textbox(label="Link to this view", interactive=False, buttons=["copy"], elem_id="view-link")
 
     def on_model(name, layer, head, kind):
         return fit_controls(registry, name, layer, head, kind)
@@ -296,10 +256,8 @@ def wire_page(ctx: Context, examples: gr.Dropdown, player=None) -> None:
     # just shrunk ("Value 6 is greater than maximum value 2"); fit_controls fits any value, refuses a bad model
     model_event = ctx.on([ctx.model.input], on_model, inputs=[ctx.model] + controls, outputs=controls,
                          api_name="fit_controls", preprocess=False)
-    ctx.run_after(model_event, "model")
     kind_event = ctx.on([ctx.kind.input], on_model, inputs=[ctx.model] + controls, outputs=controls,
                         api_name="fit_kind", preprocess=False)
-    ctx.run_after(kind_event, "kind", like=ctx.kind.input)
 
     def on_example(index, request: gr.Request):
         if index is None:  # the picker opened and closed without a pick (Gradio sends input on every blur)
@@ -326,83 +284,8 @@ def wire_page(ctx: Context, examples: gr.Dropdown, player=None) -> None:
 
     example_event = ctx.on([examples.input], on_example, inputs=[examples],
                            outputs=[ctx.text, ctx.model] + controls + [examples], api_name="example")
-    ctx.run_after(example_event, "example")
 
-    tab_controls = tab_settings_controls(ctx)
-
-    def apply_view(settings: ViewSettings, notes: list[str], select_tab: bool = False) -> tuple:
-        """What opening a view sets (the load_outputs below), from settings read as a link is: the page load's
-        and a lesson step's (ui/lessons/player.py) one code path."""
-        for note in notes:  # they quote the link's parameters, which anyone can write
-            warn(note)
-        fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
-            if settings.model in registry.available else (UNCHANGED,) * 3
-        # the page opens on the default tab by itself: selecting it again would fire the tab's own redraw
-        # beside the load's, with presenter mode not yet set, and the slower of the two would win
-        tab = Change(selected=settings.tab) if select_tab or settings.tab != defaults.tab else UNCHANGED
-        opened = sampling_in_link(settings)
-        panel = Change(open=True) if opened else UNCHANGED
-        return (settings.text, settings.model, *fitted, settings.presenter, tab, settings.tab, settings.quiz,
-                *tab_settings_values(registry, settings), panel,
-                # the sections open by default stay open
-                [SAMPLING_PANEL_ID, *ctx.open_sections.value] if opened else UNCHANGED)
-
-    def on_load(request: gr.Request):
-        params = dict(request.query_params) if request is not None else {}
-        # a lesson's link (lesson=...&step=...) opens its step's settings, read below as any link's
-        params, lesson = player.from_link(params) if player is not None else (params, ())
-        settings, notes = parse_query(params, registry, defaults, tuple(ids))
-        return apply_view(settings, notes) + lesson
-
-    load_outputs = [ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, current_tab, ctx.quiz,
-                    *tab_controls.values(), by_elem_id(ctx, SAMPLING_PANEL_ID), ctx.open_sections]
-    load_event = ctx.on([ctx.demo.load], on_load, inputs=None,
-                        outputs=load_outputs + (player.outputs if player is not None else []),
-                        api_name="load_settings")
-    ctx.run_after(load_event, "load")
-    lesson_events = player.wire(ctx, apply_view, load_outputs) if player is not None else []
-
-    def view_link(text, name, layer, head, kind, presenter, tab, quiz=False, log_temperature=0.0, step=6, beam=4,
-                  snapshot=0, seed=0, sample_temperature=1.0, sample_top_k=0, sample_top_p=1.0, sample_seed=0,
-                  sample_tokens=DEFAULT_TOKENS, lesson=None, lesson_step=None, request: gr.Request = None):
-        page = request.headers.get("referer") if request is not None else None
-        if lesson:  # a lesson is open: the link opens it at its step
-            return lesson_link(page, lesson, lesson_step, presenter, quiz)
-        try:  # the link names the last view drawn: an empty or refused text leaves it as it was
-            clean_text(text)
-        except InputError:
-            return UNCHANGED
-        snapshots = len(registry.get(name).snapshot_files) if name in registry.available else 0
-        try:  # the values as the browser sent them (no preprocessing, below): numbers, or anything from a script
-            settings = ViewSettings(str(text or "")[:MAX_CHARS], str(name), int(layer or 1), int(head or 1),
-                                    str(kind or "self"), bool(presenter), str(tab or "attention"),
-                                    temperature=shown_temperature(log_temperature or 0), step=int(step or 6),
-                                    beam=int(beam or 4), snapshot=int(snapshot or 0) if int(snapshot or 0) < snapshots
-                                    else 0, seed=int(seed or 0), quiz=bool(quiz),
-                                    **sampling_settings(sample_temperature, sample_top_k, sample_top_p, sample_seed,
-                                                        sample_tokens))
-        except (TypeError, ValueError):
-            return UNCHANGED
-        if name not in registry.available or len(registry.kinds(name)) == 1:  # only one kind: leave it out
-            settings.kind = ""
-        return make_link(settings, page)
-
-    link_inputs = [ctx.text, ctx.model, *controls, ctx.presenter, current_tab, ctx.quiz,
-                   *link_inputs_order(tab_controls)] + ([player.lesson, player.step] if player is not None else [])
-    for suffix, event in (("load", load_event), ("model", model_event), ("example", example_event),
-                          *((f"lesson_{n}", event) for n, event in enumerate(lesson_events))):
-        ctx.on(event, view_link, inputs=link_inputs, outputs=[link], preprocess=False, api_name=f"link_{suffix}",
-               show_progress="hidden")
-    # preprocess=False: a slider's range can change on the server a moment before the browser sends its old value
-    # (a link to minilm opened on lm's 10th snapshot); Gradio would refuse it, view_link clamps it
-    ctx.after_tab_opened(view_link, inputs=link_inputs, outputs=[link], api_name="link_tab", preprocess=False,
-                         show_progress="hidden", queue=False)
-    ctx.on([ctx.text.change, ctx.layer.change, ctx.head.change, ctx.kind.change, ctx.presenter.change, ctx.quiz.change]
-           + [c.change for c in link_inputs_order(tab_controls) if hasattr(c, "change")],
-           view_link, inputs=link_inputs, outputs=[link], api_name="link", show_progress="hidden",
-           trigger_mode="always_last", queue=False, preprocess=False)
-    ctx.on([ctx.presenter.change], None, inputs=[ctx.presenter], js=PRESENTER_JS, api_name="presenter_css")
-    # the address bar follows the view: a refresh or a copied address keeps it (replaced, so Back still leaves)
-    ctx.on([link.change], None, inputs=[link],
-           js="(l) => { try { history.replaceState(null, '', new URL(l).search); } catch (e) {} }")
+    # the page load, a lesson's steps and the link box follow what these set (ui/page/page_link.py)
+    from ui.page.page_link import wire_link  # it builds on this module
+    wire_link(ctx, player, {"model": model_event, "example": example_event})
     ctx.finish()

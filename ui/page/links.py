@@ -1,57 +1,146 @@
 """The view's settings in the URL: ?text=...&model=lm&layer=2&head=1&kind=self&presenter=1&tab=attention
-plus the tabs' own controls when they differ from their defaults: temperature (T itself, Step by step),
-step (decoding step) and beam (beam width, Encoder-decoder), snapshot (Learning; absent = the trained model)
-and seed (the Positions shuffle), and the sampling panel's sample_temperature, sample_top_k, sample_top_p,
-sample_seed and sample_tokens (Every head); quiz=1 opens the views in quiz mode (answers hidden until revealed).
-A lesson's link is ?lesson=<id>&step=<k> (ui/lessons/player.py): it opens that step's settings.
+plus the tabs' own settings when they differ from their defaults, each declared once beside its control as a
+`Linked` (its URL name, default and range): temperature (T itself, Step by step), step (decoding step) and beam
+(beam width, Encoder-decoder), snapshot (Learning; absent = the trained model), seed (the Positions shuffle), and
+the sampling panel's sample_temperature, sample_top_k, sample_top_p, sample_seed and sample_tokens (Every head);
+quiz=1 opens the views in quiz mode (answers hidden until revealed). A lesson's link is ?lesson=<id>&step=<k>
+(ui/lessons/player.py): it opens that step's settings.
 
-Pure helpers (no Gradio): parse what a visitor's URL asks for, and write a link back.
-Layer and head are 1-based, as the UI shows them.
+Pure helpers (no Gradio): parse what a visitor's URL asks for, and write a link back. ui.page.page_link wires them to
+the page (the controls a tab registers with ctx.link). Layer and head are 1-based, as the UI shows them.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import importlib
+from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from analysis import sampling
-from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE
-from ui.page.messages import MAX_BEAM, MAX_CHARS, shown
-from model.registry import ModelRegistry
+from model.registry import MAX_CHARS, ModelRegistry
+from ui.page.messages import shown
 
 TRUE = {"1", "true", "yes", "on"}
+# The settings every view has (the header's controls, the open tab, the modes), in a link's order
+VIEW = ("text", "model", "layer", "head", "kind", "presenter", "tab")
+MODES = ("quiz",)
+
+# Every tab setting declared so far, by its URL name (a Linked adds itself when its tab module is imported)
+DECLARED: dict[str, "Linked"] = {}
 
 
-@dataclass
+@dataclass(frozen=True)
+class Linked:
+    """A tab's setting that links keep, declared once beside its control: its URL parameter `name`, its
+    `default` (a link leaves it out at its default; an int default makes it a whole number) and its range
+    [low, high] (a link's value is clamped into it, and a note says so). The tab registers the control that
+    shows it with ctx.link(setting, component)."""
+
+    name: str
+    default: float | int
+    low: float | int
+    high: float | int
+
+    def __post_init__(self):
+        if self.name in VIEW + MODES or (self.name in DECLARED and DECLARED[self.name] != self):
+            raise ValueError(f"the link setting {self.name!r} is declared twice: a URL name names one setting")
+        if not self.low <= self.default <= self.high:
+            raise ValueError(f"{self.name}: its default {self.default} is outside [{self.low}, {self.high}]")
+        DECLARED[self.name] = self
+
+    @property
+    def whole(self) -> bool:
+        return isinstance(self.default, int)
+
+    def from_url(self, params: dict, notes: list[str]):
+        """Its value in a URL's query, clamped into its range (a note says so); its default when absent or not
+        a number."""
+        if self.name not in params:
+            return self.default
+        try:
+            value = float(params[self.name])
+        except (TypeError, ValueError):
+            value = float("nan")
+        if not _finite(value):
+            notes.append(f"{self.name} {shown(params[self.name])} is not a number; showing {self.default}")
+            return self.default
+        value = int(value) if self.whole else value
+        clamped = min(max(value, self.low), self.high)
+        if clamped != value:
+            notes.append(f"{self.name} {shown(params[self.name])} is out of range; showing {clamped:g}")
+        return clamped
+
+    def from_page(self, value):
+        """A value as the browser sent it (unpreprocessed: a number, None from an emptied box, or anything a
+        script sends): a finite number (whole where the setting is), else the default. Out-of-range numbers
+        stay: opening the link says so."""
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return self.default
+        if not _finite(number):
+            return self.default
+        return int(number) if self.whole else number
+
+    def written(self, value) -> str:
+        """As a link writes it: a slider's 0.7000000000000001 as 0.7."""
+        return str(value) if self.whole else f"{value:.3g}"
+
+
+def _finite(value: float) -> bool:
+    return value == value and value not in (float("inf"), float("-inf"))
+
+
+def every_setting() -> tuple[Linked, ...]:
+    """Every tab's linked settings: a lesson checked without a page, or a link parsed without one, may name any.
+    Importing a tab module declares its settings, so the tab list (ui.tabs.TABS) is imported here, when asked:
+    imported by name, as the page imports them, since the tabs import this module."""
+    importlib.import_module("ui.tabs").tab_modules()
+    return tuple(DECLARED.values())
+
+
+def declared(name: str) -> Linked:
+    """The declaration of a tab setting, by its URL name (KeyError for no setting)."""
+    if name not in DECLARED:
+        every_setting()
+    return DECLARED[name]
+
+
 class ViewSettings:
-    text: str
-    model: str
-    layer: int = 1
-    head: int = 1
-    kind: str = "self"
-    presenter: bool = False
-    tab: str = "attention"
-    temperature: float = 1.0  # T, not its logarithm
-    step: int = 6  # decoding step, 1-based
-    beam: int = 4
-    snapshot: int = 0  # 1-based training snapshot; 0 = the last one (the trained model)
-    seed: int = 0
-    # the sampling panel (Every head; /generate's temperature, top_k, top_p, seed and tokens)
-    sample_temperature: float = 1.0
-    sample_top_k: int = 0
-    sample_top_p: float = 1.0
-    sample_seed: int = 0
-    sample_tokens: int = sampling.DEFAULT_TOKENS
-    quiz: bool = False  # every view that quizzes hides its answer until the presenter reveals it
+    """What a link opens: the view's own settings (VIEW, the quiz mode) and the tab settings the link parser
+    knew (`values`, by URL name; one it did not read is its declared default)."""
+
+    def __init__(self, text: str, model: str, layer: int = 1, head: int = 1, kind: str = "self",
+                 presenter: bool = False, tab: str = "attention", quiz: bool = False, **values):
+        self.text, self.model, self.layer, self.head, self.kind = text, model, layer, head, kind
+        self.presenter, self.tab, self.quiz = presenter, tab, quiz
+        for name in values:
+            declared(name)  # a misspelt name is an error, never a setting nobody reads
+        self.values = dict(values)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name == "values":
+            raise AttributeError(name)
+        try:
+            return self.values.get(name, declared(name).default)
+        except KeyError:
+            raise AttributeError(f"ViewSettings has no setting {name!r}") from None
+
+    def as_dict(self, settings: tuple[Linked, ...] | None = None) -> dict:
+        """Every setting by name: the view's own, then each of `settings` (default: every tab's)."""
+        linked = every_setting() if settings is None else settings
+        return {**{name: getattr(self, name) for name in VIEW}, **{s.name: getattr(self, s.name) for s in linked},
+                "quiz": self.quiz}
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ViewSettings) and self.as_dict() == other.as_dict()
+
+    def __repr__(self) -> str:
+        return f"ViewSettings({self.as_dict(tuple(DECLARED[n] for n in self.values))})"
 
 
-# The tabs' own settings: default and allowed range; a link leaves out those at their default.
-TAB_SETTINGS = {"temperature": (1.0, MIN_TEMPERATURE, MAX_TEMPERATURE), "step": (6, 1, 256),
-                "beam": (4, 1, MAX_BEAM), "snapshot": (0, 0, 10_000), "seed": (0, 0, 2**32 - 1),
-                "sample_temperature": (1.0, 0.0, sampling.MAX_TEMPERATURE),
-                "sample_top_k": (0, 0, sampling.MAX_TOP_K), "sample_top_p": (1.0, sampling.MIN_TOP_P, 1.0),
-                "sample_seed": (0, 0, sampling.MAX_SEED),
-                "sample_tokens": (sampling.DEFAULT_TOKENS, 1, sampling.MAX_TOKENS)}
-SAMPLING_SETTINGS = tuple(name for name in TAB_SETTINGS if name.startswith("sample_"))
+def setting_names(settings: tuple[Linked, ...] | None = None) -> tuple[str, ...]:
+    """Every name a link (or a lesson's step) may set."""
+    linked = every_setting() if settings is None else settings
+    return VIEW + tuple(s.name for s in linked) + MODES
 
 
 def whole_number(value, default: int = 1) -> int:
@@ -63,28 +152,10 @@ def whole_number(value, default: int = 1) -> int:
         return default
 
 
-def _tab_setting(params: dict, name: str, notes: list[str]):
-    """One of TAB_SETTINGS from the URL, clamped into its range (a note says so), else its default."""
-    default, low, high = TAB_SETTINGS[name]
-    if name not in params:
-        return default
-    try:
-        value = float(params[name])
-    except (TypeError, ValueError):
-        value = float("nan")
-    if value != value or value in (float("inf"), float("-inf")):
-        notes.append(f"{name} {shown(params[name])} is not a number; showing {default}")
-        return default
-    value = value if isinstance(default, float) else int(value)
-    clamped = min(max(value, low), high)
-    if clamped != value:
-        notes.append(f"{name} {shown(params[name])} is out of range; showing {clamped:g}")
-    return clamped
-
-
-def parse_query(params: dict, registry: ModelRegistry, defaults: ViewSettings,
-                tabs: tuple[str, ...] = ()) -> tuple[ViewSettings, list[str]]:
+def parse_query(params: dict, registry: ModelRegistry, defaults: ViewSettings, tabs: tuple[str, ...] = (),
+                settings: tuple[Linked, ...] | None = None) -> tuple[ViewSettings, list[str]]:
     """Settings from URL query parameters, falling back to `defaults`; plus notes on what was ignored.
+    settings: the tab settings to read (a page's: those its tabs registered; default every tab's).
 
     Numbers are clamped into the chosen model's range, so a link made for a bigger model still opens."""
     notes = []
@@ -109,28 +180,33 @@ def parse_query(params: dict, registry: ModelRegistry, defaults: ViewSettings,
     tab = params.get("tab", defaults.tab)
     if tabs and tab not in tabs:
         tab = defaults.tab
-    extra = {name: _tab_setting(params, name, notes) for name in TAB_SETTINGS}
+    linked = every_setting() if settings is None else settings
+    values = {s.name: s.from_url(params, notes) for s in linked}
     quiz = str(params.get("quiz", "0")).lower() in TRUE
-    return ViewSettings(text, model, layer, head, kind, presenter, tab, **extra, quiz=quiz), notes
+    return ViewSettings(text, model, layer, head, kind, presenter, tab, quiz, **values), notes
+
+
+def _base(page_url: str | None) -> str:
+    if not page_url:
+        return "/"
+    parts = urlsplit(page_url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", ""))
 
 
 def make_link(settings: ViewSettings, page_url: str | None = None) -> str:
-    """A URL reopening this view: the page's address (without its old query) plus the settings."""
-    query = {k: v for k, v in asdict(settings).items() if v != "" and not (k in TAB_SETTINGS and
-                                                                          v == TAB_SETTINGS[k][0])}
+    """A URL reopening this view: the page's address (without its old query) plus the settings (a tab
+    setting at its default left out, an empty kind too: a model with one kind)."""
+    query = {name: getattr(settings, name) for name in VIEW}
     query["presenter"] = "1" if settings.presenter else "0"
+    if not settings.kind:
+        query.pop("kind")
+    for name, value in settings.values.items():
+        setting = declared(name)
+        if value != setting.default:
+            query[name] = setting.written(value)
     if settings.quiz:
         query["quiz"] = "1"
-    else:
-        query.pop("quiz", None)
-    for name, (default, _, _) in TAB_SETTINGS.items():  # a slider's 0.7000000000000001 written as 0.7
-        if name in query and isinstance(default, float):
-            query[name] = f"{query[name]:.3g}"
-    base = "/"
-    if page_url:
-        parts = urlsplit(page_url)
-        base = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", ""))
-    return f"{base}?{urlencode(query)}"
+    return f"{_base(page_url)}?{urlencode(query)}"
 
 
 def lesson_link(page_url: str | None, lesson: str, step, presenter=False, quiz=False) -> str:
@@ -138,29 +214,4 @@ def lesson_link(page_url: str | None, lesson: str, step, presenter=False, quiz=F
     query = {"lesson": str(lesson), "step": str(whole_number(step, 1)), "presenter": "1" if presenter else "0"}
     if quiz:
         query["quiz"] = "1"
-    base = "/"
-    if page_url:
-        parts = urlsplit(page_url)
-        base = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", ""))
-    return f"{base}?{urlencode(query)}"
-
-
-def sampling_in_link(settings: ViewSettings) -> bool:
-    """Whether a link sets the sampling panel (the page then opens it: those settings are what the link shows)."""
-    return any(getattr(settings, name) != TAB_SETTINGS[name][0] for name in SAMPLING_SETTINGS)
-
-
-def sampling_settings(*values) -> dict:
-    """The sampling panel's values as the browser sent them (unpreprocessed: numbers, None from an emptied box, or
-    anything a script sends), in SAMPLING_SETTINGS order, as ViewSettings fields: each a finite number (whole
-    where the setting is), else its default. Out-of-range numbers stay: opening the link says so."""
-    fields = {}
-    for name, value in zip(SAMPLING_SETTINGS, values):
-        default = TAB_SETTINGS[name][0]
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = float("nan")
-        finite = number == number and number not in (float("inf"), float("-inf"))
-        fields[name] = (int(number) if isinstance(default, int) else number) if finite else default
-    return fields
+    return f"{_base(page_url)}?{urlencode(query)}"

@@ -1,5 +1,5 @@
 """What a tab is, as plain data (no Gradio): the id a link's ?tab= names, the label on the tab bar, and the figure
-a presenter's first screen must hold whole. app.TABS lists the tab modules in teaching order, each with its TAB;
+a presenter's first screen must hold whole. ui.tabs.TABS lists the tab modules in teaching order, each with its TAB;
 the page is built from that list, and every test that walks the tabs reads it, so a tab added there is walked
 by the presenter, accessibility and phone tests without anyone editing them."""
 from __future__ import annotations

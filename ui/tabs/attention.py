@@ -389,11 +389,10 @@ def build(ctx: Context) -> None:
     ctx.on([download.click], None, inputs=[table, ctx.model], js=CSV_JS)
     ctx.on([ctx.quiz.change], lambda on: (visible(not on), visible(on)), inputs=[ctx.quiz],
            outputs=[overview, quiz_hidden], queue=False)
-    # the detail view sits above the grid: bring it into view as it redraws
-    picked = ctx.on([tile.input], run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head",
-                    js=SCROLL_TO_DETAIL_JS)
-    ctx.run_after(picked, "picked", head_only=True)
+    # the detail view sits above the grid: bring it into view as it redraws (setting the layer and head redraws
+    # the views that follow them, as the sliders would)
+    ctx.on([tile.input], run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head",
+           js=SCROLL_TO_DETAIL_JS)
     # a click on a tile is the same pick, typed by the page script into a hidden box
-    clicked_head = ctx.on([clicked.change], lambda value: run_pick_tile(tile_click.tile_name(value)), inputs=[clicked],
-                          outputs=[ctx.layer, ctx.head], api_name="click_head", js=SCROLL_TO_DETAIL_JS)
-    ctx.run_after(clicked_head, "clicked", head_only=True)
+    ctx.on([clicked.change], lambda value: run_pick_tile(tile_click.tile_name(value)), inputs=[clicked],
+           outputs=[ctx.layer, ctx.head], api_name="click_head", js=SCROLL_TO_DETAIL_JS)

@@ -12,6 +12,7 @@ from ui.page.tabspec import TabSpec
 from ui.page import components
 from ui.page.controls import PRESENTER_FIRST
 from ui.page.context import Context, figure_font, screen_height
+from ui.page.links import Linked
 from ui.page.outputs import UNCHANGED, Change
 from model.registry import ModelRegistry
 from ui.page.labels import head_choices
@@ -183,6 +184,10 @@ def beams_view(registry: ModelRegistry, text, width):
     return components.table(cross.beams_table(greedy)), components.table(cross.beams_table(beams))
 
 
+STEP = Linked("step", default=6, low=1, high=256)  # the decoding step, from 1 (a link may ask for any)
+BEAM = Linked("beam", default=4, low=1, high=MAX_BEAM)  # the beam width
+
+
 def build(ctx: Context) -> None:
     choices = head_choices(ctx.registry, MODEL, "cross") if MODEL in ctx.registry.available else ["L1 H1"]
     with ctx.tab(TAB):
@@ -192,8 +197,9 @@ def build(ctx: Context) -> None:
             head = gr.Dropdown(choices, value=opening_head(ctx.registry), label="cross-attention head",
                                info="opens on the head that lines up output and input best")
             # its range follows the translation's length (the view redraws it); a link may ask for any step
-            step = components.ModelSlider(1, 11, value=6, step=1, label="decoding step",
+            step = components.ModelSlider(1, 11, value=STEP.default, step=1, label="decoding step",
                                           info="which output character is being written", elem_id="decoding-step")
+            ctx.link(STEP, step)
         heat = components.Plot(show_label=False, label="cross-attention", elem_id="cross-heat",
                                elem_classes=[PRESENTER_FIRST])
         bars = components.Plot(show_label=False, label="one decoding step", elem_id="step-bars")
@@ -210,7 +216,9 @@ def build(ctx: Context) -> None:
                                        elem_id="decoder-head")
                 dec_fig = components.Plot(show_label=False, label="decoder self-attention")
         gr.Markdown(BEAM_EXPLANATION)
-        width = components.Slider(1, MAX_BEAM, value=4, step=1, label="beam width", elem_id="beam-width")
+        width = components.Slider(BEAM.low, BEAM.high, value=BEAM.default, step=1, label="beam width",
+                                  elem_id="beam-width")
+        ctx.link(BEAM, width)
         with gr.Row():
             greedy_table = gr.Dataframe(label="greedy (beam width 1)", interactive=False)
             beam_table = gr.Dataframe(label="beam search", interactive=False, elem_id="beam-table")

@@ -15,7 +15,6 @@ from ui.page.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_f
 from model.registry import ModelRegistry
 from ui.page.messages import InputError, check_index, clean_text, shown
 from ui.page.outputs import Change, UNCHANGED
-from ui.tabs.sampling import Setting, whole
 from ui.page.tabspec import TabSpec
 from viz import generation as viz_generation
 from viz.labels import markdown_label
@@ -63,12 +62,12 @@ def run(registry: ModelRegistry, text, name, tokens=DEFAULT_TOKENS, temperature=
         raise InputError(f"{name} writes no text token by token (it {'fills in blanks' if loaded.arch == 'encoder' and loaded.has_lm_head else 'is not a causal language model with a word-prediction head'}); "
                          "generation needs lm, or a GPT-2 or Llama-family model.")
     text = clean_text(text, registry.max_chars(name))
-    tokens = whole(tokens, 1, MAX_TOKENS, "number of tokens")
+    tokens = components.whole(tokens, 1, MAX_TOKENS, "number of tokens")
     try:
         temperature, top_k, top_p = sampling.check(temperature, top_k, top_p)
     except ValueError as e:
         raise _refuse(e, temperature, top_k, top_p) from None
-    seed = whole(seed, 0, sampling.MAX_SEED, "seed")
+    seed = components.whole(seed, 0, sampling.MAX_SEED, "seed")
     encoded = loaded.encode(text)
     room = min(PROMPT_TOKENS, loaded.config.max_len - 1)
     ids = encoded.ids[:room]
@@ -245,7 +244,7 @@ def build(ctx: Context) -> None:
     with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])
         with gr.Row(equal_height=True, elem_classes=[PRESENTER_SECOND]):  # presenter mode: under the row
-            tokens_box = Setting(1, MAX_TOKENS, value=DEFAULT_TOKENS, step=1, label="tokens to write",
+            tokens_box = components.Setting(1, MAX_TOKENS, value=DEFAULT_TOKENS, step=1, label="tokens to write",
                                  elem_id="generation-tokens", min_width=160)
             mode = components.Radio(list(MODES), value="greedy", label="choosing each token",
                                     elem_id="generation-mode", min_width=160)
@@ -255,11 +254,11 @@ def build(ctx: Context) -> None:
         with gr.Accordion("Sampling settings (as the Every head tab's sampling panel)", open=False,
                           elem_id="generation-sampling"):
             with gr.Row():
-                temperature = Setting(0, sampling.MAX_TEMPERATURE, value=1.0, step=0.05, label="temperature T",
+                temperature = components.Setting(0, sampling.MAX_TEMPERATURE, value=1.0, step=0.05, label="temperature T",
                                       elem_id="generation-temperature", min_width=120)
-                top_k = Setting(0, sampling.MAX_TOP_K, value=0, step=1, label="top-k (0: off)",
+                top_k = components.Setting(0, sampling.MAX_TOP_K, value=0, step=1, label="top-k (0: off)",
                                 elem_id="generation-top-k", min_width=120)
-                top_p = Setting(sampling.MIN_TOP_P, 1.0, value=1.0, step=0.01, label="top-p (1: off)",
+                top_p = components.Setting(sampling.MIN_TOP_P, 1.0, value=1.0, step=0.01, label="top-p (1: off)",
                                 elem_id="generation-top-p", min_width=120)
                 seed = components.Number(value=0, precision=0, label="seed", elem_id="generation-seed", min_width=80)
         step = components.Slider(1, DEFAULT_TOKENS, value=1, step=1, label="step", elem_id="generation-step-slider")

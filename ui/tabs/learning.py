@@ -9,6 +9,7 @@ from model.trace import for_views
 from ui.page.tabspec import TabSpec
 from ui.page import components
 from ui.page.context import PRESENTER_FIRST, Context, figure_font, screen_height
+from ui.page.links import Linked
 from ui.page.outputs import UNCHANGED, Change
 from model.registry import ModelRegistry
 from ui.page.messages import clean_text
@@ -95,6 +96,9 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
     return summary, heat, curve, strip, slider
 
 
+SNAPSHOT = Linked("snapshot", default=0, low=0, high=10_000)  # from 1; 0 (the default) is the trained model
+
+
 def build(ctx: Context) -> None:
     snapshots = SnapshotTraces(ctx.registry)
     default = ctx.registry.default
@@ -104,6 +108,20 @@ def build(ctx: Context) -> None:
         snapshot = components.Slider(1, max(count, 2), value=count, step=1, label="training snapshot",
                                      info="1 = earliest saved weights; the last one is the trained model",
                                      elem_id="snapshot")
+
+        def saved(name) -> int:
+            return len(ctx.registry.get(name).snapshot_files) if name in ctx.registry.available else 0
+
+        def shown(settings):  # the slider's range follows the link's model; 0 (or past the end) is the last
+            count = saved(settings.model)
+            chosen = settings.snapshot if 0 < settings.snapshot <= count else max(count, 1)
+            return Change(minimum=1, maximum=max(count, 2), value=chosen)
+
+        def read(sent, settings):  # the last snapshot is the trained model: the link leaves it out
+            number = SNAPSHOT.from_page(sent)
+            return number if number < saved(settings.model) else 0
+
+        ctx.link(SNAPSHOT, snapshot, shown=shown, read=read)
         summary = gr.Markdown(elem_id="learning-summary")
         heat = components.Plot(show_label=False, label="attention at this snapshot", elem_id="learning-heat",
                                elem_classes=[PRESENTER_FIRST])  # in presenter mode above the slider and the summary

@@ -141,6 +141,5 @@ def build(ctx: Context) -> None:
     def on_example(layer, head):
         return (EXAMPLE, "lm") + fit_controls(ctx.registry, "lm", layer, head, None)
 
-    picked = ctx.on([example.click], on_example, inputs=[ctx.layer, ctx.head],
-                    outputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind], preprocess=False)
-    ctx.run_after(picked, "lens_example")
+    ctx.on([example.click], on_example, inputs=[ctx.layer, ctx.head],
+           outputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind], preprocess=False, api_name="lens_example")

@@ -11,6 +11,7 @@ from model.positions import position_table
 from ui.page.tabspec import TabSpec
 from ui.page import components
 from ui.page.context import PRESENTER_FIRST, Context, figure_font, screen_height
+from ui.page.links import Linked
 from ui.page.outputs import UNCHANGED
 from model.registry import ModelRegistry
 from ui.page.messages import InputError, check_index, clean_text, cut_notice
@@ -155,6 +156,9 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
     return summary, plain, positioned, seed
 
 
+SEED = Linked("seed", default=0, low=0, high=2**32 - 1)  # the shuffle's seed
+
+
 def build(ctx: Context) -> None:
     with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
@@ -169,8 +173,9 @@ def build(ctx: Context) -> None:
                     "alone and from token embeddings plus positions (mask off, so only the vectors matter). "
                     "Columns list the same tokens as the rows, in the same order.")
         with gr.Row():
-            seed = components.Number(0, label="shuffle seed", precision=0, minimum=0, maximum=2**32 - 1,
-                                     elem_id="shuffle-seed")
+            seed = components.Number(SEED.default, label="shuffle seed", precision=0, minimum=SEED.low,
+                                     maximum=SEED.high, elem_id="shuffle-seed")
+            ctx.link(SEED, seed)
             shuffle = gr.Button("Shuffle again")
         summary = gr.Markdown(elem_id="shuffle-summary")
         plain = components.Plot(show_label=False, label="without positions")

@@ -9,6 +9,7 @@ import gradio as gr
 from analysis import sampling
 from ui.page import components
 from ui.page.context import Context, figure_font
+from ui.page.links import Linked
 from model.registry import ModelRegistry
 from ui.page.messages import InputError, clean_text, cut_notice, shown
 from viz import sampling as viz_sampling
@@ -16,6 +17,13 @@ from viz.labels import markdown_label
 from viz.panels import note_figure
 
 MAX_TOKENS, MAX_SEED = sampling.MAX_TOKENS, sampling.MAX_SEED
+# what a link keeps of the panel (/generate's temperature, top_k, top_p, seed and tokens); a link that sets any
+# opens the panel
+SAMPLE_TEMPERATURE = Linked("sample_temperature", default=1.0, low=0.0, high=sampling.MAX_TEMPERATURE)
+SAMPLE_TOP_K = Linked("sample_top_k", default=0, low=0, high=sampling.MAX_TOP_K)
+SAMPLE_TOP_P = Linked("sample_top_p", default=1.0, low=sampling.MIN_TOP_P, high=1.0)
+SAMPLE_SEED = Linked("sample_seed", default=0, low=0, high=MAX_SEED)
+SAMPLE_TOKENS = Linked("sample_tokens", default=sampling.DEFAULT_TOKENS, low=1, high=MAX_TOKENS)
 EXPLANATION = ("**Sampling.** Greedy decoding always takes the likeliest token (the continuation above also skips any token that would repeat a run of 3 tokens). Sampling draws one at random "
                "with the model's probabilities, after three optional changes, in this order: the **temperature** T "
                "divides every score before the softmax (T below 1 sharpens the distribution, T = 0 is greedy, above 1 "
@@ -24,20 +32,9 @@ EXPLANATION = ("**Sampling.** Greedy decoding always takes the likeliest token (
                "**seed** fixes the random draws: the same settings and seed always write the same text.")
 
 
-class Setting(components.Slider):
-    """A sampling slider whose out-of-range API value is refused naming the setting and its range."""
-
-    def preprocess(self, payload):
-        if components.is_number(payload) and not self.minimum <= payload <= self.maximum:
-            raise components.refusal(f"The {self.label} must be between {self.minimum:g} and {self.maximum:g} "
-                                     f"(got {shown(payload)}).")
-        return super().preprocess(payload)
-
-
-def whole(value, low: int, high: int, what: str) -> int:
-    if isinstance(value, bool) or not components.is_number(value) or value != int(value) or not low <= value <= high:
-        raise InputError(f"The {what} must be a whole number between {low} and {high} (got {shown(value)}).")
-    return int(value)
+def _range(setting: Linked) -> tuple:
+    """A slider's minimum, maximum and value, from what a link takes."""
+    return setting.low, setting.high, setting.default
 
 
 def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.0, seed=0, tokens=sampling.DEFAULT_TOKENS,
@@ -55,8 +52,8 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
     except ValueError as e:
         raise InputError(f"Sampling: {e} (got T = {shown(temperature)}, top-k = {shown(top_k)}, "
                          f"top-p = {shown(top_p)}).") from None
-    seed = whole(seed, 0, MAX_SEED, "seed")
-    tokens = whole(tokens, 1, MAX_TOKENS, "number of tokens")
+    seed = components.whole(seed, 0, MAX_SEED, "seed")
+    tokens = components.whole(tokens, 1, MAX_TOKENS, "number of tokens")
     encoded = model.encode(text)
     ids = encoded.ids
     tokens = max(0, min(tokens, model.config.max_len - len(ids)))
@@ -100,17 +97,17 @@ def build(ctx: Context) -> Callable[[], None]:
     with gr.Accordion("Sampling: temperature, top-k, top-p", open=False, elem_id="sampling") as panel:
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])
         with gr.Row():
-            temperature_box = Setting(0, sampling.MAX_TEMPERATURE, value=1.0, step=0.05, label="temperature T",
-                                            elem_id="sample-temperature", min_width=120)
-            top_k_box = Setting(0, sampling.MAX_TOP_K, value=0, step=1, label="top-k (0: off)", elem_id="sample-top-k",
-                                      min_width=120)
+            temperature_box = components.Setting(*_range(SAMPLE_TEMPERATURE), step=0.05, label="temperature T",
+                                      elem_id="sample-temperature", min_width=120)
+            top_k_box = components.Setting(*_range(SAMPLE_TOP_K), step=1, label="top-k (0: off)", elem_id="sample-top-k",
+                                min_width=120)
         with gr.Row():
-            top_p_box = Setting(sampling.MIN_TOP_P, 1.0, value=1.0, step=0.01, label="top-p (1: off)", elem_id="sample-top-p",
-                                      min_width=120)
-            seed_box = components.Number(value=0, precision=0, label="seed",
-                                     elem_id="sample-seed", min_width=80)
-            tokens_box = Setting(1, MAX_TOKENS, value=sampling.DEFAULT_TOKENS, step=1, label="tokens", elem_id="sample-tokens",
-                                       min_width=120)
+            top_p_box = components.Setting(*_range(SAMPLE_TOP_P), step=0.01, label="top-p (1: off)", elem_id="sample-top-p",
+                                min_width=120)
+            seed_box = components.Number(value=SAMPLE_SEED.default, precision=0, label="seed",
+                                         elem_id="sample-seed", min_width=80)
+            tokens_box = components.Setting(*_range(SAMPLE_TOKENS), step=1, label="tokens", elem_id="sample-tokens",
+                                 min_width=120)
         reveal = ctx.reveal_button("sample-reveal", "Reveal the sample")  # the head's quiz has its Reveal above
         distribution = components.Plot(show_label=False, label="the next-token distribution", elem_id="sample-distribution")
         sample = gr.Markdown(elem_id="sample-text")
@@ -119,6 +116,8 @@ def build(ctx: Context) -> Callable[[], None]:
         return view(ctx.registry, text, model, temperature, top_k, top_p, seed, tokens, presenter, quiz)
 
     settings = [temperature_box, top_k_box, top_p_box, seed_box, tokens_box]
+    for setting, box in zip((SAMPLE_TEMPERATURE, SAMPLE_TOP_K, SAMPLE_TOP_P, SAMPLE_SEED, SAMPLE_TOKENS), settings):
+        ctx.link(setting, box, opens=panel)
     ctx.on([reveal.click], on_view, inputs=[ctx.text, ctx.model, *settings, ctx.presenter],
            outputs=[distribution, sample])  # quiz left out: in full
     return lambda: ctx.listen(on_view, inputs=[ctx.text, ctx.model, *settings, ctx.presenter, ctx.quiz],

@@ -12,6 +12,7 @@ from ui.tabs import qk
 from analysis.heads import kv_group, sharing_note
 from analysis.steps import MAX_TEMPERATURE, MIN_TEMPERATURE, attention_steps, simple_attention
 from ui.page.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
+from ui.page.links import Linked
 from ui.page.outputs import UNCHANGED, visible
 from ui.page.messages import warn
 from model.registry import ModelRegistry
@@ -33,6 +34,10 @@ softmax towards one-hot. Forbidden keys are set to −∞ by the mask. Move the 
 by it): at the left end (T = 0.01) each row becomes one-hot (hard attention), at the right end (T = 100)
 uniform; the middle (T = 1) is the model as trained.
 """
+
+
+# a link keeps T itself (the slider moves log10 T, the box beside it shows T)
+TEMPERATURE = Linked("temperature", default=1.0, low=MIN_TEMPERATURE, high=MAX_TEMPERATURE)
 
 
 def temperature_from_slider(log10_temperature: float) -> float:
@@ -129,6 +134,8 @@ def build(ctx: Context) -> None:
         # click on the slider, which takes the focus from the box, leaves the knob where it was clicked.
         # Inside the tab: a gr.Tabs holds only tabs.
         last_t = gr.State(1.0)
+        ctx.link(TEMPERATURE, temperature, shown=lambda s: slider_from_temperature(s.temperature),
+                 read=lambda sent, s: shown_temperature(sent or 0), also={shown_t: lambda s: float(f"{s.temperature:.3g}")})
         caption = gr.Markdown(elem_id="steps-caption")
         simple = components.Plot(show_label=False, label="parameter-free attention", elem_classes=[PRESENTER_FIRST])
         qkv = components.Plot(show_label=False, label="queries, keys, values")

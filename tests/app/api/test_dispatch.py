@@ -225,7 +225,7 @@ def test_a_dropdowns_second_event_is_answered_unchanged(demo):
     model or example pick compute once per visitor; the same values from another visitor, or other values
     from the same one, compute."""
     (fit,) = listeners_of(demo, "model", "input")
-    after = [fn for fn in demo.fns.values() if fn.api_name == "redraw_after_model"]
+    after = [fn for fn in demo.fns.values() if fn.api_name == "redraw_after_fit_controls"]
     assert len(after) == 1
     visitor, other = gr.Request(session_hash="visitor"), gr.Request(session_hash="other")
     first, error = run(after[0], "attention", visitor)
@@ -296,7 +296,7 @@ def test_a_repeat_is_the_same_values_from_the_same_session_once_per_computed_cal
 def test_only_the_events_a_pick_runs_answer_a_repeat_unchanged(demo):
     """A new sentence, the Analyze button or a tab opened are sent once: the same values twice are computed
     twice (a second press of Analyze redraws), and they make the next pick compute even with values seen before."""
-    after_model = endpoint(demo, "redraw_after_model")
+    after_model = endpoint(demo, "redraw_after_fit_controls")
     (analyzed,) = [fn for fn in listeners_of(demo, "analyze", "click") if fn.api_name.startswith("redraw_")]
     visitor = gr.Request(session_hash="not-a-pick")
     for _ in range(3):
@@ -375,3 +375,32 @@ def test_every_handler_that_asks_for_the_visitor_gets_one(demo):
                 assert param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD), \
                     f"{block_fn.name}: its {param.name} is {param.kind.description}, so Gradio never fills it"
     assert asking >= 3, "Train, Compare and Stop (at least) ask for the visitor"
+
+
+# ---- one redraw path: a change made by code reaches the views as the visitor's would -----------------------
+SHARED_IDS = ("sentence", "model", "layer", "head", "kind", "presenter")
+
+
+def test_every_event_that_sets_a_shared_control_is_followed_by_one_redraw(demo):
+    """The model's refit, an example, the page load, a lesson step, a tile picked, the lens's example: each is
+    followed by one redraw (one request), with nothing to remember in the tab that wires it (ui/page/redraw.py)."""
+    config = demo.get_config_file()
+    shared = {component_id(demo, elem_id) for elem_id in SHARED_IDS}
+    setters = [dep for dep in config["dependencies"] if shared & set(dep["outputs"]) and dep["backend_fn"]]
+    assert {dep["api_name"] for dep in setters} >= {"fit_controls", "fit_kind", "example", "load_settings",
+                                                    "lesson_pick", "lesson_next", "lesson_back", "pick_head",
+                                                    "click_head", "lens_example"}
+    for dep in setters:
+        after = [d for d in config["dependencies"] if d["trigger_after"] == dep["id"]
+                 and d["api_name"].startswith("redraw_")]
+        assert len(after) == 1 and demo.fns[after[0]["id"]].types_generator, dep["api_name"]
+
+
+def test_a_tile_picked_redraws_the_views_that_follow_the_layer_and_head_as_their_sliders_do(demo):
+    picked = endpoint(demo, "redraw_after_pick_head")
+    (layer,), (head,) = listeners_of(demo, "layer", "input"), listeners_of(demo, "head", "input")
+    assert set(picked.outputs) == set(layer.outputs) | set(head.outputs), "the same views, whoever set them"
+    updates, error = run(picked, "attention", gr.Request(session_hash="tile"))
+    assert error is None and [list(u) for u in updates] == sent_so_far([endpoint(demo, "head").outputs,
+                                                                        endpoint(demo, "quiz").outputs,
+                                                                        endpoint(demo, "grid").outputs])

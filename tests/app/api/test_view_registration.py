@@ -21,7 +21,7 @@ UI = Path(__file__).resolve().parents[3] / "ui"
 EVENTS = {"click", "change", "input", "release", "then", "submit", "select", "blur", "focus", "load", "upload",
           "success"}
 BUILDERS = {("gr", "on"), ("gr", "api"), ("gr", "update"), ("gr", "skip")}
-REGISTRAR = {"context.py"}
+REGISTRAR = {"context.py", "redraw.py"}  # the registration layer and its redraws (ui/page/redraw.py)
 
 
 def gradio_calls(path: Path) -> list[str]:

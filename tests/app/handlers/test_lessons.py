@@ -7,6 +7,7 @@ import pytest
 from analysis import lessons as fmt
 from ui.lessons import library as lessons
 from ui.page.controls import default_settings
+from ui.page.links import setting_names  # every tab's linked settings, and the view's own
 from ui.page.messages import InputError
 
 GOOD = """---
@@ -39,7 +40,7 @@ def library(registry) -> lessons.LessonLibrary:
 def shipped_steps() -> list[tuple[str, int]]:
     found = []
     for path in lessons.lesson_files(lessons.SHIPPED):
-        lesson = fmt.parse_lesson(path.read_text(encoding="utf-8"), path.name, lessons.SETTING_NAMES)
+        lesson = fmt.parse_lesson(path.read_text(encoding="utf-8"), path.name, setting_names())
         found += [(lesson.id, n) for n in range(1, len(lesson.steps) + 1)]
     return found
 

@@ -7,11 +7,18 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from analysis import sampling
-from ui.page.links import (SAMPLING_SETTINGS, TAB_SETTINGS, ViewSettings, make_link, parse_query, sampling_in_link,
-                      sampling_settings)
+from ui.page.links import ViewSettings, make_link, parse_query
 from ui.page.messages import shown as shown_value
+from ui.tabs.sampling import SAMPLE_SEED, SAMPLE_TEMPERATURE, SAMPLE_TOKENS, SAMPLE_TOP_K, SAMPLE_TOP_P
 
 TABS = ("attention", "lens", "interventions", "steps")
+SAMPLING = (SAMPLE_TEMPERATURE, SAMPLE_TOP_K, SAMPLE_TOP_P, SAMPLE_SEED, SAMPLE_TOKENS)  # declared in ui/tabs/sampling.py
+SAMPLING_SETTINGS = tuple(s.name for s in SAMPLING)
+
+
+def sampling_in_link(settings: ViewSettings) -> bool:
+    """Whether the settings set the sampling panel (the page then opens it: ui/page/page_link.py)."""
+    return any(getattr(settings, s.name) != s.default for s in SAMPLING)
 
 
 def query_of(link: str) -> dict:
@@ -38,7 +45,7 @@ def test_a_link_leaves_out_sampling_settings_at_their_defaults():
     assert not set(SAMPLING_SETTINGS[1:]) & set(query), query
     defaults = ViewSettings("The cat", "lm")
     assert [getattr(defaults, n) for n in SAMPLING_SETTINGS] == [1.0, 0, 1.0, 0, sampling.DEFAULT_TOKENS]
-    assert all(TAB_SETTINGS[n][0] == getattr(defaults, n) for n in SAMPLING_SETTINGS)
+    assert all(s.default == getattr(defaults, s.name) for s in SAMPLING)
 
 
 @pytest.mark.parametrize("name, value, shown, why", [
@@ -74,10 +81,14 @@ def test_the_reading_views_controls_are_all_in_a_link(registry, tab, model):
         (settings.text, model, layers, heads, tab, True, True) and notes == []
 
 
+def sent(*values) -> dict:
+    return {s.name: s.from_page(v) for s, v in zip(SAMPLING, values)}
+
+
 def test_what_the_browser_sends_for_the_link_becomes_numbers_or_defaults():
-    assert sampling_settings(0.35000000000000003, 5.0, 0.9, 7.0, 20.0) == {
+    assert sent(0.35000000000000003, 5.0, 0.9, 7.0, 20.0) == {
         "sample_temperature": 0.35000000000000003, "sample_top_k": 5, "sample_top_p": 0.9, "sample_seed": 7,
         "sample_tokens": 20}
-    assert sampling_settings(None, "x", float("nan"), None, float("inf")) == {
+    assert sent(None, "x", float("nan"), None, float("inf")) == {
         "sample_temperature": 1.0, "sample_top_k": 0, "sample_top_p": 1.0, "sample_seed": 0,
         "sample_tokens": sampling.DEFAULT_TOKENS}
