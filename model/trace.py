@@ -99,16 +99,27 @@ def for_views(trace: Trace) -> Trace:
     return replace(trace, attention=attention)
 
 
-def _np(x) -> np.ndarray:
+def host_array(x) -> np.ndarray:
+    """A tensor as a float32 numpy array on the host (shared with the tensor where it is float32 on the CPU)."""
     if x.dtype == torch.float32 and x.device.type == "cpu":  # most traces: no conversion call to pay for
         return x.detach().numpy()
     return x.detach().float().cpu().numpy()
 
 
+_np = host_array
+
+
+def _kept(x) -> torch.Tensor:
+    """A tensor left where it is (a trace kept on its device: model.view_numbers)."""
+    return x.detach()
+
+
 def attention_trace(kind: str, records, queries: list[str], keys: list[str], detail: bool = False,
-                    scores: bool = True) -> AttentionTrace:
+                    scores: bool = True, on_device: bool = False) -> AttentionTrace:
     """Stack one HeadsRecord per layer (batch of one) into (L, H, ...) arrays; scores=False leaves the raw
-    scores out (None, as for_views keeps them): copying them costs as much as the weights."""
+    scores out (None, as for_views keeps them): copying them costs as much as the weights.
+    on_device=True: the arrays stay torch tensors where the model computed them (the mask is numpy)."""
+    convert = _kept if on_device else _np
     first = records[0]
     if first.scores.shape[0] != 1:
         raise ValueError(f"a trace holds one input, got a batch of {first.scores.shape[0]}")
@@ -120,13 +131,13 @@ def attention_trace(kind: str, records, queries: list[str], keys: list[str], det
 
     def layers(step: str) -> np.ndarray:
         # the batch of one is the layer axis: one torch op and one copy per step, not one per layer
-        return _np(torch.cat([getattr(r, step) for r in records]))
+        return convert(torch.cat([getattr(r, step) for r in records]))
 
     extra = {}
     if detail:
         bias = [r.out_bias if r.out_bias is not None else torch.zeros_like(r.out_weight[:, 0]) for r in records]
-        extra = dict(output=layers("output"), out_weight=tuple(_np(r.out_weight) for r in records),
-                     out_bias=_np(torch.stack(bias)))
+        extra = dict(output=layers("output"), out_weight=tuple(convert(r.out_weight) for r in records),
+                     out_bias=convert(torch.stack(bias)))
     return AttentionTrace(
         kind=kind,
         inputs=layers("inputs"),
@@ -155,7 +166,11 @@ def from_recording(
     predictions: list[str] | None = None,
     truncated: bool = False,
     scores: bool = True,
+    on_device: bool = False,
 ) -> Trace:
+    """on_device=True: every array stays a torch tensor where the model computed it (model.view_numbers reads
+    it there; model.view_numbers.to_host copies it to the host), except ids and the masks."""
+    convert = _kept if on_device else _np
     target_tokens = target_tokens or []
     labels = {
         "self": (tokens, tokens),
@@ -169,15 +184,16 @@ def from_recording(
         arch=arch,
         tokens=list(tokens),
         ids=np.asarray(ids, dtype=np.int64),
-        token_embeddings=_np(recording.embeddings[side][0]),
-        position_embeddings=_np(recording.positions[side]),
-        attention={kind: attention_trace(kind, recs, *labels[kind], detail=recording.detail, scores=scores)
+        token_embeddings=convert(recording.embeddings[side][0]),
+        position_embeddings=convert(recording.positions[side]),
+        attention={kind: attention_trace(kind, recs, *labels[kind], detail=recording.detail, scores=scores,
+                                         on_device=on_device)
                    for kind, recs in recording.layers.items()},
         target_tokens=list(target_tokens),
         target_ids=None if target_ids is None else np.asarray(target_ids, dtype=np.int64),
         predictions=list(predictions or []),
         truncated=truncated,
         d_head=d_head,
-        residual={stack: _np(torch.cat(xs)) for stack, xs in recording.residual.items()},
-        normed_input=_np(recording.normed[side][0]) if side in recording.normed else None,
+        residual={stack: convert(torch.cat(xs)) for stack, xs in recording.residual.items()},
+        normed_input=convert(recording.normed[side][0]) if side in recording.normed else None,
     )

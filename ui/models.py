@@ -27,6 +27,8 @@ from model.cache import ByteLRU
 from model.checkpoint import CheckpointError
 from model.device import default_max_tokens
 from model.trace import AttentionTrace, Trace, for_views
+from model.view_numbers import DeviceViews, to_host
+from analysis.overview import HostViews
 from training.history import TrainingHistory, read_history
 from ui.messages import shown
 
@@ -163,9 +165,13 @@ class ModelRegistry:
     histories: dict[str, TrainingHistory] = field(default_factory=dict)
     cache_bytes: int = CACHE_BYTES
     cache: ByteLRU | None = field(default=None, repr=False)  # every trace the views keep, one byte budget
+    # the every-head views' numbers computed where the model is (ModelRegistry.views): None = on a GPU only
+    views_on_device: bool | None = None
+    device_cache: ByteLRU | None = field(default=None, repr=False)  # traces kept on the device, by its bytes
 
     def __post_init__(self):
         self.cache = ByteLRU(self.cache_bytes)
+        self.device_cache = ByteLRU(self.cache_bytes)
 
     @classmethod
     def load(cls, assets: str | Path | None = None, names=api.SHIPPED + api.PRETRAINED, device=None,
@@ -238,6 +244,8 @@ class ModelRegistry:
         byte-bounded cache keyed by (model, text), as the views need it (model.trace.for_views)."""
         model = self.get(name)
         text = clean_text(text, self.max_chars(name))
+        if self.on_device(name):  # the host copy of the trace kept on the device (views that read every weight)
+            return self.cache.get((name, text), lambda: to_host(self.kept(name, text)))
         return self.cache.get((name, text), lambda: self._compute_trace(model, text))
 
     def cached(self, key: tuple, make):
@@ -245,10 +253,10 @@ class ModelRegistry:
         return self.cache.get(key, make)
 
     @staticmethod
-    def _compute_trace(model: api.LoadedModel, text: str) -> Trace:
+    def _compute_trace(model: api.LoadedModel, text: str, on_device: bool = False) -> Trace:
         try:
             # what the model predicts is shown by its own endpoint (/predict): the views need the attention
-            result = model.trace(text, predictions=False, scores=False)
+            result = model.trace(text, predictions=False, scores=False, on_device=on_device)
         except ValueError as e:  # e.g. nothing the dates model can read
             raise InputError(str(e)) from e
         if not result.tokens or all(int(i) in model.added_ids for i in result.ids):  # minilm drops some characters
@@ -279,7 +287,7 @@ class ModelRegistry:
         except InputError:
             return True
         config = model.config
-        cached = self.cache.peek((name, text))
+        cached = self.cache.peek((name, text)) or self.device_cache.peek((name, text))
         if cached is not None:
             tokens = max(len(cached.tokens), len(cached.target_tokens))
         elif model.arch == "encoder-decoder":
@@ -301,6 +309,28 @@ class ModelRegistry:
         """The attention plus 0-based (layer, head) from 1-based UI numbers, checked against the model."""
         att = self.attention(name, text, kind)
         return att, check_index(layer, att.n_layers, "layer"), check_index(head, att.n_heads, "head")
+
+    # ---- the every-head views' numbers where the trace is (issue 39) ------------------------------------
+    def on_device(self, name) -> bool:
+        """Whether the model's views read a trace kept on its device (views_on_device, by default where the
+        model is not on the CPU: there numpy on the host is as fast, and nothing has to cross)."""
+        if self.views_on_device is not None:
+            return self.views_on_device
+        return self.get(name).device.type != "cpu"
+
+    def kept(self, name, text) -> Trace:
+        """The model's trace of `text` kept on its device (torch tensors: model.view_numbers), from a cache
+        bounded by the bytes it holds there."""
+        model = self.get(name)
+        text = clean_text(text, self.max_chars(name))
+        return self.device_cache.get((name, text), lambda: self._compute_trace(model, text, on_device=True))
+
+    def views(self, name, text):
+        """What the every-head views read (analysis.overview.HostViews): the trace and the numbers they draw,
+        computed where the trace is (model.view_numbers.DeviceViews on a GPU: only what is drawn is copied)."""
+        if self.on_device(name):
+            return DeviceViews(self.kept(name, text))
+        return HostViews(self.trace(name, text))
 
     def shape(self, name, kind: str | None = None) -> tuple[int, int]:
         """(layers, heads) of one attention kind, from the model's config (no forward pass)."""
