@@ -210,9 +210,10 @@ class LoadedModel:
         tokens: the ids' labels when the caller has them (encode() made them)."""
         ids_t = torch.tensor([list(ids)], device=self.device)
         tokens = [self.label(int(i)) for i in ids] if tokens is None else list(tokens)
-        record = Recording(detail=True) if detail else True
+        # the weights written straight into one (L, H, t, s) tensor; raw scores only where the trace keeps them
+        record = Recording(detail=detail, scores=scores, stack=True)
         if self.arch in ("decoder", "encoder") and not predictions and not detail:
-            (_, rec), logits = self.model.features(ids_t, record=True, switches=switches, attention_only=True), None
+            (_, rec), logits = self.model.features(ids_t, record=record, switches=switches, attention_only=True), None
             extra = {}
         elif self.arch != "encoder-decoder":
             logits, rec = self.model(ids_t, record=record, switches=switches)

@@ -115,21 +115,29 @@ def _kept(x) -> torch.Tensor:
 
 
 def attention_trace(kind: str, records, queries: list[str], keys: list[str], detail: bool = False,
-                    scores: bool = True, on_device: bool = False) -> AttentionTrace:
+                    scores: bool = True, on_device: bool = False, stacked=None) -> AttentionTrace:
     """Stack one HeadsRecord per layer (batch of one) into (L, H, ...) arrays; scores=False leaves the raw
     scores out (None, as for_views keeps them): copying them costs as much as the weights.
-    on_device=True: the arrays stay torch tensors where the model computed them (the mask is numpy)."""
+    on_device=True: the arrays stay torch tensors where the model computed them (the mask is numpy).
+    stacked: the (L, H, t, s) weights the forward pass wrote every layer's into (Recording(stack=True)), used
+    as they are where every record's weights are still its layer's slice of them."""
     convert = _kept if on_device else _np
     first = records[0]
-    if first.scores.shape[0] != 1:
-        raise ValueError(f"a trace holds one input, got a batch of {first.scores.shape[0]}")
-    t, s = first.scores.shape[-2:]
+    if first.probs.shape[0] != 1:
+        raise ValueError(f"a trace holds one input, got a batch of {first.probs.shape[0]}")
+    t, s = first.probs.shape[-2:]
     mask = np.ones((t, s), dtype=bool)
     if first.mask is not None:
-        mask = np.broadcast_to(first.mask.detach().cpu().numpy(), first.scores.shape[:-2] + (t, s))
+        mask = np.broadcast_to(first.mask.detach().cpu().numpy(), first.probs.shape[:-2] + (t, s))
         mask = np.array(mask.reshape(-1, t, s)[0])
+    if stacked is not None and not (len(stacked) == len(records) and all(
+            r.probs.data_ptr() == stacked[i].data_ptr() and r.probs.shape == stacked[i:i + 1].shape
+            for i, r in enumerate(records))):
+        stacked = None  # a knocked-out head's weights were replaced (a copy), or the layers are not these
 
     def layers(step: str) -> np.ndarray:
+        if step == "probs" and stacked is not None:  # written in place by the forward pass: no copy
+            return convert(stacked)
         # the batch of one is the layer axis: one torch op and one copy per step, not one per layer
         return convert(torch.cat([getattr(r, step) for r in records]))
 
@@ -187,7 +195,7 @@ def from_recording(
         token_embeddings=convert(recording.embeddings[side][0]),
         position_embeddings=convert(recording.positions[side]),
         attention={kind: attention_trace(kind, recs, *labels[kind], detail=recording.detail, scores=scores,
-                                         on_device=on_device)
+                                         on_device=on_device, stacked=recording.stacks.get(kind))
                    for kind, recs in recording.layers.items()},
         target_tokens=list(target_tokens),
         target_ids=None if target_ids is None else np.asarray(target_ids, dtype=np.int64),
