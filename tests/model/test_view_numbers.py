@@ -163,3 +163,22 @@ def test_to_host_copies_every_tensor_of_a_kept_trace(registry):
         for field in ("inputs", "q", "k", "v", "probs"):
             assert isinstance(getattr(att, field), np.ndarray) and getattr(att, field).dtype == np.float32
     assert isinstance(host.token_embeddings, np.ndarray)
+
+
+def test_on_the_default_device_the_twins_agree_with_the_host_copy(model_assets):
+    """On the device the tests run on (ATTENTION_DEVICE=cuda on a lent GPU: model.device), the kept trace's
+    numbers against numpy's on its own copy on the host."""
+    from model import api
+    from model.device import default_device
+
+    lm = api.load("lm", model_assets, device=default_device())
+    kept = lm.trace(LONG, predictions=False, scores=False, on_device=True)
+    assert kept.attention["self"].probs.device.type == default_device().type
+    host, device = HostViews(to_host(kept)), DeviceViews(kept)
+    att, on = host.trace.attention["self"], kept.attention["self"]
+    _check_pooled(host.heads(att), device.heads(on), np.where(att.mask, att.probs, 0), same_maps=True)
+    _check_pooled(host.averages(att), device.averages(on), np.where(att.mask, att.probs.mean(1), 0), same_maps=False)
+    numbers, twins = host.numbers(att, True, [0], host.trace.ids), device.numbers(on, True, [0], host.trace.ids)
+    for column, values in numbers.items():
+        np.testing.assert_allclose(twins[column], values, equal_nan=True, err_msg=column, **TOLERANCE)
+    np.testing.assert_allclose(device.head(on, 1, 2), host.head(att, 1, 2), **TOLERANCE)
