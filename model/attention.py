@@ -62,16 +62,24 @@ def scaled_dot_product_attention(
     """
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
-    scores = q @ k.transpose(-2, -1)  # (..., t, s)
     divisor = (math.sqrt(q.size(-1)) if scale else 1.0) * temperature  # one division: sqrt(d)·1 is sqrt(d)
     if keep_scores:
+        scores = q @ k.transpose(-2, -1)  # (..., t, s)
         logits = scores / divisor if divisor != 1.0 else scores
         if mask is not None:
             logits = torch.where(mask, logits, float("-inf"))  # a blocked key gets exp(-inf) = 0 weight
     else:
-        logits, scores = (scores.div_(divisor) if divisor != 1.0 else scores), None
+        scores = None
+        if divisor != 1.0 and math.frexp(divisor)[0] == 0.5:
+            # a power of two (sqrt(64) = 8): the queries divided first give the very same numbers (a binary
+            # float scales exactly by one), without a pass over the (t, s) scores
+            logits = (q / divisor) @ k.transpose(-2, -1)
+        else:
+            logits = q @ k.transpose(-2, -1)
+            if divisor != 1.0:
+                logits.div_(divisor)
         if mask is not None:
-            logits = logits.masked_fill_(~mask, float("-inf"))
+            logits.masked_fill_(~mask, float("-inf"))
     if probs_out is not None and v.dtype == torch.float32:
         probs = torch.softmax(logits, dim=-1, dtype=torch.float32, out=probs_out)
     else:
