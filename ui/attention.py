@@ -144,8 +144,7 @@ def trace_stats(registry: ModelRegistry, name: str, trace, att, views=None) -> d
     (ModelRegistry.views; by default numpy on the trace's arrays)."""
     views = HostViews(trace) if views is None else views
     if att.kind != "self":
-        numbers = views.numbers(att, aligned=att.kind != "cross")
-        return stats.columns(numbers, att.n_layers, att.n_heads)
+        return stats.columns(views.numbers(att, aligned=att.kind != "cross"), att.n_layers, att.n_heads)
     added = registry.get(name).added_ids  # the special tokens the model added ([CLS], [SEP], <s>) by position
     special = [i for i, token_id in enumerate(trace.ids) if int(token_id) in added]
     special_name = "/".join(dict.fromkeys(trace.tokens[i] for i in special)) or "special"
@@ -161,8 +160,7 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, lay
     head open in detail for the picker, or None). What the model predicts is `predictions` (its own endpoint,
     /predict: generating text costs more than drawing every head)."""
     views = registry.views(name, text)  # read once: every part below is of this one trace
-    trace = views.trace
-    att = attention_of(trace, kind)
+    trace, att = views.trace, attention_of(views.trace, kind)
     font = figure_font(presenter)
     selected = selected_head(att, layer, head)
     grid = heads_grid(att, font, selected, registry.get(name).config.kv_heads, views)
@@ -184,8 +182,7 @@ def selected_head(att, layer, head) -> tuple[int, int] | None:
 def heads_grid(att, font: int, selected: tuple[int, int] | None, kv_heads: int = 0, views=None):
     """kv_heads: the model's key/value heads; fewer than its query heads box the groups that share them.
     views: what pools the heads (ModelRegistry.views; by default numpy on att's arrays)."""
-    maps = (HostViews(None) if views is None else views).heads(att)
-    return heatmap.all_heads_overview(maps, att.queries, att.keys, font_size=font, selected=selected,
+    return heatmap.all_heads_overview((views or HostViews(None)).heads(att), att.queries, att.keys, font_size=font, selected=selected,
                                       kv_heads=kv_heads,
                                       # two lines: as one, presenter mode's larger type ran it off the figure's right edge
                                       title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
