@@ -15,7 +15,7 @@ from pathlib import Path
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no network: no telemetry
 # One CPU thread per request: a server answers many small requests at once, and torch's threads
 # would only spin waiting for each other (about a third of a request's CPU time on 2 cores).
-# Set before torch is imported (by ui.models); a GPU is used all the same.
+# Set before torch is imported (by model.registry); a GPU is used all the same.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from ui.runtime import env  # noqa: E402 (imports no Gradio)
 
@@ -27,10 +27,13 @@ limit_allocator()  # freed trace arrays go back to the system (ui/runtime/memory
 import gradio as gr  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from ui import accessibility, attention, lesson_player  # noqa: E402
-from ui.controls import CSS, build_controls, default_settings, tab_ids, wire_page  # noqa: E402
-from ui.lessons import LESSONS_ENV, LessonLibrary  # noqa: E402
-from ui.models import ModelRegistry, model_notes  # noqa: E402
+from ui.page import accessibility
+from ui.tabs import attention
+from ui.lessons import player as lesson_player  # noqa: E402
+from ui.page.controls import CSS, build_controls, default_settings, tab_ids, wire_page  # noqa: E402
+from ui.lessons.library import LESSONS_ENV, LessonLibrary  # noqa: E402
+from model.registry import ModelRegistry  # noqa: E402
+from ui.page.labels import model_notes
 from ui.runtime import wire  # noqa: E402
 from ui.runtime.aria import ARIA_FIXES_JS  # noqa: E402
 from ui.runtime.assets import CompressedAssets  # noqa: E402
@@ -39,7 +42,7 @@ from ui.runtime.hundredths import HUNDREDTHS_JS  # noqa: E402
 from ui.runtime.sessions import keep_no_output_values  # noqa: E402
 from ui.runtime.streams import CompressedStreams  # noqa: E402
 from ui.runtime.tile_click import TILE_CLICK_JS  # noqa: E402
-from ui.slides import SLIDES_JS, page_script  # noqa: E402
+from ui.page.slides import SLIDES_JS, page_script  # noqa: E402
 
 keep_no_output_values()  # a session keeps no copy of every figure sent to it (ui/runtime/sessions.py)
 
@@ -50,11 +53,11 @@ every other token (a column); darker means more. Start with one head, then compa
 *minilm* is a real pretrained BERT (all-MiniLM-L6-v2) · *smollm2* is a real language model (SmolLM2-135M-Instruct) ·
 *classifier* names a definition's category.
 """
-# The tabs, in teaching order: each module has a TAB (ui.tabspec.TabSpec) and a build(ctx). A missing one is an
+# The tabs, in teaching order: each module has a TAB (ui.page.tabspec.TabSpec) and a build(ctx). A missing one is an
 # error. This list is the only one: the page is built from it, and every test that walks the tabs reads it.
-TABS = ["ui.attention", "ui.steps", "ui.masking", "ui.positions", "ui.encoder_decoder", "ui.learning",
-        "ui.multihead", "ui.interventions", "ui.patching", "ui.lens", "ui.generation", "ui.induction", "ui.classifier",
-        "ui.live"]
+TABS = ["ui.tabs.attention", "ui.tabs.steps", "ui.tabs.masking", "ui.tabs.positions", "ui.tabs.encoder_decoder", "ui.tabs.learning",
+        "ui.tabs.multihead", "ui.tabs.interventions", "ui.tabs.patching", "ui.tabs.lens", "ui.tabs.generation", "ui.tabs.induction", "ui.tabs.classifier",
+        "ui.tabs.live"]
 # Gradio's default orange and its light grey "subdued" text fail WCAG AA contrast (white on orange-500 is 2.8:1,
 # grey-400 on white 1.9:1): buttons, the open tab and checked boxes use orange-700 (white on it 5.2:1, it on
 # white 5.2:1) and quiet text grey-600 (7.6:1). tests/e2e/test_e2e_accessibility.py runs axe-core on every tab.
@@ -89,7 +92,7 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
         player.only_tabs(tab_ids(tabs))
         player.panel()
         # which weights were loaded (smollm2's 4-bit build, or the original): below the views, which it would push
-        # down, and hidden in presenter mode with the page's title (ui/controls.py's CSS)
+        # down, and hidden in presenter mode with the page's title (ui/page/controls.py's CSS)
         if notes := model_notes(registry):
             with gr.Accordion("Which weights the pretrained models were read from", open=False, elem_id="model-notes"):
                 gr.Markdown(notes)
@@ -110,7 +113,7 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
 
 
 def launch_options() -> dict:
-    """Theme, CSS and page scripts (Gradio 6 takes them in launch(); ui/accessibility.py names the figures for
+    """Theme, CSS and page scripts (Gradio 6 takes them in launch(); ui/page/accessibility.py names the figures for
     screen readers); the page's script files compressed once for every visitor (ui/runtime/assets.py); results
     compressed (ui/runtime/streams.py); no /monitoring pages (Gradio's summary of every visitor's requests,
     open to anyone by default); host and port come from GRADIO_SERVER_*."""
@@ -135,9 +138,9 @@ def main(argv=None) -> None:
                         "the same as $ATTENTION_LESSONS, which it replaces")
     args = parser.parse_args(argv)
     if args.lessons is not None:
-        os.environ[LESSONS_ENV] = args.lessons  # read by ui.lessons.LessonLibrary.load
+        os.environ[LESSONS_ENV] = args.lessons  # read by ui.lessons.library.LessonLibrary.load
     if args.models is not None:
-        os.environ["ATTENTION_MODELS"] = args.models  # read by ui.models.ModelRegistry.load (model.pretrained)
+        os.environ["ATTENTION_MODELS"] = args.models  # read by model.registry.ModelRegistry.load (model.pretrained)
     build_demo().queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE).launch(**launch_options())
 
 

@@ -7,7 +7,7 @@ induction heads"). It usually works with a previous-token head in an earlier lay
 "the token before me was X" into each position, so the induction head can find "the position after
 the earlier X" by matching keys.
 
-    ids = copying.repeated_ids(lm, n=8, length=20)   # model.copying: (8, 41) random words repeated
+    ids = copying.repeated_ids(lm, n=8, length=20)   # experiments.copying: (8, 41) random words repeated
     induction_scores(probs, ids[0])   # (L, H) for one sequence's attention probs (L, H, t, t)
 
 Shapes: L layers, H heads, t tokens; probs rows sum to 1.

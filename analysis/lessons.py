@@ -3,8 +3,8 @@
 This module reads the format alone (pure Python: no model, no Gradio): a header, one section per step, each
 step's settings as the deep link names them, its text, an optional question and answer, and its claims in the
 small vocabulary below. What the settings mean (a model that exists, a tab, a layer in range) is checked by
-ui/lessons.py with the deep link's own parser (ui.links.parse_query); what a claim's numbers are is measured by
-ui/lesson_claims.py with the functions the views use.
+ui/lessons/library.py with the deep link's own parser (ui.page.links.parse_query); what a claim's numbers are is measured by
+ui/lessons/claims.py with the functions the views use.
 
 Every mistake is a LessonError naming the file, the line and the fix.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-# The settings a step may give: the deep link's names (ui.links.ViewSettings), plus `link` (a link pasted from
+# The settings a step may give: the deep link's names (ui.page.links.ViewSettings), plus `link` (a link pasted from
 # the page's link box, whose settings the other lines override). Presenter and quiz mode are the lecturer's.
 VIEWER_SETTINGS = ("presenter", "quiz")
 HEADER_KEYS = ("title", "id", "model", "text")  # `model` and `text`: the default of every step
@@ -32,7 +32,7 @@ COMPARE = r"(?P<op>>=|<=|=|>|<) ?(?P<number>-?\d+(?:\.\d+)?(?:e-?\d+)?)"
 STATS = ("previous", "next", "first", "special", "self", "induction", "entropy_bits", "spread", "mean_distance")
 LABEL = r"(?P<label>previous-token|next-token|first-token sink|\S+ sink|self|induction|broad|mixed)"
 
-# kind -> (pattern, what it measures). ui/lesson_claims.py has one function per kind.
+# kind -> (pattern, what it measures). ui/lessons/claims.py has one function per kind.
 VOCABULARY = {
     "weight": (rf"weight {HEAD} from {TOKEN.format('source')} to {TOKEN.format('target')} {COMPARE}",
                'weight L2 H3 from "it" to "animal" >= 0.5: the weight the head in detail shows in that cell '
@@ -157,7 +157,7 @@ def _unquoted(value: str) -> str:
 
 def parse_lesson(content: str, source: str, setting_names: tuple[str, ...]) -> Lesson:
     """A lesson from its file's text. source: the file's name (in messages); setting_names: the deep link's
-    setting names (ui.links.ViewSettings' fields), the only ones a step may set."""
+    setting names (ui.page.links.ViewSettings' fields), the only ones a step may set."""
     if len(content.encode("utf-8", "replace")) > MAX_BYTES:
         raise LessonError(source, None, f"the file is over {MAX_BYTES // 1000} kB.", "split it into several lessons.")
     lines = content.replace("\r\n", "\n").replace("\r", "\n").split("\n")

@@ -2,7 +2,7 @@
 show, and a few numbers per query row that its text alternative reads. The every-head grid and the layer
 averages are drawn from these (viz.heatmap.tiled_overview), never from every weight.
 
-This is the tested reference. model/view_numbers.py computes the same numbers with torch where the trace is
+This is the tested reference. experiments/view_numbers.py computes the same numbers with torch where the trace is
 (on a GPU), so that only these small arrays cross to the host; a test checks that the two agree.
 
     maps = pooled_maps(att.probs, att.mask)        # (L, H, t, s) -> tiles (L, H, t', s') and row numbers
@@ -135,7 +135,7 @@ def pooled_maps(maps, mask=None) -> PooledMaps:
 
 class HostViews:
     """The numbers the every-head views draw (the grid, the layer averages, the head statistics, one head in
-    detail), from a trace held on the host as numpy arrays. model.view_numbers.DeviceViews computes the same
+    detail), from a trace held on the host as numpy arrays. experiments.view_numbers.DeviceViews computes the same
     from a trace kept on its device; a view reads either through these four methods."""
 
     def __init__(self, trace):

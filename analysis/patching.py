@@ -1,5 +1,5 @@
 """The numbers a causal-tracing view states: how well the preview agrees with the exact grid, and where the
-answer comes back (numpy; the grids come from model/patching.py)."""
+answer comes back (numpy; the grids come from experiments/patching.py)."""
 from __future__ import annotations
 
 import numpy as np

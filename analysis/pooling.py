@@ -11,7 +11,7 @@ Two numbers per token, both exact (they add up to what they split):
     token_shares         each token's share of the pooled vector (sums to 1)
     score_contributions  each token's part of the chosen category's score w_c · p (sums to it)
 Attention already mixed the tokens before pooling, so "token i's vector" carries some of its
-neighbours: rollout and gradient × input (analysis/attribution.py, model/interventions.py) follow
+neighbours: rollout and gradient × input (analysis/attribution.py, experiments/interventions.py) follow
 the input tokens instead.
 """
 from __future__ import annotations

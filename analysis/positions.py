@@ -1,35 +1,26 @@
 """Position vectors as numpy tables, for the positional-encoding view.
 
-sinusoidal_table(n, k)  the fixed sinusoids (model/positions.py), positions × dimensions
-position_table(loaded)  the table a loaded model actually adds: its learned vectors or sinusoids
+sinusoidal_table(n, k)  the fixed sinusoids (model.positions.sinusoidal_encoding's, in numpy), positions × dimensions
+cosine_similarity(t)    how alike every pair of position vectors is
+The table a loaded model actually adds (learned or sinusoidal) is read from its weights by
+model.positions.position_table: analysis/ imports no torch.
 """
 from __future__ import annotations
 
 import numpy as np
-import torch
-
-from model.positions import LearnedPositions, SinusoidalPositions, sinusoidal_encoding
 
 
 def sinusoidal_table(n: int, k: int) -> np.ndarray:
-    """(n, k) float32: PE[pos, 2i] = sin(pos / 10000^(2i/k)), PE[pos, 2i+1] = cos(...)."""
+    """(n, k) float32: PE[pos, 2i] = sin(pos / 10000^(2i/k)), PE[pos, 2i+1] = cos(...), as the models add them
+    (tests/analysis/test_lecture_helpers.py checks it against model.positions.sinusoidal_encoding)."""
     if n < 1 or k < 2:
         raise ValueError(f"need at least 1 position and 2 dimensions, got n={n}, k={k}")
-    return sinusoidal_encoding(n, k).numpy().astype(np.float32)
-
-
-@torch.no_grad()
-def position_table(loaded, n: int | None = None) -> tuple[str, np.ndarray]:
-    """("learned" | "sinusoidal" | "none", (n, k) float32) for a model.api.LoadedModel;
-    n defaults to the model's whole context."""
-    positions = loaded.model.embed.positions
-    n = loaded.config.max_len if n is None else min(n, loaded.config.max_len)
-    offset = loaded.config.position_offset  # RoBERTa's first position is row 2 of its table
-    if isinstance(positions, LearnedPositions):
-        return "learned", positions.embedding.weight[offset:offset + n].float().cpu().numpy()
-    if isinstance(positions, SinusoidalPositions):
-        return "sinusoidal", positions.table[:n].float().cpu().numpy()
-    return "none", np.zeros((n, loaded.config.d_model), dtype=np.float32)
+    position = np.arange(n, dtype=np.float32)[:, None]  # (n, 1)
+    frequency = np.exp(np.arange(0, k, 2, dtype=np.float32) * np.float32(-np.log(10000.0) / k))  # (k/2,)
+    table = np.zeros((n, k), dtype=np.float32)
+    table[:, 0::2] = np.sin(position * frequency)
+    table[:, 1::2] = np.cos(position * frequency[: k // 2])
+    return table
 
 
 def cosine_similarity(table: np.ndarray) -> np.ndarray:

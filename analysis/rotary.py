@@ -8,7 +8,7 @@ the same. Adding a position vector instead (sinusoidal or learned) gives cross t
 that depend on where each token stands, not only on how far apart they are.
 
 The numbers are computed here (numpy) from the model's own layer-1 query and key, before any position
-is applied; the figures are viz/positions.py's.
+is applied (read by experiments.rotary's forward pass); the figures are viz/positions.py's.
 """
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.positions import sinusoidal_table
-from model.positions import rotary_frequencies
-from model.switches import Switches
 
 SHIFTS = (0, 10, 50)  # the same pair of tokens moved this many positions further into a text
 
@@ -93,35 +91,6 @@ def key_position(query_pos: int, skip: set[int]) -> int:
     if not candidates:
         return 0
     return candidates[max(0, len(candidates) - 3)]
-
-
-def rotary_demo(loaded, text: str, head: int = 0) -> RotaryDemo:
-    """The demonstration for `text`: the last word's query and an earlier token's key in layer 1, head
-    `head` (0-based), computed with positions off (the tokens alone). loaded: a model.api.LoadedModel."""
-    enc = loaded.encode(text)
-    if len(enc.ids) < 2:
-        raise ValueError("Type at least two tokens: a query and a key at different positions.")
-    kind = "encoder" if loaded.arch == "encoder-decoder" else "self"
-    n_heads = loaded.config.n_heads
-    if not 0 <= head < n_heads:
-        raise ValueError(f"head must be in 0..{n_heads - 1}, got {head}")
-    att = loaded.trace_ids(enc.ids, Switches(positions=False), predictions=False).attention[kind]
-    # the last word's query, not a [SEP] or </s> the model added (What flows and Queries & keys ask the same)
-    added = {i for i, t in enumerate(enc.ids) if t in loaded.added_ids}
-    query_pos = max((i for i in range(len(enc.ids)) if i not in added), default=len(enc.ids) - 1)
-    if query_pos == 0:
-        raise ValueError("Type at least two tokens: a query and a key at different positions.")
-    key_pos = key_position(query_pos, added)
-    rotary = getattr(loaded.model.embed, "rotary", None)
-    own = rotary is not None
-    d = att.q.shape[-1]
-    speeds = (rotary.speeds_for(len(enc.ids)).float().cpu().numpy() if own
-              else rotary_frequencies(d).numpy())
-    return RotaryDemo(model=loaded.name, head=head, query_token=enc.tokens[query_pos], key_token=enc.tokens[key_pos],
-                      query_pos=query_pos, key_pos=key_pos, q=att.q[0, head, query_pos].astype(np.float64),
-                      k=att.k[0, head, key_pos].astype(np.float64),
-                      speeds=speeds.astype(np.float64), own=own, theta=loaded.config.rope_theta if own else 10000.0,
-                      scaling=scaling_note(loaded.config) if own else "")
 
 
 def scaling_note(config) -> str:

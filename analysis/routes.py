@@ -1,4 +1,4 @@
-"""Which parts of an information-flow route a view draws (numpy; the importances come from model/routes.py).
+"""Which parts of an information-flow route a view draws (numpy; the importances come from experiments/routes.py).
 
 Start at the prediction's node (after the last layer, at its position) and walk down the stack: an edge into a
 node already on the route is kept when its importance is at least the threshold, and its source node joins the

@@ -97,7 +97,7 @@ def server_cpu_per_call(client, pid: int, analyze_args, lm, n: int) -> dict:
 
 def run(quick: bool) -> dict:
     from model import api
-    from ui.models import assets_dir
+    from model.registry import assets_dir
 
     lm = api.load("lm", assets_dir())
     scale = (lambda n: max(3, n // 3)) if quick else (lambda n: n)

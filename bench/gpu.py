@@ -7,10 +7,10 @@ there is one; ATTENTION_DEVICE picks another), with the code the server runs (mo
 - the plain forward pass (nothing recorded), the trace every view reads (copied to the host), and the views'
   work after it (the every-head grid, the layer averages and the head statistics, each written as JSON);
   and what the app does on a GPU instead (issue 39, item 1): the trace kept on the device and the same views
-  computed there (model/view_numbers.py), only what they draw and the head open in detail copied to the host;
+  computed there (experiments/view_numbers.py), only what they draw and the head open in detail copied to the host;
   12 x 12-head checkpoints of GPT-2's size at 512 tokens and of SmolLM2's Llama shape at 512 and 2,048;
 - GPU memory over 200 distinct long requests whose traces are kept on the device in the app's byte-bounded
-  cache (ui.models.ModelRegistry.device_cache);
+  cache (model.registry.ModelRegistry.device_cache);
 - the model and analysis tests on the device (ATTENTION_DEVICE), when --tests is given.
 
 Needs transformers (to build the random checkpoints: bench/checkpoints.py, bench/llama_family.py), plotly and
@@ -38,7 +38,7 @@ from model import api
 from model.cache import ByteLRU
 from model.device import default_device, default_max_tokens
 from model.trace import for_views
-from model.view_numbers import DeviceViews
+from experiments.view_numbers import DeviceViews
 from viz import heatmap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +63,7 @@ def _median(fn, repeats: int, device) -> float:
 
 
 def views(trace) -> None:
-    """What /analyze computes after the trace, as the server writes it (ui.attention.analyze, without Gradio)."""
+    """What /analyze computes after the trace, as the server writes it (ui.tabs.attention.analyze, without Gradio)."""
     att = trace.attention["self"]
     heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask).to_json()
     heatmap.layer_average_grid(att.probs, mask=att.mask).to_json()
@@ -71,7 +71,7 @@ def views(trace) -> None:
 
 
 def device_views(trace) -> None:
-    """The same views from a trace kept on the device (ui.attention.analyze through ModelRegistry.views on a GPU),
+    """The same views from a trace kept on the device (ui.tabs.attention.analyze through ModelRegistry.views on a GPU),
     with the one-head detail view's weights."""
     views, att = DeviceViews(trace), trace.attention["self"]
     heatmap.all_heads_overview(views.heads(att), att.queries, att.keys).to_json()
@@ -113,7 +113,7 @@ def timings(model, tokens: int, repeats: int) -> dict:
 
 def memory(model, requests: int, tokens: int, cache_bytes: int = 1 << 30) -> dict:
     """GPU memory (allocated, and the most ever allocated) after every 50 of `requests` distinct traces kept on
-    the device in a ByteLRU of `cache_bytes`, as ui.models.ModelRegistry.device_cache keeps them on a GPU, each
+    the device in a ByteLRU of `cache_bytes`, as model.registry.ModelRegistry.device_cache keeps them on a GPU, each
     read by the every-head views there."""
     device = model.device
     cache = ByteLRU(cache_bytes)
@@ -128,12 +128,12 @@ def memory(model, requests: int, tokens: int, cache_bytes: int = 1 << 30) -> dic
 
 
 def device_tests(timeout: int) -> dict:
-    """The model and analysis tests on the device (ATTENTION_DEVICE), bounded in time."""
+    """The model, experiments and analysis tests on the device (ATTENTION_DEVICE), bounded in time."""
     env = {**os.environ, "ATTENTION_DEVICE": str(default_device()), "HF_HUB_OFFLINE": "1"}
     start = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "tests/model", "tests/analysis", "-q", "-p", "no:cacheprovider",
-                               "--deselect", "tests/model/test_pretrained.py"], cwd=ROOT, env=env,
+        done = subprocess.run([sys.executable, "-m", "pytest", "tests/model", "tests/experiments", "tests/analysis", "-q",
+                               "-p", "no:cacheprovider", "--deselect", "tests/model/test_pretrained.py"], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=timeout)
         tail = (done.stdout + done.stderr)[-1500:]
         code = done.returncode

@@ -176,7 +176,7 @@ RSS_REQUESTS = 200
 
 def run(quick: bool, rss_requests: int | None = None) -> dict:
     from model import api
-    from ui.models import assets_dir
+    from model.registry import assets_dir
 
     folders = build(MODELS_DIR)
     models = {"lm": api.load("lm", assets_dir(), device="cpu"), "minilm": api.load("minilm", device="cpu", context=LONG)}

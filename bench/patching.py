@@ -45,7 +45,7 @@ def build(root: Path) -> Path:
 
 def _pair(loaded):
     """A 12-token pair differing at its second token, and two tokens to compare (the patching code's own Pair)."""
-    from model import patching
+    from experiments import patching
 
     ids = loaded.encode("the cat sat on the mat and then the dog ran to").ids[:TOKENS]
     other = list(ids)
@@ -77,7 +77,8 @@ def _median(fn, repeats: int) -> float:
 def timings(root: Path, repeats: int = 3) -> dict[str, dict]:
     import torch
 
-    from model import api, patching
+    from model import api
+    from experiments import patching
 
     torch.set_num_threads(1)
     results = {}
@@ -101,7 +102,7 @@ def section(results: dict) -> list[str]:
     lines = ["", "## Causal tracing, a 12-token pair", "",
              "`bench/patching.py`, one thread: the preview (both runs recorded and one backward pass), the exact "
              "residual-stream grid (one patched pass per cell, restarted at the patched layer; a causal model's on "
-             "the positions from the patch on only, model/patch_suffixes.py) and the exact grids of all four sites "
+             "the positions from the patch on only, experiments/patch_suffixes.py) and the exact grids of all four sites "
              "(residual, attention, feed-forward, heads). Targets (issue 42): lm's exact grid ≤ 2 s; SmolLM2's "
              "residual grid ≤ 15 s and its preview ≤ 1.5 s (smollm2 itself where its package is installed, else "
              f"{NAME}, a random model of its shape).", "",

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import html
 
-from ui.models import assets_dir, clean_text
+from model.registry import assets_dir
+from ui.page.messages import clean_text
 from viz.labels import labelled_positions, token_label
 
 WAIT_MS = 120_000  # generous: CI shares two cores with everything else

@@ -29,7 +29,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--no-first-run"]
 URL_LINE = re.compile(r"Running on local URL:\s*(http://\S+)")
 GENERIC_ERROR = "upstream Gradio app has raised an exception"
-BUG_PREFIX = "Something went wrong"  # ui.context.friendly's wording for an unexpected exception
+BUG_PREFIX = "Something went wrong"  # ui.page.context.friendly's wording for an unexpected exception
 START_TIMEOUT_S = 180  # three models load at start; the machine may be busy with other work
 
 

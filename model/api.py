@@ -189,7 +189,7 @@ class LoadedModel:
         detail=True also keeps the residual stream after each layer, each attention layer's output and W_O
         (the logit lens and the value-weighted view), on the same forward pass.
         scores=False leaves every head's raw scores out (trace.for_views: the views compute one head's).
-        on_device=True leaves every array a torch tensor on the model's device (model/view_numbers.py)."""
+        on_device=True leaves every array a torch tensor on the model's device (experiments/view_numbers.py)."""
         enc = self.encode(text)
         if self.arch != "encoder-decoder":
             return self.trace_ids(enc.ids, switches, truncated=enc.truncated, predictions=predictions or detail,

@@ -1,8 +1,8 @@
 """CUDA when there is a GPU, the CPU otherwise; nothing requires a GPU.
 
 ATTENTION_DEVICE ("cpu", "cuda", "cuda:1") picks the device instead: the one setting that runs the app, or
-the model, analysis and app tests, on a GPU (`ATTENTION_DEVICE=cuda pytest tests/model tests/analysis
-tests/app`), or keeps them on the CPU of a machine that has one.
+the model, experiments, analysis and app tests, on a GPU (`ATTENTION_DEVICE=cuda pytest tests/model
+tests/experiments tests/analysis tests/app`), or keeps them on the CPU of a machine that has one.
 """
 import os
 

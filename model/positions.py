@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -129,3 +130,17 @@ class RotaryPositions(nn.Module):
         angles = self.angles(t)
         both = torch.cat((angles, angles), dim=-1)  # (t, d)
         return both.cos(), both.sin()
+
+
+@torch.no_grad()
+def position_table(loaded, n: int | None = None) -> tuple[str, np.ndarray]:
+    """("learned" | "sinusoidal" | "none", (n, k) float32 numpy) for a model.api.LoadedModel: the position
+    vectors it adds, read from its weights; n defaults to the model's whole context."""
+    positions = loaded.model.embed.positions
+    n = loaded.config.max_len if n is None else min(n, loaded.config.max_len)
+    offset = loaded.config.position_offset  # RoBERTa's first position is row 2 of its table
+    if isinstance(positions, LearnedPositions):
+        return "learned", positions.embedding.weight[offset:offset + n].float().cpu().numpy()
+    if isinstance(positions, SinusoidalPositions):
+        return "sinusoidal", positions.table[:n].float().cpu().numpy()
+    return "none", np.zeros((n, loaded.config.d_model), dtype=np.float32)

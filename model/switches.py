@@ -12,7 +12,7 @@ Every experiment runs the same modules with the same weights; only these switche
                                  information on, but no longer chooses where to look
     hooks             an object whose edit(site, layer, tensor) sees (and may replace) what each layer computes
                       at the named sites: "residual_in", "heads", "attention", "mlp", "residual"
-                      (model/patching.py records two runs and patches one with the other's activations)
+                      (experiments/patching.py records two runs and patches one with the other's activations)
 (Mean-ablation, replacing a head's output by its average over a reference data set, is left out:
 the average of this one input would leak later tokens into earlier ones in a causal model.)
 """

@@ -4,6 +4,7 @@ Nothing in viz/ or the app needs torch: they read a Trace.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -109,8 +110,25 @@ def host_array(x) -> np.ndarray:
 _np = host_array
 
 
+def to_host(trace: Trace) -> Trace:
+    """A trace kept on its device (on_device=True) with every tensor copied to the host as numpy (float32),
+    what the views that read every weight take."""
+    def host(value):
+        return host_array(value) if isinstance(value, torch.Tensor) else value
+
+    def attention(att: AttentionTrace) -> AttentionTrace:
+        return dataclasses.replace(att, **{f.name: host(getattr(att, f.name)) for f in dataclasses.fields(att)
+                                           if isinstance(getattr(att, f.name), torch.Tensor)},
+                                   out_weight=None if att.out_weight is None else tuple(map(host, att.out_weight)))
+
+    return dataclasses.replace(
+        trace, token_embeddings=host(trace.token_embeddings), position_embeddings=host(trace.position_embeddings),
+        normed_input=host(trace.normed_input), residual={k: host(v) for k, v in trace.residual.items()},
+        attention={kind: attention(att) for kind, att in trace.attention.items()})
+
+
 def _kept(x) -> torch.Tensor:
-    """A tensor left where it is (a trace kept on its device: model.view_numbers)."""
+    """A tensor left where it is (a trace kept on its device: experiments.view_numbers)."""
     return x.detach()
 
 
@@ -176,8 +194,8 @@ def from_recording(
     scores: bool = True,
     on_device: bool = False,
 ) -> Trace:
-    """on_device=True: every array stays a torch tensor where the model computed it (model.view_numbers reads
-    it there; model.view_numbers.to_host copies it to the host), except ids and the masks."""
+    """on_device=True: every array stays a torch tensor where the model computed it (experiments.view_numbers reads
+    it there; model.trace.to_host copies it to the host), except ids and the masks."""
     convert = _kept if on_device else _np
     target_tokens = target_tokens or []
     labels = {

@@ -239,7 +239,7 @@ class _SingleStack(_Model):
 
     def readout(self, residual: torch.Tensor) -> torch.Tensor:
         """The residual stream after any layer (b, t, k) read as the last one is: through the model's own
-        final norm and unembedding (the logit lens; model/lens.py). After the last layer: the logits."""
+        final norm and unembedding (the logit lens; experiments/lens.py). After the last layer: the logits."""
         return self.to_vocab(self.lm_transform(self.stack.final_norm(residual)))
 
     def resume(self, residual: torch.Tensor, layer: int, switches: Switches = PLAIN) -> torch.Tensor:

@@ -90,7 +90,7 @@ def model_assets(request, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def smollm2():
     """smollm2 (SmolLM2-135M-Instruct's 4-bit GGUF) as the app loads it, read once for the whole session: 8 s and
-    540 MB. Context 512, the app's cap (ui.models.MAX_TOKENS): model.api shares this one copy with every registry."""
+    540 MB. Context 512, the app's cap (model.registry.MAX_TOKENS): model.api shares this one copy with every registry."""
     from model import api
     return api.load("smollm2", device="cpu", context=512)
 
@@ -106,7 +106,7 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def shipped_registry(model_assets):
     """Every shipped model and minilm, loaded once for the handler and in-process API tests."""
-    from ui.models import ModelRegistry
+    from model.registry import ModelRegistry
 
     loaded = ModelRegistry.load(model_assets, device="cpu", extra={})
     assert not loaded.errors, loaded.errors

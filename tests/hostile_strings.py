@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 
-MAX_CHARS = 2000  # the server's limit, as the UI states it (ui.models.MAX_CHARS)
+MAX_CHARS = 2000  # the server's limit, as the UI states it (model.registry.MAX_CHARS)
 
 HOSTILE: list[tuple[str, str]] = [
     ("empty", ""),

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from analysis import copying
+from experiments import copying
 from analysis import induction
 from analysis.alignment import MONTH_DIGIT_ROWS, month_span
 from model import api
@@ -87,7 +87,7 @@ def _previous_token_head(m: api.LoadedModel, lines: list[str]) -> dict:
 
 def _copying(m: api.LoadedModel, n: int = 64, length: int = 20) -> dict:
     """Induction score per head (beside the previous-token score on the same input) and the loss on the
-    first copy against the second, on n sequences of `length` random words repeated (analysis.copying)."""
+    first copy against the second, on n sequences of `length` random words repeated (experiments.copying)."""
     measured = copying.measure(m, n=n, length=length, seed=0)
     layer, head, score = induction.best_head(measured.induction)
     return {

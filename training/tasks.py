@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from analysis import induction
-from model import copying
+from experiments import copying
 from model import tokenizer as tok
 from training import batches, categories, corpus, dates
 from training.presets import Preset

@@ -11,7 +11,7 @@ time-boxed and yields snapshots (loss curve, held-out accuracy, every head on a 
     model.predict("abcdefghij").output                        # 'jihgfedcba'
 
 Nothing here touches the disk, and nothing is shared between trainers: each has its own model,
-optimiser and random generator (ui/live.py runs each training in a process of its own).
+optimiser and random generator (ui/tabs/live.py runs each training in a process of its own).
 """
 from __future__ import annotations
 

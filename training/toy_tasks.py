@@ -12,9 +12,12 @@ from typing import Callable
 
 import numpy as np
 
+from model.inputs import InputError  # torch-free: this module stays numpy only
 
-class SettingsError(ValueError):
-    """A setting or a typed input out of bounds; the message says what is allowed."""
+
+class SettingsError(InputError):
+    """A setting or a typed input out of bounds; the message says what is allowed. An InputError, so the page
+    answers it as any bad input: one message, written for the person who typed it."""
 
 
 LETTERS = "abcdefghijklmnopqrst"  # 20 letters: guessing a letter is right 5% of the time

@@ -1,4 +1,4 @@
-"""Gradio building blocks for the demo: one module per tab, all built against ui.context.Context.
+"""Gradio building blocks for the demo: one module per tab, all built against ui.page.context.Context.
 
-ui/ knows Gradio. It wires components to model/ (through ui.models) and viz/, and does no math.
+ui/ knows Gradio. It wires components to model/ (through model.registry) and viz/, and does no math.
 """

@@ -2,7 +2,7 @@
 
 Every figure the app sends carries one sentence or a few in `layout.meta.alt` (viz/figure.py adds it
 when the figure has none of its own); the page reads it out as the figure's accessible name
-(ui/accessibility.py). A view that knows better says it itself (the every-head grid names each
+(ui/page/accessibility.py). A view that knows better says it itself (the every-head grid names each
 head's pattern); the rest are described here from their traces: an attention map by where each
 row puts most of its weight, other heatmaps by their range and largest cell, bars by the largest
 ones, lines by where they start, end and bottom out.
@@ -54,7 +54,7 @@ def attention_patterns(probs, queries=None, keys=None) -> list[str]:
 
 def describe_rows(rows: RowSummary, queries=None, keys=None) -> list[str]:
     """attention_pattern of each of n maps from its rows' numbers (analysis.overview.row_summary, or its twin
-    computed where the trace is: model/view_numbers.py), without the maps themselves."""
+    computed where the trace is: experiments/view_numbers.py), without the maps themselves."""
     top, weight, live = rows.top, rows.weight, rows.live
     n, t = top.shape
     s = rows.width

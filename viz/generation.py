@@ -1,4 +1,4 @@
-"""Generation step by step (analysis/generation.py, model/generation.py): the new query's attention row for one
+"""Generation step by step (analysis/generation.py, experiments/generation.py): the new query's attention row for one
 head, every head of a layer as a strip, and the key/value cache as a block growing per layer.
 
 Every figure writes its text alternative (layout.meta.alt) from the numbers it draws."""

@@ -262,7 +262,7 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
                    queries=None, keys=None, selected: tuple[int, int] | None = None,
                    token_ticks: bool = False) -> go.Figure:
     """tiled_heatmap from what it draws: the maps already pooled and their rows' numbers for the text
-    alternative (analysis.overview.pooled_maps, or its twin computed where the trace is: model/view_numbers.py)."""
+    alternative (analysis.overview.pooled_maps, or its twin computed where the trace is: experiments/view_numbers.py)."""
     tiles, block = maps.tiles, maps.block
     rows, cols = tiles.shape[:2]
     if len(names) != rows or any(len(r) != cols for r in names):
@@ -389,7 +389,7 @@ def all_heads_overview(maps: PooledMaps, queries=None, keys=None,
                        title: str = "Every head: rows are layers, columns are heads", font_size: int = 12,
                        selected: tuple[int, int] | None = None, kv_heads: int = 0) -> go.Figure:
     """all_heads_grid from what it draws: every head pooled (analysis.overview.pooled_maps of the (L, H, t, s)
-    weights, or its twin computed where the trace is: model/view_numbers.py)."""
+    weights, or its twin computed where the trace is: experiments/view_numbers.py)."""
     n_layers, n_heads = maps.tiles.shape[:2]
     names = [[head_name(layer, head) for head in range(n_heads)] for layer in range(n_layers)]
     groups = [kv_group(head, n_heads, kv_heads) for head in range(0, n_heads, n_heads // kv_heads)] \
@@ -421,6 +421,6 @@ def layer_average_grid(probs, title: str = "Average over heads, per layer", mask
 def layer_average_overview(maps: PooledMaps, title: str = "Average over heads, per layer",
                            font_size: int = 12) -> go.Figure:
     """layer_average_grid from what it draws: the (1, L) layer averages pooled (analysis.overview.pooled_maps,
-    or model/view_numbers.py)."""
+    or experiments/view_numbers.py)."""
     names = [[f"L{layer + 1} mean" for layer in range(maps.tiles.shape[1])]]
     return tiled_overview(maps, names, title, font_size=font_size)

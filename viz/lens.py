@@ -3,7 +3,7 @@
 Rows are layers, the first at the bottom (the residual stream rises through the stack, as it is drawn in
 the lecture notes); columns are the positions, labelled with the token each has just read. Each cell names
 the top token read there and is coloured by a probability: the top token's own, or the one given to the
-model's final answer at that position (the last row's token). Numbers come from model.lens.LensReading.
+model's final answer at that position (the last row's token). Numbers come from experiments.lens.LensReading.
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title
                    automargin=False, title=dict(text="after layer")),
     )
     # cell_labels: the page script leaves the cells' labels out (and says so) where they would overlap, as on a
-    # phone, where the figure is a third as wide as the 1100 px their size is chosen for (ui/accessibility.py)
+    # phone, where the figure is a third as wide as the 1100 px their size is chosen for (ui/page/accessibility.py)
     layout["meta"] = dict(alt=lens_alt(title, z, cells, positions, value, mark), cell_labels=t <= CELL_TEXT_MAX)
     return figure(traces, layout)
 

@@ -4,7 +4,7 @@ Rows are layers, the first at the bottom (the residual stream rises through the 
 labelled with the clean prompt's tokens (a position where the corrupted prompt differs is marked with *), or the
 heads. A cell is the normalised logit difference with that one activation patched in: 0 is the corrupted run,
 1 the clean run; red is above 0, blue below. An exact grid still being computed has its missing layers blank
-(NaN). Numbers come from model/patching.py.
+(NaN). Numbers come from experiments/patching.py.
 """
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
                           yanchor="bottom", showarrow=False, font=dict(size=font_size)),
                      dict(text=right, x=0.75, xref="paper", y=1.0, yref="paper", yanchor="bottom",
                           showarrow=False, font=dict(size=font_size))],
-        # wide: on a phone, a readable width scrolled sideways (ui/accessibility.py)
+        # wide: on a phone, a readable width scrolled sideways (ui/page/accessibility.py)
         meta=dict(alt=alt, wide=True, **(meta or {})),
     )
     return figure(traces, layout)

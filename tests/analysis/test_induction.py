@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from analysis import induction
-from model import copying  # the inputs: random words repeated
+from experiments import copying  # the inputs: random words repeated
 
 
 def _pattern(ids, key_of) -> np.ndarray:

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from analysis.alignment import month_attention, most_month_attentive_head
-from analysis.positions import cosine_similarity, position_table, sinusoidal_table
-from analysis.sizes import head_sizes
+from analysis.positions import cosine_similarity, sinusoidal_table
+from model.sizes import head_sizes
 from model import api
 from model.config import TransformerConfig
-from training.history import read_history
+from model.history import read_history
+from model.positions import position_table, sinusoidal_encoding
 
 
 def test_narrow_heads_cost_one_full_head_and_wide_heads_h_times_more():
@@ -59,3 +60,5 @@ def test_position_tables(tiny_trained_models):
     kind, fixed = position_table(api.load_from(tiny_trained_models["tiny-dates"]), 10)
     assert kind == "sinusoidal"
     np.testing.assert_allclose(fixed, sinusoidal_table(10, 16), atol=1e-6)
+    # analysis/ writes the model's sinusoids in numpy (it imports no torch): the same numbers at any size
+    np.testing.assert_allclose(sinusoidal_table(512, 64), sinusoidal_encoding(512, 64).numpy(), atol=1e-5)

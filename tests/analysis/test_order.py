@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.order import order_demo, shuffle_order
+from analysis.order import shuffle_order
+from experiments.order import order_demo
 from model import api
 
 TEXT = "the old lamp lights the quiet garden near the river"

@@ -93,7 +93,7 @@ def test_presenter_mode_enlarges_text(page, live):
 def test_deep_link_opens_the_same_view(page, live, view):
     from app import tab_specs
     from model import api
-    from ui.models import assets_dir
+    from model.registry import assets_dir
 
     tab_order = [spec.id for spec in tab_specs()]
     open_app(page, live, "?" + urlencode(view), scope="[role=tabpanel]")

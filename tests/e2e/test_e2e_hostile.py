@@ -96,7 +96,7 @@ def test_a_links_hostile_parameters_are_quoted_literally(page, live):
     said = " ".join(message_toasts(page))
     toasts = page.eval_on_selector_all("[data-testid=toast-text]", "els => els.map(e => e.innerHTML).join('')")
     wait_for_ticks(page, expected_labels(NORMAL))
-    from ui.messages import shown
+    from ui.page.messages import shown
 
     assert shown(model) in said and layer in said, said  # written out as in the link (a long one cut short)
     assert shown(model).endswith("…") and len(shown(model)) == 40

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.browser import lm, sentence_box, wait_for_figures, wait_until_idle
-from ui.models import clean_text
+from ui.page.messages import clean_text
 from viz import heatmap
 
 

@@ -318,7 +318,7 @@ def info_toast(page, pattern: str) -> str:
 
 def test_examples_show_what_they_claim(page, live, shipped):
     from analysis import head_stats as stats
-    from ui import controls
+    from ui.page import controls
 
     page.goto(live.url + "?text=Hello+there")  # not an example: every pick below changes the view
     wait_for_figures(page, DETAIL)

@@ -11,7 +11,7 @@ from analysis import lessons as fmt
 from harness.browser import WAIT_MS, wait_until_idle
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_e2e_lecture_hall import SCREEN, TABS
-from ui.lessons import SETTING_NAMES, SHIPPED, lesson_files
+from ui.lessons.library import SETTING_NAMES, SHIPPED, lesson_files
 
 
 def shipped() -> list[fmt.Lesson]:

@@ -15,7 +15,7 @@ from harness.browser import (DETAIL, error_toasts, expected_labels, wait_for_fig
 from tests.e2e.conftest import screenshot
 from harness.live_app import ARTIFACTS, live_app
 from tests.llama_checkpoints import save_tiny
-from ui.models import assets_dir
+from model.registry import assets_dir
 
 TEXT = "The animal didn't cross the street because it was too tired."
 

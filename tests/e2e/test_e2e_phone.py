@@ -132,7 +132,7 @@ def test_the_lens_leaves_out_cell_labels_too_narrow_to_read_and_says_so(phone, l
     overlap every label is left out, and the figure says why and how to read a cell."""
     from urllib.parse import urlencode
 
-    from ui.accessibility import CELL_LABELS_NOTE
+    from ui.page.accessibility import CELL_LABELS_NOTE
 
     text = "It is a good idea to read the lecture notes before the class starts"
     phone.goto(live.url + "?" + urlencode({"tab": "lens", "model": "lm", "text": text}))

@@ -52,7 +52,7 @@ def events_until_marked(page, calls: list) -> list:
 
 
 def test_a_dropdown_sends_input_twice_for_one_pick(picker_page, page):
-    """Delete ui/runtime/repeats.py (and the Repeats checks in ui.context and ui.controls) when this fails:
+    """Delete ui/runtime/repeats.py (and the Repeats checks in ui.page.context and ui.page.controls) when this fails:
     Gradio 6.31's dropdown calls on_input when an option is picked with the mouse and again when its box
     loses the focus; a keyboard pick (Enter) sends `input` once and no `select`, so `select` cannot replace it."""
     url, calls = picker_page

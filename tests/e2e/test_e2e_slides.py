@@ -1,5 +1,5 @@
 """Slides: each figure's toolbar saves a PNG at twice its drawn size (the figure's own Plotly config) and an
-SVG (ui/slides.py), named after the view, whatever the draw-once page script does."""
+SVG (ui/page/slides.py), named after the view, whatever the draw-once page script does."""
 from __future__ import annotations
 
 from harness.browser import DETAIL, wait_for_figures

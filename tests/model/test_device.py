@@ -23,7 +23,7 @@ def test_the_setting_picks_the_device_and_a_missing_gpu_is_a_clear_error(monkeyp
 @pytest.mark.parametrize("env,cap", [({}, None), ({"ATTENTION_MAX_TOKENS": "300"}, 300)])
 def test_the_token_cap_is_512_on_a_cpu_2048_on_a_gpu_unless_set(env, cap):
     expected = cap or (2048 if torch.cuda.is_available() else 512)
-    code = "import ui.models as m; print(m.MAX_TOKENS)"
+    code = "import model.registry as m; print(m.MAX_TOKENS)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={
         **__import__("os").environ, **env}, cwd=__import__("pathlib").Path(__file__).resolve().parents[2])
     assert result.returncode == 0, result.stderr[-500:]

@@ -16,7 +16,7 @@ from model import api, gguf
 from model.checkpoint import CheckpointError
 from tests import gguf_files
 from tests.llama_checkpoints import SENTENCES, oracle, save_tiny
-from ui.models import ModelRegistry
+from model.registry import ModelRegistry
 
 transformers = pytest.importorskip("transformers", reason="transformers is the test oracle (requirements-dev.txt)")
 

@@ -13,7 +13,7 @@ from tokenizers import pre_tokenizers
 
 from model import api, gguf
 from tests.gguf_strings import varied_strings
-from ui.models import ModelRegistry
+from model.registry import ModelRegistry
 
 transformers = pytest.importorskip("transformers", reason="transformers is the test oracle (requirements-dev.txt)")
 

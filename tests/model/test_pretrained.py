@@ -118,7 +118,7 @@ def test_ablation_works_on_minilm(minilm):
 def test_minilm_explained_in_one_pass_agrees_with_outcome_then_attribution(minilm):
     """The Interventions tab's explanations take the sentence vector from the gradient pass itself: the same
     output and the same gradient × input as the output's own pass followed by the gradient pass."""
-    from model import interventions
+    from experiments import interventions
 
     text = "The animal didn't cross the street because it was too tired."
     plain, grads = interventions.explained(minilm, text)

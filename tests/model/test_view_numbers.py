@@ -1,4 +1,4 @@
-"""The every-head views' numbers computed where the trace is (model/view_numbers.py, what a GPU runs) agree with
+"""The every-head views' numbers computed where the trace is (experiments/view_numbers.py, what a GPU runs) agree with
 the numpy reference (analysis/overview.py, analysis/head_stats.head_numbers) within 1e-5, on a CPU: on the
 shipped models (causal lm, masked mlm, the dates model's encoder, masked decoder and cross-attention, minilm)
 and a tiny Llama with grouped-query attention and a <s> token, short and long enough to be max-pooled with a
@@ -14,11 +14,11 @@ import torch
 
 from analysis import overview
 from analysis.overview import HostViews, pooled_maps
-from model import view_numbers
-from model.view_numbers import DeviceViews, to_host
+from experiments import view_numbers
+from experiments.view_numbers import DeviceViews, to_host
 from tests.llama_checkpoints import save_tiny
-from ui import attention
-from ui.models import ModelRegistry
+from ui.tabs import attention
+from model.registry import ModelRegistry
 
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 SHORT = "The cat sat on the mat because it was tired, and the cat slept."

@@ -11,6 +11,7 @@ import torch
 
 from training import toy
 from training.toy_session import AlreadyTraining, Busy, Trainings, Waiting
+from model.inputs import InputError
 from training.toy_tasks import (TASKS, SettingsError, ascii_codes, bracket_partners, evaluation_set, held_out,
                                 training_batch)
 
@@ -82,6 +83,7 @@ def test_settings_out_of_bounds_say_what_is_allowed(field, value, message):
     with pytest.raises(SettingsError) as info:
         toy.ToySettings(**{field: value})
     assert message in str(info.value)
+    assert isinstance(info.value, InputError)  # the page answers it as any bad input (ui.page.context)
 
 
 def test_the_step_cap_holds_whatever_is_asked(monkeypatch):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from analysis.order import OrderDemo
-from analysis.sizes import head_sizes
+from model.sizes import head_sizes
 from model.config import TransformerConfig
 from viz import compare, cross, learning, multihead, positions
 

@@ -14,7 +14,7 @@ Nothing on the wire ties the two `input`s together (each is a request of its own
 the trigger is the component). What makes the second one a repeat is what it carries: both are sent by
 the page in the same moment, before any answer came back, so they carry the same values. `Repeats`
 therefore remembers, per visitor (Gradio's session) and per handler, the values of the last call it
-computed. A call with the same values is its repeat, answered "unchanged" (ui.context) and its message
+computed. A call with the same values is its repeat, answered "unchanged" (ui.page.context) and its message
 not said again, and each computed call has at most one repeat: a third call with the same values, a
 visitor picking the same entry again, is computed. No clock is involved: how fast the server answers,
 and how soon a visitor picks again, change nothing. The views' other events (a new sentence, a slider,

@@ -1,6 +1,6 @@
 """Gradio keeps, for every session, a copy of every component's configuration with the last value sent to
 it (SessionState.config_values), for its DeepLinkButton, which this app does not use (its deep links are
-the view's settings in the URL: ui/links.py). Every figure sent stayed in memory for as long as its
+the view's settings in the URL: ui/page/links.py). Every figure sent stayed in memory for as long as its
 session did, up to 10,000 sessions, and an API call over plain HTTP (/gradio_api/call/<api>) is a session
 of its own: the server grew by ~0.8 MB per 128-token /analyze call, ~5 MB per 512-token one, without bound.
 

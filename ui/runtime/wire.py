@@ -6,7 +6,7 @@ JSON schema. For an output left unchanged (`gr.skip()`) it builds a new copy of 
 configuration (three JSON schemas) for the visitor's session, to change nothing. The costs are measured
 in ui/runtime/README.md.
 
-So the views' events are registered with `postprocess=False` (ui/context.py) and hand Gradio their
+So the views' events are registered with `postprocess=False` (ui/page/context.py) and hand Gradio their
 outputs already in the form the browser receives, made here by the same `postprocess` Gradio would call
 (tests/app/api/test_wire.py compares the two, byte for byte); `Blocks` passes skipped outputs over; and the
 API-only endpoints are registered with `preprocess=False`, `received` running the same `preprocess`
@@ -22,7 +22,7 @@ from typing import Any
 import gradio as gr
 from gradio.data_classes import GradioModel, GradioRootModel
 
-from ui.messages import refusal, shortened
+from ui.page.messages import refusal, shortened
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def sent(component: gr.components.Component, value: Any) -> Any:
             return {**value, "value": sent(component, value["value"])}
         return value
     if isinstance(component, gr.Dataframe) and isinstance(value, dict) and value.keys() == {"headers", "data"}:
-        # ui.components.table's value, as Dataframe.postprocess would send it (it would also look for
+        # ui.page.components.table's value, as Dataframe.postprocess would send it (it would also look for
         # polars on disk, every call)
         if value["data"] and len(value["headers"]) == len(value["data"][0]):
             return {"headers": value["headers"], "data": value["data"], "metadata": None}

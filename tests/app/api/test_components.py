@@ -1,4 +1,4 @@
-"""ui.components: what each component hands a handler for a raw API value, and what it says for a bad one."""
+"""ui.page.components: what each component hands a handler for a raw API value, and what it says for a bad one."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import math
 import gradio as gr
 import pytest
 
-from ui import components
+from ui.page import components
 
 
 def built(make):

@@ -10,6 +10,7 @@ import pytest
 from gradio.utils import diff
 
 import app
+from ui.runtime.events import quick
 
 
 def component_id(demo, elem_id: str) -> int:
@@ -146,31 +147,31 @@ def test_a_streaming_handler_repeats_what_it_has_set():
 # ---- small work runs where the request arrived ---------------------------------------------------------
 def test_small_work_is_quick_large_or_decoding_work_is_not(demo):
     registry = demo.registry
-    assert registry.quick("lm", "The cat sat on the mat.")  # about 10 tokens of a 4-layer, 128-wide model
-    assert not registry.quick("lm", "word " * 200)  # ~200 tokens: more arithmetic than QUICK_FLOPS
-    assert not registry.quick("dates", "3 March 1999")  # translating decodes token by token first
-    assert registry.quick("gpt-4", "anything") and registry.quick("lm", "")  # bad input only costs a message
+    assert quick(registry, "lm", "The cat sat on the mat.")  # about 10 tokens of a 4-layer, 128-wide model
+    assert not quick(registry, "lm", "word " * 200)  # ~200 tokens: more arithmetic than QUICK_FLOPS
+    assert not quick(registry, "dates", "3 March 1999")  # translating decodes token by token first
+    assert quick(registry, "gpt-4", "anything") and quick(registry, "lm", "")  # bad input only costs a message
     medium = "word " * 45  # ~46 tokens: over nothing once cached, under the arithmetic budget anyway
-    assert registry.quick("lm", medium)
+    assert quick(registry, "lm", medium)
     long = "word " * 200
     registry.trace("lm", long)
-    assert not registry.quick("lm", long)  # cached, but its every-head figure is 16 x 200 x 200 weights
+    assert not quick(registry, "lm", long)  # cached, but its every-head figure is 16 x 200 x 200 weights
     registry.trace("lm", "The cat sat on the mat.")
-    assert registry.quick("lm", "The cat sat on the mat.")  # cached: nothing left to compute
+    assert quick(registry, "lm", "The cat sat on the mat.")  # cached: nothing left to compute
     registry.trace("dates", "3 March 1999")
-    assert registry.quick("dates", "3 March 1999")  # cached: translated already, and small
+    assert quick(registry, "dates", "3 March 1999")  # cached: translated already, and small
     if "minilm" in registry.models:  # 6 layers, 384 wide: even a short sentence is over the budget
-        assert not registry.quick("minilm", "The cat sat on the mat.")
+        assert not quick(registry, "minilm", "The cat sat on the mat.")
 
 
 def test_a_quick_view_runs_on_the_event_loop_and_a_slow_one_in_a_worker_thread(demo):
-    """ui.context.Context.listen: quick(...) decides, per call, where the view computes."""
+    """ui.page.context.Context.listen: quick(...) decides, per call, where the view computes."""
     import asyncio
     import threading
 
     from gradio.state_holder import SessionState
 
-    from ui.context import Context
+    from ui.page.context import Context
 
     where = []
 
@@ -199,9 +200,9 @@ def test_a_quick_view_runs_on_the_event_loop_and_a_slow_one_in_a_worker_thread(d
 
 def test_on_a_zerogpu_space_every_view_keeps_gradios_worker_thread(demo, monkeypatch):
     """spaces.GPU hands the call to a GPU process and waits: never on the event loop."""
-    import ui.context
+    import ui.page.context
 
-    monkeypatch.setattr(ui.context, "LENT_GPU", True)
+    monkeypatch.setattr(ui.page.context, "LENT_GPU", True)
     on_space = app.build_demo(registry=demo.registry)  # its own build: LENT_GPU is read while the app is built
     assert not inspect.iscoroutinefunction(endpoint(on_space, "analyze").fn)
     assert inspect.iscoroutinefunction(endpoint(demo, "analyze").fn)
@@ -237,7 +238,7 @@ def test_a_dropdowns_second_event_is_answered_unchanged(demo):
 
 def test_an_example_pick_says_its_measured_claim_once(demo, capsys):
     (pick,) = listeners_of(demo, "examples", "input")
-    from ui.controls import EXAMPLES
+    from ui.page.controls import EXAMPLES
 
     index = next(i for i, (_, name) in enumerate(EXAMPLES) if name == "dates")
     visitor = gr.Request(session_hash="says-once")

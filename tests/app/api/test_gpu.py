@@ -12,7 +12,7 @@ import spaces
 from gradio.state_holder import SessionState
 
 import app
-from ui import gpu
+from ui.page import gpu
 
 
 def call(demo, api_name: str, **given):

@@ -48,7 +48,7 @@ def run_once(demo: gr.Blocks, values: list, fn_index: int = 0, state: SessionSta
 
 
 def test_gradio_reads_inputs_and_writes_outputs_in_worker_threads():
-    """Delete: ui.runtime.wire.received / sent and postprocess=False, preprocess=False in ui.context.listen."""
+    """Delete: ui.runtime.wire.received / sent and postprocess=False, preprocess=False in ui.page.context.listen."""
     with gr.Blocks() as demo:
         box, out = Recording(), Recording()
         box.submit(lambda text: text.upper(), inputs=box, outputs=out)
@@ -62,7 +62,7 @@ def test_gradio_reads_inputs_and_writes_outputs_in_worker_threads():
 
 
 def test_gradio_runs_a_plain_handler_in_a_worker_thread():
-    """Delete: ui.runtime.events.on_event_loop (the quick path of ui.context.listen)."""
+    """Delete: ui.runtime.events.on_event_loop (the quick path of ui.page.context.listen)."""
     ran = {}
 
     def handler(text):
@@ -129,13 +129,13 @@ def test_gr_plot_draws_a_new_figure_with_react_then_resize():
     drawn = re.search(r"\.react\((\w+),\w+\.data,\w+\.layout,\w+\.config\),\w+(?:\.default)?\.Plots\.resize\(\1\)",
                       bundle)
     assert drawn, "gr.Plot no longer draws with react then resize: delete ui/runtime/draw_once.py"
-    # and it hands Plotly the figure's own "config" (ui.components.Plot's slide export relies on it)
+    # and it hands Plotly the figure's own "config" (ui.page.components.Plot's slide export relies on it)
     assert re.search(r"(\w+)\.config=\1\.config\|\|\{\}", bundle), \
-        "gr.Plot no longer hands Plotly a figure's config: ui.components.Plot must set it another way"
+        "gr.Plot no longer hands Plotly a figure's config: ui.page.components.Plot must set it another way"
 
 
 def test_gr_plot_sends_no_event_for_a_click_on_its_figure():
-    """Delete: ui/runtime/tile_click.py (the page script, and its hidden box in ui.attention) when gr.Plot
+    """Delete: ui/runtime/tile_click.py (the page script, and its hidden box in ui.tabs.attention) when gr.Plot
     publishes Plotly's clicks itself."""
     events = {getattr(event, "event_name", event) for event in gr.Plot.EVENTS}
     assert events == {"change"} and not hasattr(gr.Plot, "select") and not hasattr(gr.Plot, "click"), (

@@ -1,5 +1,5 @@
-"""A tab's handlers are plain functions: they return view data (ui.outputs.Change for an output shown, hidden or
-refitted) and raise InputError for bad input; ui.context registers them with Gradio in one call (ctx.on, ctx.listen,
+"""A tab's handlers are plain functions: they return view data (ui.page.outputs.Change for an output shown, hidden or
+refitted) and raise InputError for bad input; ui.page.context registers them with Gradio in one call (ctx.on, ctx.listen,
 ctx.page_event) and is the one place that turns their data into Gradio's updates and their errors into messages."""
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ import gradio as gr
 import pytest
 from gradio.state_holder import SessionState
 
-from ui.context import Context
-from ui.models import InputError
-from ui.outputs import UNCHANGED, Change, hidden, show
-from ui.tabspec import TabSpec
+from ui.page.context import Context
+from ui.page.messages import InputError
+from ui.page.outputs import UNCHANGED, Change, hidden, show
+from ui.page.tabspec import TabSpec
 
 UI = Path(__file__).resolve().parents[3] / "ui"
-# Gradio's event methods and update builders: only ui/context.py (and ui/runtime/) may call them
+# Gradio's event methods and update builders: only ui/page/context.py (and ui/runtime/) may call them
 EVENTS = {"click", "change", "input", "release", "then", "submit", "select", "blur", "focus", "load", "upload",
           "success"}
 BUILDERS = {("gr", "on"), ("gr", "api"), ("gr", "update"), ("gr", "skip")}
@@ -27,7 +27,7 @@ REGISTRAR = {"context.py"}
 def gradio_calls(path: Path) -> list[str]:
     tree = ast.parse(path.read_text())
     imported = {(alias.asname or alias.name).split(".")[0] for node in tree.body
-                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}  # modules: model.interventions
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}  # modules: experiments.interventions
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
@@ -41,10 +41,10 @@ def gradio_calls(path: Path) -> list[str]:
 
 
 def test_no_tab_module_wires_a_gradio_event_or_builds_an_update_itself():
-    tabs = [p for p in sorted(UI.glob("*.py")) if p.name not in REGISTRAR and "import gradio" in p.read_text()]
+    tabs = [p for p in sorted(UI.glob("*/*.py")) if p.parent.name != "runtime" and p.name not in REGISTRAR and "import gradio" in p.read_text()]
     assert len(tabs) >= 15, [p.name for p in tabs]
     found = [call for p in tabs for call in gradio_calls(p)]
-    assert found == [], "register through ui.context (ctx.on, ctx.listen, ctx.page_event) and return ui.outputs: " \
+    assert found == [], "register through ui.page.context (ctx.on, ctx.listen, ctx.page_event) and return ui.page.outputs: " \
                         + ", ".join(found)
 
 

@@ -11,7 +11,7 @@ import pytest
 from gradio.state_holder import SessionState
 
 from analysis.head_stats import head_columns, head_stats
-from ui import components
+from ui.page import components
 from ui.runtime import wire
 from ui.runtime.wire import received, sent, sent_all
 from viz import heatmap
@@ -180,7 +180,7 @@ def test_blocks_fills_a_dict_of_some_outputs_with_skips():
 
 
 def test_a_clamped_slider_takes_a_number_past_its_ends_as_the_end_and_refuses_the_rest():
-    from ui import components
+    from ui.page import components
 
     with gr.Blocks():
         words = components.ClampedSlider(4, 60, value=15, step=1, label="words")

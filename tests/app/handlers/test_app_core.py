@@ -8,9 +8,11 @@ import plotly.graph_objects as go
 import pytest
 
 from analysis import head_stats as stats
-from ui import attention
-from ui.links import ViewSettings, make_link, parse_query
-from ui.models import MAX_CHARS, InputError, ModelRegistry, check_index, clean_text, head_choices
+from ui.tabs import attention
+from ui.page.links import ViewSettings, make_link, parse_query
+from model.registry import ModelRegistry
+from ui.page.labels import head_choices
+from ui.page.messages import MAX_CHARS, InputError, check_index, clean_text
 
 
 # ---- input checks -------------------------------------------------------------------------------
@@ -145,7 +147,7 @@ SHIPPED_LM_PREVIOUS_TOKEN_HEAD = (1, 4)  # 1-based (layer, head)
 
 
 def test_the_page_opens_on_the_heads_evaluation_measured(registry):
-    from ui.controls import default_settings, previous_token_head
+    from ui.page.controls import default_settings, previous_token_head
 
     start = default_settings(registry)
     assert (start.model, start.layer, start.head) == ("lm", *SHIPPED_LM_PREVIOUS_TOKEN_HEAD)

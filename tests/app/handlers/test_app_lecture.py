@@ -12,9 +12,11 @@ import torch
 from model import checkpoint
 from model.config import TransformerConfig
 from model.transformer import build
-from ui import encoder_decoder, learning, masking, multihead, positions, steps
-from ui.context import friendly
-from ui.models import InputError, ModelRegistry, head_choices
+from ui.tabs import encoder_decoder, learning, masking, multihead, positions, steps
+from ui.page.context import friendly
+from model.registry import ModelRegistry
+from ui.page.labels import head_choices
+from ui.page.messages import InputError
 
 SENTENCE = "the small cat holds a green lamp"
 DATE = "Saturday, 21st of November 2026"

@@ -14,8 +14,9 @@ import pytest
 from tokenizers import Tokenizer
 
 from tests.llama_checkpoints import save_tiny
-from ui import attention, induction, interventions, learning, multihead, positions, steps
-from ui.models import InputError, ModelRegistry
+from ui.tabs import attention, induction, interventions, learning, multihead, positions, steps
+from model.registry import ModelRegistry
+from ui.page.messages import InputError
 from viz.labels import token_labels
 
 TEXT = "The animal didn't cross the street because it was too tired."
@@ -81,7 +82,7 @@ def test_step_by_step_says_q_and_k_are_turned_and_who_shares_them(registry):
     assert any("of H3–H4" in t for t in titles)
     att = registry.attention("tiny-llama", TEXT)
     assert np.array_equal(att.k[1, 2], att.k[1, 3]) and not np.array_equal(att.q[1, 2], att.q[1, 3])
-    from ui import qk
+    from ui.tabs import qk
     told = qk.view(registry, TEXT, "tiny-llama", 2, 3)[0]  # Queries & keys names the group as Step by step does
     assert "H3–H4 share one set of keys and values" in told and "the keys drawn here are theirs too" in told
     assert "share one set" not in qk.view(registry, TEXT, "lm", 1, 1)[0]
@@ -183,7 +184,7 @@ def test_the_default_dimensions_fit_a_small_model(registry):
 def test_the_logit_lens_reads_every_layer_through_the_rmsnorm(registry, name):
     """The lens reads each layer through the model's final RMSNorm and head; after the last layer it is the
     model's own prediction."""
-    from model import lens
+    from experiments import lens
 
     loaded = registry.get(name)
     reading = lens.logit_lens(loaded, TEXT)

@@ -14,9 +14,12 @@ import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from model import api
-from ui import attention, controls, learning, masking, multihead, positions, steps
-from ui.models import InputError, ModelRegistry, head_choices
-from ui.outputs import UNCHANGED
+from ui.tabs import attention, learning, masking, multihead, positions, steps
+from ui.page import controls
+from model.registry import ModelRegistry
+from ui.page.labels import head_choices
+from ui.page.messages import InputError
+from ui.page.outputs import UNCHANGED
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
@@ -86,12 +89,12 @@ def test_steps_multihead_and_positions_work_on_minilm(registry):
     names = [a.text for a in tables.layout.annotations]
     assert any("learned (minilm, pretrained)" in n for n in names)
     own = registry.get("minilm").model.embed.positions.embedding.weight[:3].detach().numpy()
-    from analysis.positions import position_table
+    from model.positions import position_table
     kind, table = position_table(registry.get("minilm"), 3)
     assert kind == "learned" and np.array_equal(table, own)
     summary, plain, positioned, seed = positions.shuffle_view(registry, ANIMAL, "minilm", 2, 0, False)
     assert "differ" in summary and seed == 0
-    from analysis.order import order_demo
+    from experiments.order import order_demo
     demo = order_demo(registry.get("minilm"), ANIMAL, seed=3, head=2)
     assert demo.shuffled_tokens[0] == "[CLS]" and demo.shuffled_tokens[-1] == "[SEP]"  # specials stay put
     assert demo.shuffled_tokens != demo.tokens and demo.plain_difference < 1e-4  # no positions: a permutation

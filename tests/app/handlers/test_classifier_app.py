@@ -6,8 +6,9 @@ import pytest
 
 from analysis import pooling
 from training.evaluate import CLASSIFIER_EXAMPLES
-from ui import classifier
-from ui.models import MAX_CHARS, InputError, ModelRegistry
+from ui.tabs import classifier
+from model.registry import ModelRegistry
+from ui.page.messages import MAX_CHARS, InputError
 
 @pytest.mark.parametrize("text,category", CLASSIFIER_EXAMPLES)
 def test_the_lecture_examples_get_the_category_a_reader_would_give(registry, text, category):
@@ -79,7 +80,7 @@ def test_ablation_input_is_checked(registry):
 
 
 def test_the_classifier_examples_above_the_tabs_are_checked_here_and_say_what_was_measured(registry):
-    from ui import controls
+    from ui.page import controls
 
     shown = [text for text, model in controls.EXAMPLES if model == "classifier"]
     expected = dict(CLASSIFIER_EXAMPLES)

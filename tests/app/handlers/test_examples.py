@@ -9,7 +9,7 @@ import re
 import pytest
 
 from analysis import head_stats as stats
-from ui import controls
+from ui.page import controls
 
 CLEAR = 0.5  # the share of attention that makes a pattern plain to see in class
 

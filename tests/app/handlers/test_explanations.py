@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.sizes import count_parameters
+from model.sizes import count_parameters
 from model.multi_head import MultiHeadAttention
-from ui import attention, multihead, positions, steps
+from ui.tabs import attention, multihead, positions, steps
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 

@@ -13,8 +13,9 @@ from analysis import sampling
 from model import api
 from model.cache import nbytes
 from tests.llama_checkpoints import save_tiny
-from ui import generation as ui_generation
-from ui.models import InputError, ModelRegistry
+from ui.tabs import generation as ui_generation
+from model.registry import ModelRegistry
+from ui.page.messages import InputError
 
 pytestmark = pytest.mark.skipif(not (api.ASSETS / "lm" / "model.safetensors").is_file(),
                                 reason="needs the shipped lm (python -m training.train lm)")

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis import copying
+from experiments import copying
 from model import api
-from ui import induction as ui_induction
-from ui.models import InputError
+from ui.tabs import induction as ui_induction
+from ui.page.messages import InputError
 
 pytestmark = pytest.mark.skipif(not (api.ASSETS / "lm" / "model.safetensors").is_file(),
                                 reason="needs the shipped lm (python -m training.train lm)")

@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 
 from analysis import head_stats as stats
-from analysis.sizes import head_sizes
-from ui import attention, encoder_decoder, masking, multihead, positions, steps
-from ui.links import ViewSettings, make_link, parse_query
-from ui.models import InputError, head_choices
+from model.sizes import head_sizes
+from ui.tabs import attention, encoder_decoder, masking, multihead, positions, steps
+from ui.page.links import ViewSettings, make_link, parse_query
+from ui.page.labels import head_choices
+from ui.page.messages import InputError
 from viz import multihead as viz_multihead
 from viz.labels import token_label
 

@@ -1,13 +1,13 @@
 """Lessons: the shipped ones hold on the shipped weights, and a lesson file with a mistake is refused with a
-message naming the file, the line and the fix while the others still load (ui/lessons.py, analysis/lessons.py)."""
+message naming the file, the line and the fix while the others still load (ui/lessons/library.py, analysis/lessons.py)."""
 from __future__ import annotations
 
 import pytest
 
 from analysis import lessons as fmt
-from ui import lessons
-from ui.controls import default_settings
-from ui.models import InputError
+from ui.lessons import library as lessons
+from ui.page.controls import default_settings
+from ui.page.messages import InputError
 
 GOOD = """---
 title: A test lesson
@@ -77,7 +77,7 @@ def test_lesson_step_answers_with_deep_link_settings_text_and_measured_claims(li
 
 
 def test_a_step_opens_what_its_deep_link_opens(library, registry):
-    from ui.links import parse_query
+    from ui.page.links import parse_query
     settings = library.settings("cross-attention-on-dates", 2)
     linked, notes = parse_query({"model": "dates", "text": "21 November 2026", "tab": "encoder_decoder", "step": "6"},
                                 registry, default_settings(registry))
@@ -102,7 +102,7 @@ def test_a_false_claim_is_flagged_on_its_step(registry):
 
 
 def test_the_player_shows_the_failed_claim_on_its_step(registry):
-    from ui.lesson_player import Player
+    from ui.lessons.player import Player
     library = lessons.LessonLibrary(registry, default_settings(registry))
     library.add(GOOD.replace(">= 0.9", "<= 0.1"), "false.md")
     values = dict(zip(["picker", "lesson", "step", "position", "back", "forward", "column", "text", "reveal",

@@ -7,9 +7,9 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from analysis import sampling
-from ui.links import (SAMPLING_SETTINGS, TAB_SETTINGS, ViewSettings, make_link, parse_query, sampling_in_link,
+from ui.page.links import (SAMPLING_SETTINGS, TAB_SETTINGS, ViewSettings, make_link, parse_query, sampling_in_link,
                       sampling_settings)
-from ui.messages import shown as shown_value
+from ui.page.messages import shown as shown_value
 
 TABS = ("attention", "lens", "interventions", "steps")
 

@@ -7,7 +7,7 @@ import torch
 
 from training import toy
 from training.toy_tasks import SettingsError
-from ui import live
+from ui.tabs import live
 
 torch.set_num_threads(1)
 

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from bench.sentences import sentence
-from ui import attention
-from ui.models import InputError, ModelRegistry, char_limit
+from ui.tabs import attention
+from model.registry import ModelRegistry
+from ui.page.messages import InputError, char_limit
 from viz import heatmap
 
 

@@ -11,11 +11,13 @@ import pytest
 
 from analysis import patching as numbers
 from analysis.routes import route_graph
-from model import api, patching
-from ui import patching as tab
-from ui import routes as routes_section
-from ui.models import InputError, ModelRegistry
-from ui.outputs import UNCHANGED, Change
+from model import api
+from experiments import patching
+from ui.tabs import patching as tab
+from ui.tabs import routes as routes_section
+from model.registry import ModelRegistry
+from ui.page.messages import InputError
+from ui.page.outputs import UNCHANGED, Change
 
 pytestmark = pytest.mark.skipif(not (api.ASSETS / "lm" / "model.safetensors").is_file(),
                                 reason="needs the shipped lm (python -m training.train lm)")

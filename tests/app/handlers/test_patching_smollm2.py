@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from analysis import patching as numbers
-from model import patching
-from ui import patching as tab
+from experiments import patching
+from ui.tabs import patching as tab
 
 EIFFEL = ("The Eiffel Tower is in the city of", "The Colosseum is in the city of")
 MARY = ("When Mary and John went to the store, John gave a drink to",
@@ -18,7 +18,7 @@ TOM = ("When Tom and Anna went to the park, Anna gave a ball to",
 
 
 def traced(model, clean, corrupted, sites) -> tuple[patching.Tracing, dict]:
-    """The tab's numbers for one pair: its Tracing (as ui.patching.tracing builds it) and the exact grids."""
+    """The tab's numbers for one pair: its Tracing (as ui.tabs.patching.tracing builds it) and the exact grids."""
     found = patching.trace(model, clean, corrupted, sites=sites)
     return found, found.exact
 

@@ -9,8 +9,8 @@ import pytest
 
 from analysis import flow
 from model.switches import Switches
-from ui import induction as ui_induction, lens as ui_lens
-from ui.models import ModelRegistry
+from ui.tabs import induction as ui_induction, lens as ui_lens
+from model.registry import ModelRegistry
 
 EIFFEL = "The Eiffel Tower is in the city of"
 NAMES = "When Mary and John went to the store, John gave a drink to"
@@ -73,7 +73,7 @@ def test_most_heads_park_their_weight_on_the_first_token(registry):
 
 
 def test_every_head_grid_says_which_heads_share_keys_and_values(registry):
-    from ui import attention
+    from ui.tabs import attention
 
     _, tokens, grid, average, _, _ = attention.analyze(registry, EIFFEL, "smollm2", layer=19, head=7)
     assert len(grid.layout.annotations) == 270 and len(tokens) == 9

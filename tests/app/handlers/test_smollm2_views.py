@@ -9,9 +9,9 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from ui import (attention, flow as ui_flow, generation, induction, interventions, learning, lens, multihead,
+from ui.tabs import (attention, flow as ui_flow, generation, induction, interventions, learning, lens, multihead,
                 positions, qk, sampling, steps)
-from ui.models import ModelRegistry
+from model.registry import ModelRegistry
 
 TEXT = "The Eiffel Tower is in the city of"  # 9 tokens
 

@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from ui import lens
-from ui.models import ModelRegistry
+from ui.tabs import lens
+from model.registry import ModelRegistry
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def test_lens_summary_where_the_answer_appears_once_and_stays(registry):
 
 
 def test_greedy_continuation_says_what_it_bans_and_sampling_at_zero_is_plain_greedy(registry):
-    from ui import attention, sampling as ui_sampling
+    from ui.tabs import attention, sampling as ui_sampling
     text = "the act of"
     lm = registry.get("lm")
     banned = lm.generate(text, attention.GENERATE_TOKENS, no_repeat_ngram=3)
@@ -63,7 +63,7 @@ LONG = ("The cat sat on the mat and looked at the dog. " * 43)[:1990]  # under 2
 
 
 def test_every_new_view_says_when_the_text_was_cut(registry):
-    from ui import flow, positions, qk, sampling as ui_sampling
+    from ui.tabs import flow, positions, qk, sampling as ui_sampling
     assert registry.trace("lm", LONG).truncated
     said = [lens.view(registry, LONG, "lm")[0], lens.view(registry, LONG, "lm", quiz=True)[0],
             flow.view(registry, LONG, "lm", 1, 1)[0], flow.view(registry, LONG, "lm", 1, 1, quiz=True)[0],
@@ -78,8 +78,8 @@ def test_every_new_view_says_when_the_text_was_cut(registry):
 
 
 def test_every_view_keeps_one_character_limit_per_model(registry):
-    from ui import positions, sampling as ui_sampling
-    from ui.models import InputError
+    from ui.tabs import positions, sampling as ui_sampling
+    from ui.page.messages import InputError
     limit = registry.max_chars("lm")
     too_long = "a " * (limit // 2) + "b"
     assert len(too_long) == limit + 1
@@ -92,14 +92,14 @@ def test_every_view_keeps_one_character_limit_per_model(registry):
 
 
 def test_what_flows_quiz_draws_no_map_for_what_is_hidden(registry):
-    from ui import flow
+    from ui.tabs import flow
     question, head, _, _ = flow.view(registry, "The cat sat on the mat", "minilm", 3, 2, quiz=True)
     assert len(head.data) == 1 and "hidden until Reveal" in head.layout.title.text
     assert question.startswith("**Quiz.**")
 
 
 def test_rotary_counts_positions_from_one_and_asks_the_last_word_not_an_added_token(registry):
-    from ui import positions
+    from ui.tabs import positions
     from viz import qk as viz_qk, rotary as viz_rotary
     text = "The cat sat on the mat"
     tokens = registry.trace("lm", text).tokens
@@ -118,7 +118,7 @@ def test_rotary_counts_positions_from_one_and_asks_the_last_word_not_an_added_to
 def test_what_flows_on_a_long_input_pools_what_cannot_be_seen_and_keeps_its_numbers(registry):
     """minilm at ~480 tokens: the maps are max-pooled to at most 64 × 64 cells and say so (each figure was 8.5 MB
     of hover strings); the numbers quoted are the full-resolution ones."""
-    from ui import flow
+    from ui.tabs import flow
     from analysis import flow as analysis_flow
     from viz.heatmap import TILE_CELLS
     text = " ".join(("the cat sat on a mat and looked at the dog while it slept by the fire " * 40).split()[:480])

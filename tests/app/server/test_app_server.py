@@ -149,8 +149,8 @@ def test_results_arrive_compressed_and_whole(live):
 
 
 def test_the_classify_endpoint_answers_over_http(client):
-    from ui import classifier
-    from ui.models import MAX_CHARS
+    from ui.tabs import classifier
+    from ui.page.messages import MAX_CHARS
 
     result = client.predict("a large grey animal with a long trunk", api_name="/classify")
     assert list(result)[0] == "noun.animal" and len(result) == classifier.TOP_K  # {category: probability}

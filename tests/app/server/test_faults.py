@@ -12,7 +12,7 @@ import pytest
 from gradio_client.exceptions import AppError
 
 from harness.live_app import ARTIFACTS, Endpoints, assert_clear_message, live_app
-from ui.models import ASSETS_ENV, assets_dir
+from model.registry import ASSETS_ENV, assets_dir
 
 SAMPLES = {"lm": "The cat sat on the mat", "mlm": "The cat sat on the <mask>", "dates": "3 March 1999"}
 CUDA_CHECK = "CUDA hidden: torch.cuda.is_available() is False"

@@ -361,8 +361,8 @@ def test_server_log_has_no_handler_crash(app, client, api):
 @given(text=st.text(max_size=80) | st.sampled_from([t for _, t in HOSTILE]),
        name=st.sampled_from(["lm", "mlm", "dates"]), presenter=st.booleans())
 def test_analyze_handler_property(registry, text, name, presenter):
-    from ui.attention import analyze, show_head
-    from ui.models import InputError
+    from ui.tabs.attention import analyze, show_head
+    from ui.page.messages import InputError
 
     try:
         note, tokens, grid, average, frame, _ = analyze(registry, text, name, None, presenter)

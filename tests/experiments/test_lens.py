@@ -1,0 +1,102 @@
+"""The logit lens (experiments/lens.py): every layer's residual stream read through the model's own final norm and
+unembedding. Oracles: the last layer's reading is the model's own output bit for bit; on GPT-2 and BERT
+checkpoints each layer's reading equals transformers' hidden state put through the same head."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from model import api
+from experiments import lens
+from tests.model.test_pretrained import _save
+
+TEXTS = {"lm": "The cat sat on the mat", "mlm": "the United <mask> of America", "dates": "3 March 1999"}
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return {name: api.load(name, device="cpu") for name in ("lm", "mlm", "dates", "classifier", "minilm")}
+
+
+def own_logits(loaded, text, record: bool):
+    """The model's own logits: with record=True on the explicit attention path a trace runs, else on the fused
+    kernel (the same arithmetic in another order, so equal to about 1e-5, not bit for bit)."""
+    enc = loaded.encode(text)
+    ids = torch.tensor([enc.ids])
+    with torch.inference_mode():
+        if loaded.arch == "encoder-decoder":
+            trace = loaded.trace(text)
+            return loaded.model(ids, torch.tensor([list(trace.target_ids)]), record=record)[0][0]
+        return loaded.model(ids, record=record)[0][0]
+
+
+@pytest.mark.parametrize("name", ["lm", "mlm", "dates"])
+def test_the_last_layer_reads_exactly_the_models_own_prediction(shipped, name):
+    loaded = shipped[name]
+    reading = lens.logit_lens(loaded, TEXTS[name])
+    trace = reading.trace
+    stack = reading.stack
+    assert trace.residual[stack].shape[0] == reading.n_layers == (
+        loaded.config.n_decoder_layers if stack == "decoder" else loaded.config.n_layers)
+    last = lens.readout(loaded, trace.residual[stack])[-1]
+    assert torch.equal(last, own_logits(loaded, TEXTS[name], record=True).float())  # bit for bit
+    fused = own_logits(loaded, TEXTS[name], record=False).float()
+    torch.testing.assert_close(last, fused, atol=1e-4, rtol=1e-4)
+    assert torch.equal(last.argmax(-1), fused.argmax(-1))
+    assert reading.top_tokens[-1] == trace.predictions  # the model's own top token at every position
+    np.testing.assert_array_equal(reading.final_probs[-1], reading.top_probs[-1])
+    assert reading.top_probs.shape == (reading.n_layers, len(reading.tokens))
+
+
+def test_earlier_layers_are_read_differently(shipped):
+    reading = lens.logit_lens(shipped["lm"], TEXTS["lm"])
+    assert reading.top_tokens[0] != reading.top_tokens[-1]  # the lens shows a change, not one answer copied up
+
+
+@pytest.mark.parametrize("name", ["minilm", "classifier"])
+def test_a_model_without_a_word_head_is_refused_with_the_reason(shipped, name):
+    with pytest.raises(lens.NoLensError, match="no word-prediction head"):
+        lens.logit_lens(shipped[name], "a dog")
+
+
+@pytest.mark.parametrize("family", ["gpt2", "bert"])
+def test_each_layer_matches_transformers_hidden_states_through_the_same_head(family, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    folder = _save(family, tmp_path)
+    loaded = api.load_pretrained(folder, device="cpu")
+    text = "the cat sat on the mat"
+    reading = lens.logit_lens(loaded, text)
+    ids = torch.tensor([loaded.encode(text).ids])
+    oracle = transformers.AutoModelForCausalLM if family == "gpt2" else transformers.AutoModelForMaskedLM
+    model = oracle.from_pretrained(str(folder), attn_implementation="eager").eval()
+    with torch.no_grad():
+        hidden = model(ids, output_hidden_states=True).hidden_states[1:]  # after each layer
+        if family == "gpt2":  # the last one already has ln_f applied
+            heads = [model.lm_head(model.transformer.ln_f(h)) for h in hidden[:-1]] + [model.lm_head(hidden[-1])]
+        else:  # BERT is post-norm: every layer's output is already normalised
+            heads = [model.cls(h) for h in hidden]
+    ours = lens.readout(loaded, reading.trace.residual["self"])
+    np.testing.assert_allclose(ours.numpy(), torch.cat(heads).numpy(), atol=2e-4, rtol=1e-4)
+
+
+def test_a_llama_with_shared_key_value_heads_reads_through_its_rmsnorm(tmp_path):
+    """Grouped-query attention, RMSNorm and no output bias: the lens and the value-weighted sum stay exact."""
+    transformers = pytest.importorskip("transformers")
+    from analysis import flow
+    from tests.model.test_pretrained_llama import oracle, save_tiny
+
+    folder = save_tiny("llama", tmp_path / "llama", num_key_value_heads=2, tie_word_embeddings=False)
+    loaded = api.load_pretrained(folder, device="cpu")
+    text = "the cat sat on the mat"
+    reading = lens.logit_lens(loaded, text)
+    model = oracle(folder, "llama")
+    with torch.no_grad():
+        hidden = model(torch.tensor([loaded.encode(text).ids]), output_hidden_states=True).hidden_states[1:]
+        heads = [model.lm_head(model.model.norm(h)) for h in hidden[:-1]] + [model.lm_head(hidden[-1])]
+    np.testing.assert_allclose(lens.readout(loaded, reading.trace.residual["self"]).numpy(), torch.cat(heads).numpy(),
+                               atol=2e-4, rtol=1e-4)
+    att = reading.trace.attention["self"]
+    for layer in range(att.n_layers):
+        written = sum(flow.weighted_vectors(att, layer, h).sum(1) for h in range(att.n_heads))
+        np.testing.assert_allclose(written + att.out_bias[layer], att.output[layer], atol=1e-4)

@@ -1,0 +1,229 @@
+"""The lessons the page offers: the shipped ones (lessons/*.md) and a lecturer's own folder ($ATTENTION_LESSONS or
+app.py's --lessons; a visitor never chooses a path), each step's settings read with the deep link's own parser
+(ui.page.links.parse_query), and each step's claims measured on the model (ui/lessons/claims.py).
+
+No Gradio: the player (ui/lessons/player.py) and the endpoints /lessons and /lesson_step call these.
+
+    library = LessonLibrary.load(registry)
+    library.listing()                          # [{"id", "title", "steps"}, ...]
+    library.step("causal-mask", 1)             # {"settings": {...}, "text": "...", "claims": [...]}
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+from analysis import lessons as format
+from analysis.lessons import Lesson, LessonError
+from ui.lessons import claims as lesson_claims
+from ui.tabs.learning import SnapshotTraces
+from ui.page.links import ViewSettings, parse_query, whole_number
+from ui.page.messages import InputError, shown
+from model.registry import ModelRegistry
+
+log = logging.getLogger(__name__)
+
+LESSONS_ENV = "ATTENTION_LESSONS"
+SHIPPED = Path(__file__).resolve().parents[2] / "lessons"
+SETTING_NAMES = tuple(f.name for f in fields(ViewSettings))
+MAX_FILES = 200  # a lecturer's folder of lessons, not a disk
+
+
+def configured_folders() -> list[Path]:
+    """The lecturer's folders from $ATTENTION_LESSONS (several separated by the system's path separator)."""
+    value = os.environ.get(LESSONS_ENV, "")
+    return [Path(part) for part in value.split(os.pathsep) if part.strip()]
+
+
+def lesson_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.md") if p.is_file())[:MAX_FILES]
+
+
+@dataclass
+class LessonLibrary:
+    """Lessons by id, in the picker's order (shipped first), and a message for each file that could not be used.
+    Read-only after loading but for the claims' results, measured once per step and kept (a few numbers each)."""
+
+    registry: ModelRegistry
+    defaults: ViewSettings  # what a deep link falls back to (ui.page.controls.default_settings)
+    tabs: tuple[str, ...] = ()  # the page's tabs (every tab when empty: a library checked without a page)
+    lessons: dict[str, Lesson] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    snapshots: SnapshotTraces | None = None
+    _checked: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def load(cls, registry: ModelRegistry, defaults: ViewSettings, folders: list[Path] | None = None,
+             tabs: tuple[str, ...] = ()) -> "LessonLibrary":
+        """The shipped lessons, then those in `folders` (default: $ATTENTION_LESSONS)."""
+        library = cls(registry, defaults, tuple(tabs), snapshots=SnapshotTraces(registry))
+        folders = configured_folders() if folders is None else folders
+        for folder in [SHIPPED, *folders]:
+            if not Path(folder).is_dir():
+                library.errors.append(f"The lessons folder {Path(folder).name} was not found. Fix: set "
+                                      f"{LESSONS_ENV} (or --lessons) to a folder of .md lessons.")
+                log.warning("lessons folder %s not found", folder)
+                continue
+            for path in lesson_files(Path(folder)):
+                library.add_file(path)
+        return library
+
+    def add_file(self, path: Path) -> Lesson | None:
+        """Read one lesson; a mistake becomes a message naming the file, the line and the fix."""
+        try:
+            content = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            return self._refuse(LessonError(path.name, None, f"the file could not be read ({type(e).__name__}).",
+                                            "save it as UTF-8 text."))
+        return self.add(content, path.name)
+
+    def add(self, content: str, source: str) -> Lesson | None:
+        try:
+            lesson = format.parse_lesson(content, source, SETTING_NAMES)
+            if lesson.id in self.lessons:
+                raise LessonError(source, 1, f"the id “{lesson.id}” is taken by {self.lessons[lesson.id].source}.",
+                                  "give this lesson another 'id: ...' in its header.")
+            for step in lesson.steps:
+                self._check_step(lesson, step)
+        except LessonError as e:
+            return self._refuse(e)
+        self.lessons[lesson.id] = lesson
+        return lesson
+
+    def restrict_to(self, tabs: tuple[str, ...]) -> None:
+        """Check every lesson against the page's tabs (known once they are built); those that fail are left out."""
+        self.tabs = tuple(tabs)
+        for lesson in list(self.lessons.values()):
+            try:
+                for step in lesson.steps:
+                    self._check_step(lesson, step)
+            except LessonError as e:
+                del self.lessons[lesson.id]
+                self._refuse(e)
+
+    def _refuse(self, error: LessonError) -> None:
+        log.warning("lesson not loaded: %s", error)
+        self.errors.append(str(error))
+        return None
+
+    def params(self, lesson: Lesson, step: format.Step) -> dict[str, str]:
+        """The step's deep link query: the header's defaults, a pasted `link`, then the step's own lines."""
+        params = dict(lesson.defaults)
+        if "link" in step.settings:
+            params.update(parse_qsl(urlsplit(step.settings["link"].strip()).query or step.settings["link"].lstrip("?")))
+        params.update({k: v for k, v in step.settings.items() if k != "link"})
+        for name in format.VIEWER_SETTINGS:  # from a pasted link too: the lecturer's choice
+            params.pop(name, None)
+        return params
+
+    def _check_step(self, lesson: Lesson, step: format.Step) -> None:
+        """The step's settings as a deep link would open them: anything the link's parser would replace or
+        ignore, and a claim's head the model lacks, is a mistake in the file."""
+        params = self.params(lesson, step)
+        line = lambda name: step.lines.get(name, step.lines.get("link", step.line))  # noqa: E731
+        model = params.get("model", "")
+        if model not in self.registry.available:
+            where = step.lines.get("model") or step.lines.get("link") or 1
+            known = ", ".join(self.registry.available)
+            raise LessonError(lesson.source, where, f"the model “{model[:40]}” is not available on this server.",
+                              f"use one of {known} (a model of your own: list it in ATTENTION_MODELS).")
+        if self.tabs and params.get("tab", "attention") not in self.tabs:
+            raise LessonError(lesson.source, line("tab"), f"the tab “{params['tab'][:40]}” is not one of this page's.",
+                              f"use one of {', '.join(self.tabs)}.")
+        for name in params:
+            if name not in SETTING_NAMES:
+                raise LessonError(lesson.source, line(name), f"the link sets “{name[:40]}”, which is no setting.",
+                                  f"use the deep link's names: {', '.join(SETTING_NAMES)}.")
+        settings, notes = parse_query(params, self.registry, self.defaults, self.tabs)
+        if notes:
+            name = notes[0].split(" ", 1)[0]
+            raise LessonError(lesson.source, line(name), f"{notes[0]}.",
+                              f"give {name} a value this model takes (layers and heads count from 1).")
+        for claim in step.claims:
+            if "layer" in claim.parts and claim.kind not in ("copying head",):
+                kind = claim.parts.get("kind") or ("cross" if claim.kind == "month" else settings.kind)
+                if kind not in self.registry.kinds(settings.model):
+                    raise LessonError(lesson.source, claim.line, f"{settings.model} has no {kind} attention.",
+                                      f"write one of {', '.join(self.registry.kinds(settings.model))} before the head.")
+                layers, heads = self.registry.shape(settings.model, kind)
+                if not (1 <= int(claim.parts["layer"]) <= layers and 1 <= int(claim.parts["head"]) <= heads):
+                    raise LessonError(lesson.source, claim.line, f"{settings.model} has no head "
+                                      f"L{claim.parts['layer']} H{claim.parts['head']}.",
+                                      f"layers go from 1 to {layers}, heads from 1 to {heads}.")
+
+    # ---- what the page and the API read -------------------------------------------------------------------------
+
+    def get(self, lesson_id) -> Lesson:
+        if not isinstance(lesson_id, str) or lesson_id not in self.lessons:
+            known = ", ".join(self.lessons) or "none are loaded"
+            raise InputError(f"No lesson is called {shown(lesson_id)}: choose one of {known}.")
+        return self.lessons[lesson_id]
+
+    def step_number(self, lesson: Lesson, step) -> int:
+        """A 1-based step number as sent (a number, a link's text), or InputError."""
+        number = whole_number(step, None)
+        if number is None or isinstance(step, bool) or not 1 <= number <= len(lesson.steps):
+            raise InputError(f"“{lesson.title}” has steps 1 to {len(lesson.steps)}; got {shown(step)}.")
+        return number
+
+    def settings(self, lesson_id, step) -> ViewSettings:
+        """The view the step opens, read as a deep link is (ui.page.links.parse_query)."""
+        lesson = self.get(lesson_id)
+        number = self.step_number(lesson, step)
+        settings, _ = parse_query(self.params(lesson, lesson.steps[number - 1]), self.registry, self.defaults,
+                                  self.tabs)
+        return settings
+
+    def query(self, lesson_id, step) -> dict[str, str]:
+        """The step's settings as a deep link's query parameters (what /lesson_step's "settings" holds)."""
+        lesson = self.get(lesson_id)
+        return self.params(lesson, lesson.steps[self.step_number(lesson, step) - 1])
+
+    def claims(self, lesson_id, step) -> list[dict]:
+        """Each of the step's claims measured on its model, once (the weights never change while serving)."""
+        lesson = self.get(lesson_id)
+        number = self.step_number(lesson, step)
+        key = (lesson.id, number)
+        if key not in self._checked:
+            settings = self.settings(lesson.id, number)
+            self._checked[key] = [lesson_claims.check(self.registry, settings, claim, self.snapshots)
+                                  for claim in lesson.steps[number - 1].claims]
+        return self._checked[key]
+
+    def listing(self) -> list[dict]:
+        return [{"id": lesson.id, "title": lesson.title, "steps": len(lesson.steps)} for lesson in self.lessons.values()]
+
+    def step(self, lesson_id, step) -> dict:
+        """/lesson_step's answer: the step's settings (the deep link's names, as a link writes them), what the
+        student reads (its title, text, question and answer, as Markdown) and its claims measured."""
+        lesson = self.get(lesson_id)
+        number = self.step_number(lesson, step)
+        settings = asdict(self.settings(lesson.id, number))
+        for name in format.VIEWER_SETTINGS:
+            settings.pop(name)
+        return {"settings": settings, "text": step_text(lesson.steps[number - 1]),
+                "claims": self.claims(lesson.id, number)}
+
+
+def step_text(step: format.Step, quiz: bool = False, revealed: bool = False) -> str:
+    """What the student reads on a step, as Markdown: in quiz mode the question comes before its answer, which
+    stays out until revealed."""
+    parts = [f"**{step.title}**", step.text]
+    if step.question:
+        parts.append(f"**Question:** {step.question}")
+        if step.answer and (revealed or not quiz):
+            parts.append(f"**Answer:** {step.answer}")
+    return "\n\n".join(p for p in parts if p)
+
+
+def failed_claims(results: list[dict]) -> str:
+    """The lecturer's warning for a step whose claims do not hold on this model ('' when all hold)."""
+    failed = [r for r in results if not r["holds"]]
+    if not failed:
+        return ""
+    lines = [f"- `{r['claim']}`: " + (f"could not be measured: {r['why']}" if "why" in r
+                                       else f"measured {r['value']}") for r in failed]
+    return "⚠️ **This no longer holds on this model:**\n" + "\n".join(lines)
