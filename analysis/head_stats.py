@@ -53,6 +53,14 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
     The first query row is left out of the averages where the mask gives it one key only (a causal
     model: it can only look at itself); an unmasked model's first row counts like any other.
     """
+    numeric = head_numbers(probs, mask, aligned, special_keys, ids)
+    return columns(numeric, np.shape(probs)[0], np.shape(probs)[1], special_name)
+
+
+def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=None, ids=None) -> dict[str, np.ndarray]:
+    """head_columns' numbers, unrounded: NUMBERS -> (L, H) float64 (NaN where one does not apply). Its
+    twin computed where the trace is (model/view_numbers.head_numbers) gives the same within float32's
+    rounding; `columns` turns either into the table."""
     # float32, as the trace holds them: a float64 copy of a 12 x 12-head, 512-token trace is 300 MB and took
     # longer than every statistic below; each sum is over at most a few thousand weights
     probs = np.asarray(probs, dtype=np.float32)
@@ -69,13 +77,20 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
     rows = slice(1, None) if t > 1 and mask[0].sum() == 1 else slice(None)
     p = probs[:, :, rows]  # (L, H, r, s)
     query_pos = np.arange(t)[rows]
-    # (L, H, r); 0·log 0 counts as 0 (a weight of 0 gives 0 · log2 of the tiniest float). One float32 buffer,
-    # summed in float64: einsum(dtype=float64) made a float64 copy of both operands, 600 MB at 512 tokens on a
-    # 12 x 12-head model, most of the table's time (it is rebuilt per request)
-    terms = np.maximum(p, np.float32(np.finfo(np.float32).tiny))
-    np.log2(terms, out=terms)
-    terms *= p
-    entropy = -terms.sum(-1, dtype=np.float64)
+    # (L, H, r); 0·log 0 counts as 0 (a weight of 0 gives 0 · log2 of the tiniest float). One head at a time in
+    # one float32 buffer, summed in float64: the head's weights are still in the processor's cache for the
+    # product (half the time of whole-array passes), and einsum(dtype=float64) made a float64 copy of both
+    # operands, 600 MB at 512 tokens on a 12 x 12-head model, most of the table's time (rebuilt per request)
+    entropy = np.empty(p.shape[:-1], dtype=np.float64)
+    terms = np.empty(p.shape[-2:], dtype=np.float32)
+    tiny = np.float32(np.finfo(np.float32).tiny)
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            weights = p[layer, head]
+            np.maximum(weights, tiny, out=terms)
+            np.log2(terms, out=terms)
+            terms *= weights
+            entropy[layer, head] = -terms.sum(-1, dtype=np.float64)
     del terms
     with np.errstate(divide="ignore", invalid="ignore"):
         choices = mask[rows].sum(-1)  # (r,)
@@ -106,16 +121,24 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
     special = p[..., special_keys].sum(-1).mean(-1) if special_keys else nan
     induction = induction_scores(probs, ids) if aligned and ids is not None and len(ids) == t else nan
 
-    def flat(values) -> np.ndarray:
-        return np.broadcast_to(np.asarray(values, dtype=np.float64), (n_layers, n_heads)).reshape(-1)
+    def whole(values) -> np.ndarray:
+        return np.array(np.broadcast_to(np.asarray(values, dtype=np.float64), (n_layers, n_heads)))
 
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a head whose rows all lack a spread: NaN, as meant
         spread_mean = np.nanmean(spread, axis=-1)
+    return {"entropy_bits": whole(entropy.mean(-1)), "spread": whole(spread_mean),
+            "mean_distance": whole(mean_distance), "previous": whole(previous), "next": whole(next_mass),
+            "first": whole(first), "special": whole(special), "self": whole(self_mass), "induction": whole(induction)}
+
+
+NUMBERS = ["entropy_bits", "spread", "mean_distance", "previous", "next", "first", "special", "self", "induction"]
+
+
+def columns(numbers: dict[str, np.ndarray], n_layers: int, n_heads: int, special_name: str = "special") -> dict[str, list]:
+    """head_columns from head_numbers' (L, H) arrays: every number rounded to 3 places, and the labels."""
+    numeric = {name: np.asarray(numbers[name], dtype=np.float64).reshape(-1) for name in NUMBERS}
     layer_index, head_index = np.divmod(np.arange(n_layers * n_heads), n_heads)
-    numeric = {"entropy_bits": flat(entropy.mean(-1)), "spread": flat(spread_mean),
-               "mean_distance": flat(mean_distance), "previous": flat(previous), "next": flat(next_mass),
-               "first": flat(first), "special": flat(special), "self": flat(self_mass), "induction": flat(induction)}
     return {"head": head_names(n_layers, n_heads),
             "layer": (layer_index + 1).tolist(), "head_in_layer": (head_index + 1).tolist(),
             **dict(zip(numeric, np.round(np.stack(list(numeric.values())), 3).tolist())),  # one rounding for all

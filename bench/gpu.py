@@ -6,8 +6,11 @@ there is one; ATTENTION_DEVICE picks another), with the code the server runs (mo
 
 - the plain forward pass (nothing recorded), the trace every view reads (copied to the host), and the views'
   work after it (the every-head grid, the layer averages and the head statistics, each written as JSON);
+  and what the app does on a GPU instead (issue 39, item 1): the trace kept on the device and the same views
+  computed there (experiments/view_numbers.py), only what they draw and the head open in detail copied to the host;
   12 x 12-head checkpoints of GPT-2's size at 512 tokens and of SmolLM2's Llama shape at 512 and 2,048;
-- GPU memory over 200 distinct long requests whose traces are kept in the app's byte-bounded cache;
+- GPU memory over 200 distinct long requests whose traces are kept on the device in the app's byte-bounded
+  cache (model.registry.ModelRegistry.device_cache);
 - the model and analysis tests on the device (ATTENTION_DEVICE), when --tests is given.
 
 Needs transformers (to build the random checkpoints: bench/checkpoints.py, bench/llama_family.py), plotly and
@@ -35,6 +38,7 @@ from model import api
 from model.cache import ByteLRU
 from model.device import default_device, default_max_tokens
 from model.trace import for_views
+from experiments.view_numbers import DeviceViews
 from viz import heatmap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +70,21 @@ def views(trace) -> None:
     head_columns(att.probs, att.mask, aligned=True, ids=trace.ids)
 
 
+def device_views(trace) -> None:
+    """The same views from a trace kept on the device (ui.tabs.attention.analyze through ModelRegistry.views on a GPU),
+    with the one-head detail view's weights."""
+    views, att = DeviceViews(trace), trace.attention["self"]
+    heatmap.all_heads_overview(views.heads(att), att.queries, att.keys).to_json()
+    heatmap.layer_average_overview(views.averages(att)).to_json()
+    views.numbers(att, aligned=True, ids=trace.ids)
+    heatmap.attention_heatmap(views.head(att, 0, 0), att.queries, att.keys, mask=att.mask).to_json()
+
+
+def kept_trace(model, text: str):
+    """The trace as the app keeps it on a GPU: every array a tensor on the device."""
+    return for_views(model.trace(text, predictions=False, scores=False, on_device=True))
+
+
 def timings(model, tokens: int, repeats: int) -> dict:
     device = model.device
     texts = [sentence(model, tokens, seed=70_000 + i) for i in range(repeats + 1)]
@@ -79,22 +98,29 @@ def timings(model, tokens: int, repeats: int) -> dict:
     def trace():
         return for_views(model.trace(texts[next(it) % len(texts)], predictions=False, scores=False))
 
-    kept = trace()
+    def kept():
+        return kept_trace(model, texts[next(it) % len(texts)])
+
+    host, on_device = trace(), kept()
     out = dict(tokens=tokens, forward_s=_median(forward, repeats, device), trace_s=_median(trace, repeats, device),
-               views_s=_median(lambda: views(kept), repeats, device))
+               views_s=_median(lambda: views(host), repeats, device),
+               kept_trace_s=_median(kept, repeats, device),
+               device_views_s=_median(lambda: device_views(on_device), repeats, device))
     out["trace_and_views_over_forward"] = round((out["trace_s"] + out["views_s"]) / out["forward_s"], 2)
+    out["kept_and_device_views_over_forward"] = round((out["kept_trace_s"] + out["device_views_s"]) / out["forward_s"], 2)
     return out
 
 
 def memory(model, requests: int, tokens: int, cache_bytes: int = 1 << 30) -> dict:
-    """GPU memory (allocated, and the most ever allocated) after every 50 of `requests` distinct traces kept in
-    a ByteLRU of `cache_bytes`, as model.registry.ModelRegistry keeps them."""
+    """GPU memory (allocated, and the most ever allocated) after every 50 of `requests` distinct traces kept on
+    the device in a ByteLRU of `cache_bytes`, as model.registry.ModelRegistry.device_cache keeps them on a GPU, each
+    read by the every-head views there."""
     device = model.device
     cache = ByteLRU(cache_bytes)
     points = []
     for i in range(requests):
         text = sentence(model, tokens, seed=80_000 + i)
-        cache.get(text, lambda: for_views(model.trace(text, predictions=False, scores=False)))
+        device_views(cache.get(text, lambda: kept_trace(model, text)))
         if device.type == "cuda" and ((i + 1) % 50 == 0 or i + 1 == requests):
             points.append((i + 1, round(torch.cuda.memory_allocated() / 2 ** 20, 1),
                            round(torch.cuda.max_memory_allocated() / 2 ** 20, 1)))

@@ -177,7 +177,8 @@ class LoadedModel:
     # ---- the trace ----------------------------------------------------------
     @torch.inference_mode()  # no autograd bookkeeping at all: ~15% of a small model's forward
     def trace(self, text: str, output: str | None = None, switches: Switches = PLAIN,
-              predictions: bool = True, detail: bool = False, scores: bool = True) -> trace_mod.Trace:
+              predictions: bool = True, detail: bool = False, scores: bool = True,
+              on_device: bool = False) -> trace_mod.Trace:
         """Run the model once on `text` and keep every attention step.
 
         For `dates`, the decoder side is `output` if given (teacher forcing), else
@@ -187,29 +188,32 @@ class LoadedModel:
         vocabulary is ~40% of lm's forward pass, and a view of the attention does not need it.
         detail=True also keeps the residual stream after each layer, each attention layer's output and W_O
         (the logit lens and the value-weighted view), on the same forward pass.
-        scores=False leaves every head's raw scores out (trace.for_views: the views compute one head's)."""
+        scores=False leaves every head's raw scores out (trace.for_views: the views compute one head's).
+        on_device=True leaves every array a torch tensor on the model's device (experiments/view_numbers.py)."""
         enc = self.encode(text)
         if self.arch != "encoder-decoder":
             return self.trace_ids(enc.ids, switches, truncated=enc.truncated, predictions=predictions or detail,
-                                  tokens=enc.tokens, detail=detail, scores=scores)
+                                  tokens=enc.tokens, detail=detail, scores=scores, on_device=on_device)
         if not enc.ids:
             raise ValueError("nothing to translate: the text is empty")
         written = self.translate(text, switches=switches) if output is None else output
         target = [self.special(tok.BOS)] + self.tokenizer.encode(written).ids[: self.config.max_len - 1]
-        return self.trace_ids(enc.ids, switches, target, enc.truncated, detail=detail, scores=scores)
+        return self.trace_ids(enc.ids, switches, target, enc.truncated, detail=detail, scores=scores,
+                              on_device=on_device)
 
     @torch.inference_mode()
     def trace_ids(self, ids: list[int], switches: Switches = PLAIN, target: list[int] | None = None,
                   truncated: bool = False, predictions: bool = True, tokens: list[str] | None = None,
-                  detail: bool = False, scores: bool = True) -> trace_mod.Trace:
+                  detail: bool = False, scores: bool = True, on_device: bool = False) -> trace_mod.Trace:
         """The trace of token ids as given (a shuffled sentence, a repeated sequence). For the
         encoder-decoder, `target` is the decoder's input (default: just the start token).
         tokens: the ids' labels when the caller has them (encode() made them)."""
         ids_t = torch.tensor([list(ids)], device=self.device)
         tokens = [self.label(int(i)) for i in ids] if tokens is None else list(tokens)
-        record = Recording(detail=True) if detail else True
+        # the weights written straight into one (L, H, t, s) tensor; raw scores only where the trace keeps them
+        record = Recording(detail=detail, scores=scores, stack=True)
         if self.arch in ("decoder", "encoder") and not predictions and not detail:
-            (_, rec), logits = self.model.features(ids_t, record=True, switches=switches, attention_only=True), None
+            (_, rec), logits = self.model.features(ids_t, record=record, switches=switches, attention_only=True), None
             extra = {}
         elif self.arch != "encoder-decoder":
             logits, rec = self.model(ids_t, record=record, switches=switches)
@@ -224,7 +228,7 @@ class LoadedModel:
             top = [] if logits is None else [self.label(int(i)) for i in logits[0].argmax(-1)]
         return trace_mod.from_recording(
             rec, model=self.name, arch=self.arch, d_head=self.config.d_head, tokens=tokens, ids=list(ids),
-            predictions=top, truncated=truncated, scores=scores, **extra)
+            predictions=top, truncated=truncated, scores=scores, on_device=on_device, **extra)
 
     # ---- predictions -------------------------------------------------------
     def _require(self, arch: str, what: str) -> None:

@@ -18,13 +18,13 @@ class Attention:
     """Everything one call to scaled dot-product attention computed.
 
     output  (..., t, d)  the weighted sum of the values
-    scores  (..., t, s)  raw dot products q·k, before scaling and masking
+    scores  (..., t, s)  raw dot products q·k, before scaling and masking (None unless kept)
     mask    (t, s) bool  True where a query may look at a key (None: all allowed)
     probs   (..., t, s)  softmax over keys; each row sums to 1
     """
 
     output: torch.Tensor
-    scores: torch.Tensor
+    scores: torch.Tensor | None
     mask: torch.Tensor | None
     probs: torch.Tensor
 
@@ -47,6 +47,8 @@ def scaled_dot_product_attention(
     temperature: float = 1.0,
     dropout: float = 0.0,
     training: bool = False,
+    keep_scores: bool = True,
+    probs_out: torch.Tensor | None = None,
 ) -> Attention:
     """softmax(q kᵀ / (sqrt(d) · temperature)) v, with every step kept.
 
@@ -54,15 +56,34 @@ def scaled_dot_product_attention(
     True = allowed. scale=False skips the 1/sqrt(d); temperature -> 0 gives hard
     (argmax) attention, temperature -> inf gives uniform attention over the
     allowed keys.
+    keep_scores=False: the raw scores are not returned (None), and are scaled and masked in place (one
+    (..., t, s) buffer fewer, the same numbers). probs_out: a float32 (..., t, s) tensor the weights are
+    written into (a slice of every layer's weights, model.transformer.Recording(stack=True)), for float32 v.
     """
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
-    scores = q @ k.transpose(-2, -1)  # (..., t, s)
     divisor = (math.sqrt(q.size(-1)) if scale else 1.0) * temperature  # one division: sqrt(d)·1 is sqrt(d)
-    logits = scores / divisor if divisor != 1.0 else scores
-    if mask is not None:
-        logits = torch.where(mask, logits, float("-inf"))  # a blocked key gets exp(-inf) = 0 weight
-    probs = torch.softmax(logits, dim=-1, dtype=torch.float32)  # in float32 even for a half-precision model
+    if keep_scores:
+        scores = q @ k.transpose(-2, -1)  # (..., t, s)
+        logits = scores / divisor if divisor != 1.0 else scores
+        if mask is not None:
+            logits = torch.where(mask, logits, float("-inf"))  # a blocked key gets exp(-inf) = 0 weight
+    else:
+        scores = None
+        if divisor != 1.0 and math.frexp(divisor)[0] == 0.5:
+            # a power of two (sqrt(64) = 8): the queries divided first give the very same numbers (a binary
+            # float scales exactly by one), without a pass over the (t, s) scores
+            logits = (q / divisor) @ k.transpose(-2, -1)
+        else:
+            logits = q @ k.transpose(-2, -1)
+            if divisor != 1.0:
+                logits.div_(divisor)
+        if mask is not None:
+            logits.masked_fill_(~mask, float("-inf"))
+    if probs_out is not None and v.dtype == torch.float32:
+        probs = torch.softmax(logits, dim=-1, dtype=torch.float32, out=probs_out)
+    else:
+        probs = torch.softmax(logits, dim=-1, dtype=torch.float32)  # in float32 even for a half-precision model
     probs = probs if probs.dtype == v.dtype else probs.to(v.dtype)
     dropped = F.dropout(probs, dropout, training) if dropout > 0 else probs
     return Attention(output=dropped @ v, scores=scores, mask=mask, probs=probs)

@@ -115,16 +115,18 @@ class TransformerBlock(nn.Module):
         pass through hooks.edit."""
         records: dict[str, HeadsRecord] = {}
         off = heads_off or {}
+        # record: a bool, or one LayerSlot per attention ("self", "cross": model.transformer.Recording.slots)
+        slot = (lambda kind: record.get(kind, False)) if isinstance(record, dict) else (lambda kind: record)
         edit = (lambda site: lambda y: hooks.edit(site, layer, y)) if hooks is not None else (lambda site: None)
         x, rec = self._residual(x, self.norm1, lambda y: self.self_attention(
-            y, mask=mask, record=record, heads_off=off.get("self", ()), method=method,
+            y, mask=mask, record=slot("self"), heads_off=off.get("self", ()), method=method,
             rotation=rotation, past=past, edit_heads=edit("heads")), edit("attention"))
         if rec is not None:
             records["self"] = rec
         if self.cross_attention is not None:
             x, rec = self._residual(
                 x, self.norm_cross, lambda y: self.cross_attention(
-                    y, context, mask=context_mask, record=record, heads_off=off.get("cross", ()), method=method)
+                    y, context, mask=context_mask, record=slot("cross"), heads_off=off.get("cross", ()), method=method)
             )
             if rec is not None:
                 records["cross"] = rec

@@ -29,7 +29,7 @@ class HeadsRecord:
 
     inputs (b, t, k)   the query-side vectors entering the layer
     q (b, h, t, d)     queries;  k, v (b, h, s, d)  keys and values
-    scores (b, h, t, s) raw q·k;  probs (b, h, t, s);  mask broadcastable to (b, h, t, s)
+    scores (b, h, t, s) raw q·k (None where not kept);  probs (b, h, t, s);  mask broadcastable to (b, h, t, s)
     output (b, t, k)   what the layer adds to the residual stream: Σ_h W_O^h (probs v)_h + b_O
     out_weight (k, h·d), out_bias (k,)   W_O (head h owns columns h·d … (h+1)·d) and b_O
     """
@@ -38,7 +38,7 @@ class HeadsRecord:
     q: torch.Tensor
     k: torch.Tensor
     v: torch.Tensor
-    scores: torch.Tensor
+    scores: torch.Tensor | None
     probs: torch.Tensor
     mask: torch.Tensor | None
     output: torch.Tensor | None = None
@@ -112,7 +112,13 @@ class MultiHeadAttention(nn.Module):
         drop = self.dropout if self.training else 0.0
         rec = None
         if record or heads_off:
-            att = scaled_dot_product_attention(q, k, v, mask, dropout=drop, training=self.training)
+            # record: True, or a model.transformer.LayerSlot saying whether to keep the raw scores and where
+            # to write the weights
+            keep_scores = getattr(record, "keep_scores", True)
+            into = record.probs_into((b, self.heads, t, k.size(-2)), q.device) if hasattr(record, "probs_into") \
+                else None
+            att = scaled_dot_product_attention(q, k, v, mask, dropout=drop, training=self.training,
+                                               keep_scores=keep_scores, probs_out=into)
             out, probs = att.output, att.probs
             if heads_off:
                 out, probs = self._knock_out(out, probs, v, mask, list(heads_off), method)

@@ -24,7 +24,7 @@ from model.checkpoint import CheckpointError
 from model.device import default_max_tokens
 from model.history import TrainingHistory, read_history
 from model.inputs import InputError, char_limit, check_index, clean_text, public_message, shown
-from model.trace import AttentionTrace, Trace, for_views
+from model.trace import AttentionTrace, Trace, for_views, to_host
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +74,13 @@ class ModelRegistry:
     histories: dict[str, TrainingHistory] = field(default_factory=dict)
     cache_bytes: int = CACHE_BYTES
     cache: ByteLRU | None = field(default=None, repr=False)  # every trace the views keep, one byte budget
+    # the every-head views' numbers computed where the model is (experiments.view_numbers.views): None = on a GPU only
+    views_on_device: bool | None = None
+    device_cache: ByteLRU | None = field(default=None, repr=False)  # traces kept on the device, by its bytes
 
     def __post_init__(self):
         self.cache = ByteLRU(self.cache_bytes)
+        self.device_cache = ByteLRU(self.cache_bytes)
 
     @classmethod
     def load(cls, assets: str | Path | None = None, names=api.SHIPPED + api.PRETRAINED, device=None,
@@ -149,6 +153,8 @@ class ModelRegistry:
         byte-bounded cache keyed by (model, text), as the views need it (model.trace.for_views)."""
         model = self.get(name)
         text = clean_text(text, self.max_chars(name))
+        if self.on_device(name):  # the host copy of the trace kept on the device (views that read every weight)
+            return self.cache.get((name, text), lambda: to_host(self.kept(name, text)))
         return self.cache.get((name, text), lambda: self._compute_trace(model, text))
 
     def cached(self, key: tuple, make):
@@ -156,10 +162,10 @@ class ModelRegistry:
         return self.cache.get(key, make)
 
     @staticmethod
-    def _compute_trace(model: api.LoadedModel, text: str) -> Trace:
+    def _compute_trace(model: api.LoadedModel, text: str, on_device: bool = False) -> Trace:
         try:
             # what the model predicts is shown by its own endpoint (/predict): the views need the attention
-            result = model.trace(text, predictions=False, scores=False)
+            result = model.trace(text, predictions=False, scores=False, on_device=on_device)
         except ValueError as e:  # e.g. nothing the dates model can read
             raise InputError(str(e)) from e
         if not result.tokens or all(int(i) in model.added_ids for i in result.ids):  # minilm drops some characters
@@ -187,6 +193,21 @@ class ModelRegistry:
         """The attention plus 0-based (layer, head) from 1-based UI numbers, checked against the model."""
         att = self.attention(name, text, kind)
         return att, check_index(layer, att.n_layers, "layer"), check_index(head, att.n_heads, "head")
+
+    # ---- traces kept on the device, where the every-head views compute (experiments/view_numbers.py) ----
+    def on_device(self, name) -> bool:
+        """Whether the model's views read a trace kept on its device (views_on_device, by default where the
+        model is not on the CPU: there numpy on the host is as fast, and nothing has to cross)."""
+        if self.views_on_device is not None:
+            return self.views_on_device
+        return self.get(name).device.type != "cpu"
+
+    def kept(self, name, text) -> Trace:
+        """The model's trace of `text` kept on its device (torch tensors: experiments.view_numbers), from a cache
+        bounded by the bytes it holds there."""
+        model = self.get(name)
+        text = clean_text(text, self.max_chars(name))
+        return self.device_cache.get((name, text), lambda: self._compute_trace(model, text, on_device=True))
 
     def shape(self, name, kind: str | None = None) -> tuple[int, int]:
         """(layers, heads) of one attention kind, from the model's config (no forward pass)."""

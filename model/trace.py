@@ -4,6 +4,7 @@ Nothing in viz/ or the app needs torch: they read a Trace.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -99,34 +100,70 @@ def for_views(trace: Trace) -> Trace:
     return replace(trace, attention=attention)
 
 
-def _np(x) -> np.ndarray:
+def host_array(x) -> np.ndarray:
+    """A tensor as a float32 numpy array on the host (shared with the tensor where it is float32 on the CPU)."""
     if x.dtype == torch.float32 and x.device.type == "cpu":  # most traces: no conversion call to pay for
         return x.detach().numpy()
     return x.detach().float().cpu().numpy()
 
 
+_np = host_array
+
+
+def to_host(trace: Trace) -> Trace:
+    """A trace kept on its device (on_device=True) with every tensor copied to the host as numpy (float32),
+    what the views that read every weight take."""
+    def host(value):
+        return host_array(value) if isinstance(value, torch.Tensor) else value
+
+    def attention(att: AttentionTrace) -> AttentionTrace:
+        return dataclasses.replace(att, **{f.name: host(getattr(att, f.name)) for f in dataclasses.fields(att)
+                                           if isinstance(getattr(att, f.name), torch.Tensor)},
+                                   out_weight=None if att.out_weight is None else tuple(map(host, att.out_weight)))
+
+    return dataclasses.replace(
+        trace, token_embeddings=host(trace.token_embeddings), position_embeddings=host(trace.position_embeddings),
+        normed_input=host(trace.normed_input), residual={k: host(v) for k, v in trace.residual.items()},
+        attention={kind: attention(att) for kind, att in trace.attention.items()})
+
+
+def _kept(x) -> torch.Tensor:
+    """A tensor left where it is (a trace kept on its device: experiments.view_numbers)."""
+    return x.detach()
+
+
 def attention_trace(kind: str, records, queries: list[str], keys: list[str], detail: bool = False,
-                    scores: bool = True) -> AttentionTrace:
+                    scores: bool = True, on_device: bool = False, stacked=None) -> AttentionTrace:
     """Stack one HeadsRecord per layer (batch of one) into (L, H, ...) arrays; scores=False leaves the raw
-    scores out (None, as for_views keeps them): copying them costs as much as the weights."""
+    scores out (None, as for_views keeps them): copying them costs as much as the weights.
+    on_device=True: the arrays stay torch tensors where the model computed them (the mask is numpy).
+    stacked: the (L, H, t, s) weights the forward pass wrote every layer's into (Recording(stack=True)), used
+    as they are where every record's weights are still its layer's slice of them."""
+    convert = _kept if on_device else _np
     first = records[0]
-    if first.scores.shape[0] != 1:
-        raise ValueError(f"a trace holds one input, got a batch of {first.scores.shape[0]}")
-    t, s = first.scores.shape[-2:]
+    if first.probs.shape[0] != 1:
+        raise ValueError(f"a trace holds one input, got a batch of {first.probs.shape[0]}")
+    t, s = first.probs.shape[-2:]
     mask = np.ones((t, s), dtype=bool)
     if first.mask is not None:
-        mask = np.broadcast_to(first.mask.detach().cpu().numpy(), first.scores.shape[:-2] + (t, s))
+        mask = np.broadcast_to(first.mask.detach().cpu().numpy(), first.probs.shape[:-2] + (t, s))
         mask = np.array(mask.reshape(-1, t, s)[0])
+    if stacked is not None and not (len(stacked) == len(records) and all(
+            r.probs.data_ptr() == stacked[i].data_ptr() and r.probs.shape == stacked[i:i + 1].shape
+            for i, r in enumerate(records))):
+        stacked = None  # a knocked-out head's weights were replaced (a copy), or the layers are not these
 
     def layers(step: str) -> np.ndarray:
+        if step == "probs" and stacked is not None:  # written in place by the forward pass: no copy
+            return convert(stacked)
         # the batch of one is the layer axis: one torch op and one copy per step, not one per layer
-        return _np(torch.cat([getattr(r, step) for r in records]))
+        return convert(torch.cat([getattr(r, step) for r in records]))
 
     extra = {}
     if detail:
         bias = [r.out_bias if r.out_bias is not None else torch.zeros_like(r.out_weight[:, 0]) for r in records]
-        extra = dict(output=layers("output"), out_weight=tuple(_np(r.out_weight) for r in records),
-                     out_bias=_np(torch.stack(bias)))
+        extra = dict(output=layers("output"), out_weight=tuple(convert(r.out_weight) for r in records),
+                     out_bias=convert(torch.stack(bias)))
     return AttentionTrace(
         kind=kind,
         inputs=layers("inputs"),
@@ -155,7 +192,11 @@ def from_recording(
     predictions: list[str] | None = None,
     truncated: bool = False,
     scores: bool = True,
+    on_device: bool = False,
 ) -> Trace:
+    """on_device=True: every array stays a torch tensor where the model computed it (experiments.view_numbers reads
+    it there; model.trace.to_host copies it to the host), except ids and the masks."""
+    convert = _kept if on_device else _np
     target_tokens = target_tokens or []
     labels = {
         "self": (tokens, tokens),
@@ -169,15 +210,16 @@ def from_recording(
         arch=arch,
         tokens=list(tokens),
         ids=np.asarray(ids, dtype=np.int64),
-        token_embeddings=_np(recording.embeddings[side][0]),
-        position_embeddings=_np(recording.positions[side]),
-        attention={kind: attention_trace(kind, recs, *labels[kind], detail=recording.detail, scores=scores)
+        token_embeddings=convert(recording.embeddings[side][0]),
+        position_embeddings=convert(recording.positions[side]),
+        attention={kind: attention_trace(kind, recs, *labels[kind], detail=recording.detail, scores=scores,
+                                         on_device=on_device, stacked=recording.stacks.get(kind))
                    for kind, recs in recording.layers.items()},
         target_tokens=list(target_tokens),
         target_ids=None if target_ids is None else np.asarray(target_ids, dtype=np.int64),
         predictions=list(predictions or []),
         truncated=truncated,
         d_head=d_head,
-        residual={stack: _np(torch.cat(xs)) for stack, xs in recording.residual.items()},
-        normed_input=_np(recording.normed[side][0]) if side in recording.normed else None,
+        residual={stack: convert(torch.cat(xs)) for stack, xs in recording.residual.items()},
+        normed_input=convert(recording.normed[side][0]) if side in recording.normed else None,
     )

@@ -30,6 +30,9 @@ class Recording:
                       models, "encoder" / "decoder" / "cross" for the encoder-decoder
     detail            a switch: also keep the residual stream after each layer
     residual[stack]   (b, t, k) per layer, before any final norm; stack is "self", "encoder" or "decoder"
+    scores            a switch: keep each layer's raw scores (False: the records' scores are None)
+    stack             a switch: write each kind's weights into one (L·b, h, t, s) tensor as they are computed,
+                      stacks[kind], each record's probs its layer's slice: a trace needs no copy to stack them
     """
 
     embeddings: dict[str, torch.Tensor] = field(default_factory=dict)
@@ -38,6 +41,38 @@ class Recording:
     layers: dict[str, list[HeadsRecord]] = field(default_factory=dict)
     detail: bool = False
     residual: dict[str, list[torch.Tensor]] = field(default_factory=dict)
+    scores: bool = True
+    stack: bool = False
+    stacks: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    def slots(self, names: dict[str, str], layer: int, n_layers: int) -> dict[str, "LayerSlot"]:
+        """What a block's attentions ("self", "cross") record into at `layer` of `n_layers`."""
+        return {kind: LayerSlot(self, name, layer, n_layers) for kind, name in names.items()}
+
+
+@dataclass
+class LayerSlot:
+    """One layer's attention of one kind, as it records (model/multi_head.py reads keep_scores and probs_into)."""
+
+    recording: Recording
+    kind: str
+    layer: int
+    n_layers: int
+
+    @property
+    def keep_scores(self) -> bool:
+        return self.recording.scores
+
+    def probs_into(self, shape: tuple[int, ...], device) -> torch.Tensor | None:
+        """The slice of the kind's stacked weights this layer's (b, h, t, s) go into (None: not stacked)."""
+        if not self.recording.stack:
+            return None
+        b = shape[0]
+        stacked = self.recording.stacks.get(self.kind)
+        if stacked is None or stacked.shape[1:] != shape[1:] or stacked.device != torch.device(device):
+            stacked = torch.empty((self.n_layers * b, *shape[1:]), dtype=torch.float32, device=device)
+            self.recording.stacks[self.kind] = stacked
+        return stacked[self.layer * b:(self.layer + 1) * b]
 
 
 def _recording(record) -> Recording | None:
@@ -123,7 +158,8 @@ class Stack(nn.Module):
             heads_off = {kind: switches.heads_off(name, layer) for kind, name in names.items()}
             if hooks is not None:
                 x = hooks.edit("residual_in", layer, x)
-            x, records = block(x, mask, context, context_mask, record, heads_off, switches.method,
+            slots = recording.slots(names, layer, len(self.blocks)) if record else False
+            x, records = block(x, mask, context, context_mask, slots, heads_off, switches.method,
                                attention_only=attention_only and layer == last, rotation=rotation,
                                past=None if cache is None else cache.layers[layer], hooks=hooks, layer=layer)
             if hooks is not None and not (attention_only and layer == last):

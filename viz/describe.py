@@ -14,6 +14,8 @@ import re
 
 import numpy as np
 
+from analysis.overview import RowSummary, row_summary
+
 MAX_CHARS = 600  # a screen reader reads it whole: a few sentences, never a table
 MAX_TRACES = 4
 
@@ -47,27 +49,24 @@ def attention_pattern(probs, queries=None, keys=None) -> str:
 def attention_patterns(probs, queries=None, keys=None) -> list[str]:
     """attention_pattern of each (t, s) map of an (n, t, s) stack, computed for all of them at once (the
     every-head grid describes every head on each request)."""
-    # float32 as drawn, read in as few passes as possible (a 12 x 12-head trace at 512 tokens is 151 MB): the
-    # row sums first, and only if one is NaN a copy with NaN (masked) as 0 (a float64 copy took a third of the
-    # every-head figure's time)
-    p = np.asarray(probs, dtype=np.float32)
-    sums = p.sum(axis=2)
-    if np.isnan(sums).any():
-        p = np.fmax(p, np.float32(0))
-        sums = p.sum(axis=2)
-    n, t, s = p.shape
-    live = sums > 0
-    rows = np.arange(t)
-    top = p.argmax(axis=2)
-    weight = np.take_along_axis(p, top[..., None], axis=2)[..., 0]  # the row's largest, without another pass
+    return describe_rows(row_summary(probs), queries, keys)
+
+
+def describe_rows(rows: RowSummary, queries=None, keys=None) -> list[str]:
+    """attention_pattern of each of n maps from its rows' numbers (analysis.overview.row_summary, or its twin
+    computed where the trace is: experiments/view_numbers.py), without the maps themselves."""
+    top, weight, live = rows.top, rows.weight, rows.live
+    n, t = top.shape
+    s = rows.width
+    positions = np.arange(t)
     # a row chooses a place only where its largest weight stands out: at least 1.5 times an even share of
     # the keys it sees (an even row has no place, whatever argmax says)
-    top = np.where(weight >= 1.5 / np.maximum((p > 0).sum(axis=2), 1), top, -2)
+    chosen_top = np.where(weight >= 1.5 / np.maximum(rows.positive, 1), top, -2)
     # which places each row may have (the first token has no previous one), and whether it chose it
-    chosen = {"first": (top == 0, live & (s > 1)), "last": (top == s - 1, live & (s > 1))}
+    chosen = {"first": (chosen_top == 0, live & (s > 1)), "last": (chosen_top == s - 1, live & (s > 1))}
     if t == s:  # self-attention: positions line up
-        chosen.update(previous=(top == rows - 1, live & (rows > 0)), self=(top == rows, live),
-                      next=(top == rows + 1, live & (rows < t - 1)))
+        chosen.update(previous=(chosen_top == positions - 1, live & (positions > 0)),
+                      self=(chosen_top == positions, live), next=(chosen_top == positions + 1, live & (positions < t - 1)))
     places = [place for place in ("previous", "self", "next", "first", "last") if place in chosen]
     hits = np.stack([chosen[place][0] & chosen[place][1] for place in places])  # (places, n, t)
     eligible = np.stack([chosen[place][1].sum(axis=1) for place in places])  # (places, n)
@@ -89,9 +88,10 @@ def attention_patterns(probs, queries=None, keys=None) -> list[str]:
                 how = how.replace("its", "their")
             said.append(f"{who} {how} ({mean:.2f} on average) on {PLACES[places[best]]}")
             continue
-        q, k = np.unravel_index(p[i].argmax(), p[i].shape)
+        q = int(weight[i].argmax())  # the map's largest weight: the first row holding it, at that row's top
+        k = int(top[i, q])
         said.append(f"the attention is spread (largest weight per token {float(weight[i][live[i]].mean()):.2f} on "
-                    f"average); the strongest, {p[i, q, k]:.2f}, goes from {_name(queries, q)} to {_name(keys, k)}")
+                    f"average); the strongest, {weight[i, q]:.2f}, goes from {_name(queries, q)} to {_name(keys, k)}")
     return said
 
 
@@ -194,10 +194,14 @@ def with_alt(layout: dict, data: list) -> dict:
 
 
 def grid_alt(title: str, tiles, names, limit: int = 8) -> str:
-    """The every-head grid: each head with one clear pattern named (up to `limit`), the others counted."""
-    tiles = np.asarray(tiles)
-    rows, cols = tiles.shape[:2]
-    patterns = attention_patterns(tiles.reshape(rows * cols, *tiles.shape[2:]))
+    """The every-head grid: each head with one clear pattern named (up to `limit`), the others counted.
+    tiles: the (R, C, t, s) maps, or their RowSummary (analysis.overview: R·C maps, row-major)."""
+    if isinstance(tiles, RowSummary):
+        patterns, cols = describe_rows(tiles), len(names[0])
+    else:
+        tiles = np.asarray(tiles)
+        rows, cols = tiles.shape[:2]
+        patterns = attention_patterns(tiles.reshape(rows * cols, *tiles.shape[2:]))
     said, more, spread = [], 0, 0
     for r, row in enumerate(names):
         for c, name in enumerate(row):

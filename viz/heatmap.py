@@ -9,6 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from analysis.heads import head_name, kv_group, sharing_sentence
+from analysis.overview import (TILE_CELLS, PooledMaps, layer_average, max_pool, pool_block,  # noqa: F401 (viz's names)
+                               pooled_maps)
 from viz.describe import grid_alt, plain
 from viz.figure import HUNDREDTHS, HUNDREDTHS_GAP, colorscale, figure
 from viz.labels import axis_ticks, label_step, labelled_positions, token_labels
@@ -193,50 +195,6 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     return figure([heatmap], layout)
 
 
-def layer_average(probs) -> np.ndarray:
-    """(L, H, t, s) -> (L, t, s): each layer's attention averaged over its heads (rows still sum to 1)."""
-    probs = _check(probs, 4, "probs")
-    return probs.mean(axis=1)
-
-
-# The most rows and columns a tile of a tiled overview draws. A tile is drawn ~80 px wide (12 heads side by
-# side): it cannot show 512 columns. Longer inputs are max-pooled into blocks of k x k token pairs, so a
-# one-token stripe (a previous-token head's diagonal, a sink's column) survives as a stripe of full
-# strength; the figure says so, and the head opened in detail shows every weight.
-TILE_CELLS = 64
-
-
-def pool_block(count: int, cells: int = TILE_CELLS) -> int:
-    """k for k x k max pooling that draws `count` tokens in at most `cells` rows or columns (1: none)."""
-    return max(1, -(-count // cells))
-
-
-def max_pool(tiles: np.ndarray, block: int, mask=None) -> np.ndarray:
-    """(..., t, s) -> (..., ceil(t/k), ceil(s/k)): the largest value of each k x k block (a block cut short
-    by the edge takes the largest of what it has). NaN, and cells where the (t, s) mask is False, count as 0.
-    Unpooled (k = 1) only the mask and NaN are applied."""
-    tiles = np.asarray(tiles, dtype=np.float32)
-    mask = None if mask is None else np.asarray(mask, dtype=bool)
-    if mask is not None and mask.all():  # nothing hidden (an encoder): no masked copy of every weight
-        mask = None
-    t, s = tiles.shape[-2:]
-    rows, cols = -(-t // block), -(-s // block)
-    # every k-th row, then every k-th column, folded in with fmax (which passes over NaN): a few passes over
-    # strided slices, several times faster than numpy's max over a reshaped block axis
-    pooled = np.zeros(tiles.shape[:-2] + (rows, s), dtype=np.float32)
-    for k in range(block):
-        part = tiles[..., k::block, :]
-        if mask is not None:
-            part = np.where(mask[k::block], part, np.float32(0))
-        np.fmax(pooled[..., :part.shape[-2], :], part, out=pooled[..., :part.shape[-2], :])
-    if block > 1:
-        rows_pooled, pooled = pooled, np.zeros(tiles.shape[:-2] + (rows, cols), dtype=np.float32)
-        for k in range(block):
-            part = rows_pooled[..., k::block]
-            np.fmax(pooled[..., :part.shape[-1]], part, out=pooled[..., :part.shape[-1]])
-    return pooled
-
-
 def _pooled_labels(labels: list[str], block: int) -> list[str]:
     """A block's name from its first and last token: "the…mat (#8-15)"; unpooled, "mat (#6)"."""
     if block == 1:
@@ -291,15 +249,31 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     pairs), and the title says so.
     """
     tiles = _check(tiles, 4, "tiles")
-    rows, cols, t_full, s_full = tiles.shape
+    rows, cols = tiles.shape[:2]
     if len(names) != rows or any(len(r) != cols for r in names):
         raise ValueError(f"names must be {rows} lists of {cols} labels, one per tile")
-    # the text alternative reads every weight, before any pooling
-    shown = None if mask is None else _mask(mask, tiles)
-    alt = grid_alt(title, tiles if shown is None or shown.all() else np.where(shown, tiles, np.float32(0)), names)
-    # Masked and NaN cells are 0: the background the gaps have.
-    block = pool_block(max(t_full, s_full))
-    tiles = max_pool(tiles, block, None if mask is None else _mask(mask, tiles))
+    if mask is not None:
+        _mask(mask, tiles)
+    return tiled_overview(pooled_maps(tiles, mask), names, title, font_size, tile_px, queries, keys, selected,
+                          token_ticks)
+
+
+def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12, tile_px: int = 170,
+                   queries=None, keys=None, selected: tuple[int, int] | None = None,
+                   token_ticks: bool = False) -> go.Figure:
+    """tiled_heatmap from what it draws: the maps already pooled and their rows' numbers for the text
+    alternative (analysis.overview.pooled_maps, or its twin computed where the trace is: experiments/view_numbers.py)."""
+    tiles, block = maps.tiles, maps.block
+    rows, cols = tiles.shape[:2]
+    if len(names) != rows or any(len(r) != cols for r in names):
+        raise ValueError(f"names must be {rows} lists of {cols} labels, one per tile")
+    t_full, s_full = maps.shape
+    if queries is not None and len(queries) != t_full:
+        raise ValueError(f"{len(queries)} query labels for {t_full} query rows: pass one label per row (attention.queries)")
+    if keys is not None and len(keys) != s_full:
+        raise ValueError(f"{len(keys)} key labels for {s_full} key columns: pass one label per column (attention.keys)")
+    # the text alternative reads every weight, before any pooling (through its rows' numbers)
+    alt = grid_alt(title, maps.rows, names)
     t, s = tiles.shape[-2:]
     if block > 1:
         title += (f"<br><sub>Each tile is {t} × {s} cells: a cell is the largest weight of {block} × {block} "
@@ -407,14 +381,22 @@ def all_heads_grid(probs, queries=None, keys=None, title: str = "Every head: row
               which query heads share one (0, or as many as the query heads: no boxes)
     """
     probs = _check(probs, 4, "probs", queries, keys)
-    n_layers, n_heads = probs.shape[:2]
+    return all_heads_overview(pooled_maps(probs, None if mask is None else _mask(mask, probs)), queries, keys,
+                              title, font_size, selected, kv_heads)
+
+
+def all_heads_overview(maps: PooledMaps, queries=None, keys=None,
+                       title: str = "Every head: rows are layers, columns are heads", font_size: int = 12,
+                       selected: tuple[int, int] | None = None, kv_heads: int = 0) -> go.Figure:
+    """all_heads_grid from what it draws: every head pooled (analysis.overview.pooled_maps of the (L, H, t, s)
+    weights, or its twin computed where the trace is: experiments/view_numbers.py)."""
+    n_layers, n_heads = maps.tiles.shape[:2]
     names = [[head_name(layer, head) for head in range(n_heads)] for layer in range(n_layers)]
     groups = [kv_group(head, n_heads, kv_heads) for head in range(0, n_heads, n_heads // kv_heads)] \
         if 0 < kv_heads < n_heads else []
     if groups:
         title += f"<br><sub>{sharing_sentence(groups, n_heads)}</sub>"
-    fig = tiled_heatmap(probs, names, title, mask=mask, font_size=font_size, queries=queries, keys=keys,
-                        selected=selected)
+    fig = tiled_overview(maps, names, title, font_size=font_size, queries=queries, keys=keys, selected=selected)
     if groups:
         layout = fig._plain_parts()[1]
         grid = layout["meta"]["tile_grid"]
@@ -431,6 +413,14 @@ def all_heads_grid(probs, queries=None, keys=None, title: str = "Every head: row
 def layer_average_grid(probs, title: str = "Average over heads, per layer", mask=None,
                        font_size: int = 12) -> go.Figure:
     """Each layer's head-averaged attention side by side: probs (L, H, t, s) -> one row of L tiles."""
-    average = layer_average(probs)  # (L, t, s)
-    names = [[f"L{layer + 1} mean" for layer in range(average.shape[0])]]
-    return tiled_heatmap(average[None], names, title, mask=mask, font_size=font_size)
+    average = layer_average(_check(probs, 4, "probs"))  # (L, t, s)
+    return layer_average_overview(pooled_maps(average[None], None if mask is None else _mask(mask, average)), title,
+                                  font_size)
+
+
+def layer_average_overview(maps: PooledMaps, title: str = "Average over heads, per layer",
+                           font_size: int = 12) -> go.Figure:
+    """layer_average_grid from what it draws: the (1, L) layer averages pooled (analysis.overview.pooled_maps,
+    or experiments/view_numbers.py)."""
+    names = [[f"L{layer + 1} mean" for layer in range(maps.tiles.shape[1])]]
+    return tiled_overview(maps, names, title, font_size=font_size)

@@ -43,7 +43,7 @@ def quick(registry: "ModelRegistry", name, text) -> bool:
     except InputError:
         return True
     config = model.config
-    cached = registry.cache.peek((name, text))
+    cached = registry.cache.peek((name, text)) or registry.device_cache.peek((name, text))
     if cached is not None:
         tokens = max(len(cached.tokens), len(cached.target_tokens))
     elif model.arch == "encoder-decoder":

@@ -12,7 +12,9 @@ import gradio as gr
 import numpy as np
 
 from analysis import head_stats as stats
+from analysis.overview import HostViews
 from analysis.heads import head_name, kv_group, parse_head_name
+from experiments.view_numbers import views as views_of
 from ui.page.tabspec import TabSpec
 from ui.page import components
 from ui.tabs import sampling
@@ -136,19 +138,21 @@ STATS_KEY = (
 def stats_table(registry: ModelRegistry, name: str, text: str, kind: str | None) -> dict[str, list]:
     """Each head's statistics as plain columns (analysis.head_stats.head_columns; pd.DataFrame(...) for a
     frame): the table is rebuilt on every request, and a DataFrame would cost more than the statistics."""
-    trace = registry.trace(name, text)
-    return trace_stats(registry, name, trace, attention_of(trace, kind))
+    views = views_of(registry, name, text)
+    return trace_stats(registry, name, views.trace, attention_of(views.trace, kind), views)
 
 
-def trace_stats(registry: ModelRegistry, name: str, trace, att) -> dict[str, list]:
-    """stats_table of a trace at hand and one of its attention kinds."""
+def trace_stats(registry: ModelRegistry, name: str, trace, att, views=None) -> dict[str, list]:
+    """stats_table of a trace at hand and one of its attention kinds. views: what computes the numbers
+    (experiments.view_numbers.views; by default numpy on the trace's arrays)."""
+    views = HostViews(trace) if views is None else views
     if att.kind != "self":
-        return stats.head_columns(att.probs, att.mask, aligned=att.kind != "cross")
+        return stats.columns(views.numbers(att, aligned=att.kind != "cross"), att.n_layers, att.n_heads)
     added = registry.get(name).added_ids  # the special tokens the model added ([CLS], [SEP], <s>) by position
     special = [i for i, token_id in enumerate(trace.ids) if int(token_id) in added]
     special_name = "/".join(dict.fromkeys(trace.tokens[i] for i in special)) or "special"
-    return stats.head_columns(att.probs, att.mask, aligned=True, special_keys=special if special else None,
-                              special_name=special_name, ids=trace.ids)
+    numbers = views.numbers(att, aligned=True, special_keys=special if special else None, ids=trace.ids)
+    return stats.columns(numbers, att.n_layers, att.n_heads, special_name)
 
 
 def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, layer=None, head=None):
@@ -158,14 +162,14 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, lay
     Returns (notice, tokens, all-heads figure, layer-average figure, stats columns, the name of the
     head open in detail for the picker, or None). What the model predicts is `predictions` (its own endpoint,
     /predict: generating text costs more than drawing every head)."""
-    trace = registry.trace(name, text)  # read once: every part below is of this one trace
-    att = attention_of(trace, kind)
+    views = views_of(registry, name, text)  # read once: every part below is of this one trace
+    trace, att = views.trace, attention_of(views.trace, kind)
     font = figure_font(presenter)
     selected = selected_head(att, layer, head)
-    grid = heads_grid(att, font, selected, registry.get(name).config.kv_heads)
-    average = heatmap.layer_average_grid(att.probs, mask=att.mask, font_size=font,
-                                         title=f"Average over the {att.n_heads} heads of each layer")
-    columns = trace_stats(registry, name, trace, att)
+    grid = heads_grid(att, font, selected, registry.get(name).config.kv_heads, views)
+    average = heatmap.layer_average_overview(views.averages(att), font_size=font,
+                                             title=f"Average over the {att.n_heads} heads of each layer")
+    columns = trace_stats(registry, name, trace, att, views)
     return (notice(registry, name, trace), token_view(trace), grid, average, columns,
             head_name(*selected) if selected else None)
 
@@ -178,26 +182,35 @@ def selected_head(att, layer, head) -> tuple[int, int] | None:
     return check_index(layer, att.n_layers, "layer"), check_index(head, att.n_heads, "head")
 
 
-def heads_grid(att, font: int, selected: tuple[int, int] | None, kv_heads: int = 0):
-    """kv_heads: the model's key/value heads; fewer than its query heads box the groups that share them."""
-    return heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask, font_size=font, selected=selected,
-                                  kv_heads=kv_heads,
-                                  # two lines: as one, presenter mode's larger type ran it off the figure's right edge
-                                  title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
-                                        + "<br>click a tile to open it above" + (" (▶ the one open)" if selected else ""))
+def heads_grid(att, font: int, selected: tuple[int, int] | None, kv_heads: int = 0, views=None):
+    """kv_heads: the model's key/value heads; fewer than its query heads box the groups that share them.
+    views: what pools the heads (experiments.view_numbers.views; by default numpy on att's arrays)."""
+    maps = (views or HostViews(None)).heads(att)
+    return heatmap.all_heads_overview(maps, att.queries, att.keys, font_size=font, selected=selected, kv_heads=kv_heads,
+                                      # two lines: as one, presenter mode's larger type ran it off the figure's right edge
+                                      title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
+                                            + "<br>click a tile to open it above" + (" (▶ the one open)" if selected else ""))
+
+
+def head_view(registry: ModelRegistry, name, text, layer, head, kind=None):
+    """(views, attention, 0-based layer, 0-based head) from 1-based UI numbers, checked against the model."""
+    views = views_of(registry, name, text)
+    att = attention_of(views.trace, kind)
+    return views, att, check_index(layer, att.n_layers, "layer"), check_index(head, att.n_heads, "head")
 
 
 def grid_view(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False):
     """The grid with the head open in detail outlined, and that head's name for the picker."""
-    att = registry.attention(name, text, kind)
+    views = views_of(registry, name, text)
+    att = attention_of(views.trace, kind)
     selected = selected_head(att, layer, head)
-    return (heads_grid(att, figure_font(presenter), selected, registry.get(name).config.kv_heads),
+    return (heads_grid(att, figure_font(presenter), selected, registry.get(name).config.kv_heads, views),
             head_name(*selected) if selected else None)
 
 
 def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, presenter=False, quiz=False):
     """The detail figure of one head (layer and head are 1-based, as shown); in quiz mode without its weights."""
-    att, layer0, head0 = registry.layer_head(name, text, layer, head, kind)
+    views, att, layer0, head0 = head_view(registry, name, text, layer, head, kind)
     title = f"Layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}"
     config = registry.get(name).config
     group = kv_group(head0, config.n_heads, config.kv_heads)
@@ -206,14 +219,14 @@ def show_head(registry: ModelRegistry, text, name, layer, head, kind=None, prese
     if quiz:
         title = f"Quiz · layer {layer0 + 1}, head {head0 + 1}: where does each token look?"
     return heatmap.attention_heatmap(
-        att.probs[layer0, head0], att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
+        views.head(att, layer0, head0), att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
         title=title, hidden=bool(quiz), max_height=screen_height(presenter))
 
 
 def quiz_choices(registry: ModelRegistry, text, name, kind=None) -> tuple[list, list, int]:
     """The quiz's pickers: (query rows, key columns) as (label, index) pairs, and the row asked first
     (the last token: in a causal model it has the most keys to choose from)."""
-    att = registry.attention(name, text, kind)
+    att = attention_of(views_of(registry, name, text).trace, kind)
     rows = [(f"{i + 1}: {plain_label(token)}", i) for i, token in enumerate(att.queries)]  # text, not HTML
     keys = [(f"{j + 1}: {plain_label(token)}", j) for j, token in enumerate(att.keys)]
     return rows, keys, len(rows) - 1
@@ -222,17 +235,18 @@ def quiz_choices(registry: ModelRegistry, text, name, kind=None) -> tuple[list, 
 def reveal(registry: ModelRegistry, text, name, layer, head, kind, presenter, row, guess):
     """The quiz answered: the head's weights with the asked row outlined and the class's guess marked,
     and a sentence saying where the row really looks and how the guess fared."""
-    att, layer0, head0 = registry.layer_head(name, text, layer, head, kind)
-    t, s = att.probs.shape[-2:]
+    views, att, layer0, head0 = head_view(registry, name, text, layer, head, kind)
+    probs = views.head(att, layer0, head0)  # (t, s)
+    t, s = probs.shape
     if not isinstance(row, int) or not 0 <= row < t:
         raise InputError("Pick the token that looks (a row) first.")
     if guess is not None and (not isinstance(guess, int) or not 0 <= guess < s):
         raise InputError("Pick the class's guess among the tokens it can look at.")
-    weights = att.probs[layer0, head0, row]
+    weights = probs[row]
     keys = [markdown_label(token) for token in att.keys]  # escaped once (html.escape on token_labels: "&lt;s&gt;")
     best = int(np.argmax(weights))
     figure = heatmap.attention_heatmap(
-        att.probs[layer0, head0], att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
+        probs, att.queries, att.keys, mask=att.mask, font_size=figure_font(presenter),
         title=f"Revealed · layer {layer0 + 1}, head {head0 + 1} · {KIND_LABELS[att.kind]}", row=row, guess=guess,
         max_height=screen_height(presenter))
     answer = (f"**{markdown_label(att.queries[row])}** looks most at **{keys[best]}** "
@@ -333,7 +347,7 @@ def build(ctx: Context) -> None:
             registry, text, name, kind, presenter, layer, head)
         if note:
             warn(note, escaped=True)
-        trace = registry.trace(name, text)  # cached: the trace analyze just read
+        trace = views_of(registry, name, text).trace  # cached: the trace analyze just read
         note = "\n\n".join(part for part in (note, token_notes(trace)) if part)
         return note, token_pairs, grid_fig, average_fig, components.table(columns), shown
 
