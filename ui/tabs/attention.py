@@ -6,8 +6,6 @@ statistics (downloadable) and what the model predicts. Handlers are plain functi
 """
 from __future__ import annotations
 
-import re
-
 import gradio as gr
 import numpy as np
 
@@ -17,7 +15,7 @@ from analysis.heads import head_name, kv_group, parse_head_name
 from experiments.view_numbers import views as views_of
 from ui.page.tabspec import TabSpec
 from ui.page import components
-from ui.tabs import sampling
+from ui.tabs import predictions, sampling
 from ui.page.context import Context, figure_font, screen_height
 from ui.page.messages import InputError, check_beam, check_index, clean_text, warn
 from ui.page.outputs import UNCHANGED, Change, hidden, visible
@@ -26,13 +24,10 @@ from ui.runtime.events import quick
 from model.registry import ModelRegistry, attention_of
 from ui.page.labels import KIND_LABELS, head_choices
 from viz import heatmap
-from viz.labels import EMPTY, markdown_label, plain_label, token_labels
+from viz.labels import markdown_label, plain_label
 
 TAB = TabSpec(id="attention", label="Every head", figure="#head-detail")
 TAB_ID = TAB.id
-TOP_K = 5
-GENERATE_TOKENS = 12
-NO_REPEAT = 3  # the continuation never repeats a run of this many tokens (model.api.LoadedModel.generate)
 
 # Scrolls only to a head the detail does not show yet: Gradio's dropdown also sends its event when it is
 # opened and closed without a pick, and the page jumped up to the detail each time.
@@ -43,8 +38,6 @@ SCROLL_TO_DETAIL_JS = """(choice) => {
     const shown = at >= 0 && !/[0-9]/.test(title.charAt(at + key.length));
     if (el && !shown) el.scrollIntoView({behavior: 'smooth', block: 'start'});
     return choice; }"""
-NO_MASK_HELP = ("No `<mask>` in the text. Replace a word with `<mask>` to ask the model to fill it in, "
-                "e.g. *The cat sat on the &lt;mask&gt;*.")
 
 
 # ---- handlers: pure functions of the registry and the inputs ------------------------------------
@@ -60,66 +53,6 @@ def notice(registry: ModelRegistry, name: str, trace) -> str:
         limit = registry.get(name).config.max_len
         notes.append(f"⚠️ The text is longer than the model's context: showing the first {limit} tokens.")
     return "\n\n".join(notes)
-
-
-END_NOTE = ("\n\n*&lt;/s&gt;* is the end-of-line token: the model predicts that the text ends here "
-            "(it was trained on one sentence or gloss per line).")
-BYTE_TOKEN = re.compile(r"<0x[0-9A-F]{2}>")
-
-
-def continuation_text(continuation: str) -> str:
-    """The greedy continuation alone (the input is already on screen), or why there is none."""
-    if not continuation.strip():
-        return ("**Greedy continuation:** none. Its most likely next token is &lt;/s&gt;, the end of the line, so "
-                "greedy decoding stops at once.")
-    return (f"**Greedy continuation** (the next {GENERATE_TOKENS} tokens at most, each the most likely one that "
-            f"does not repeat a run of {NO_REPEAT} tokens already written): …{markdown_label(continuation)}\n\n"
-            f"*The ban on repeats is there because a small model's single likeliest token often loops "
-            f"(“the act of the act of …”); Sampling below at T = 0 is plain greedy decoding, without the ban.*")
-
-
-def token_notes(trace) -> str:
-    """Markdown explaining unusual tokens in this text (empty when there are none)."""
-    notes = []
-    if any(BYTE_TOKEN.fullmatch(str(token)) for token in trace.tokens):
-        notes.append("Tokens such as `<0xF0>` are single bytes: the tokenizer has no piece for that character "
-                     "(an emoji, a rare letter), so it spells out the character's UTF-8 bytes, one token each "
-                     "(an emoji takes four).")
-    if any(label == EMPTY for label in token_labels(trace.tokens)):
-        notes.append(f"{EMPTY} marks a token that is empty when printed.")
-    return "\n\n".join(notes)
-
-
-def no_head_note(name: str) -> str:
-    return (f"**No predictions: {name} has no word-prediction head.** It was published without one: it was "
-            "trained to turn a whole sentence into one vector (for comparing meanings), not to predict or fill "
-            "in words, so there is nothing honest to show here. Its attention is real: every view works on it.")
-
-
-def predictions(registry: ModelRegistry, name: str, text: str) -> str:
-    """What the model does with the text, as Markdown: next tokens (lm), fillers (mlm), ISO date (dates)."""
-    model = registry.get(name)
-    text = clean_text(text, registry.max_chars(name))
-    if not model.has_lm_head:
-        return no_head_note(name)
-    if model.arch == "decoder":
-        rows = "\n".join(f"| {markdown_label(token)} | {p:.1%} |" for token, p in model.next_tokens(text, TOP_K))
-        continuation = model.generate(text, GENERATE_TOKENS, no_repeat_ngram=NO_REPEAT)
-        return (f"**Next token** (top {TOP_K})\n\n| token | probability |\n|---|---|\n{rows}\n\n"
-                f"{continuation_text(continuation)}{END_NOTE if markdown_label('</s>') in rows else ''}")
-    if model.arch == "encoder":
-        answers = model.fill(text, TOP_K)
-        if not answers:
-            return NO_MASK_HELP
-        blocks = []
-        for n, answer in enumerate(answers, 1):
-            rows = "\n".join(f"| {markdown_label(token)} | {p:.1%} |" for token, p in answer)
-            blocks.append(f"**&lt;mask&gt; {n}** (top {TOP_K})\n\n| token | probability |\n|---|---|\n{rows}")
-        return "\n\n".join(blocks)
-    if model.arch == "classifier":
-        rows = "\n".join(f"| {category} | {p:.1%} |" for category, p in model.classify(text, TOP_K))
-        return f"**Category** (top {TOP_K}; more in the Classifier tab)\n\n| category | probability |\n|---|---|\n{rows}"
-    return f"**ISO 8601:** `{model.translate(text)}`"
 
 
 STATS_KEY = (
@@ -348,11 +281,11 @@ def build(ctx: Context) -> None:
         if note:
             warn(note, escaped=True)
         trace = views_of(registry, name, text).trace  # cached: the trace analyze just read
-        note = "\n\n".join(part for part in (note, token_notes(trace)) if part)
+        note = "\n\n".join(part for part in (note, predictions.token_notes(trace)) if part)
         return note, token_pairs, grid_fig, average_fig, components.table(columns), shown
 
     def run_predict(text, name):
-        return predictions(registry, name, text)
+        return predictions.predictions(registry, name, text)
 
     def run_show_head(text, name, layer, head, kind, presenter, quiz=False):
         return show_head(registry, text, name, layer, head, kind, presenter, quiz)

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from analysis import head_stats as stats
-from ui.tabs import attention
+from ui.tabs import attention, predictions
 from ui.page.links import ViewSettings, make_link, parse_query
 from model.registry import ModelRegistry
 from ui.page.labels import head_choices
@@ -69,7 +69,7 @@ def test_unknown_model_names_the_choices(registry):
 def test_analyze_lm_gives_every_core_output(registry):
     note, tokens, grid, average, frame, shown = attention.analyze(
         registry, "The cat sat on the mat", "lm", layer=2, head=3)
-    predicted = attention.predictions(registry, "lm", "The cat sat on the mat")
+    predicted = predictions.predictions(registry, "lm", "The cat sat on the mat")
     trace = registry.trace("lm", "The cat sat on the mat")
     att = trace.attention["self"]
     assert note == ""
@@ -96,14 +96,14 @@ def test_show_head_matches_the_trace_and_checks_ranges(registry):
 
 
 def test_mlm_predictions_per_mask_and_help_without_one(registry):
-    assert attention.predictions(registry, "mlm", "The cat sat on the <mask>").count("&lt;mask&gt; 1") == 1
-    assert "Replace a word with `<mask>`" in attention.predictions(registry, "mlm", "The cat sat")
+    assert predictions.predictions(registry, "mlm", "The cat sat on the <mask>").count("&lt;mask&gt; 1") == 1
+    assert "Replace a word with `<mask>`" in predictions.predictions(registry, "mlm", "The cat sat")
 
 
 def test_dates_kinds_translation_and_cross_attention_stats(registry):
     assert registry.kinds("dates") == ("encoder", "decoder", "cross")
     out = attention.analyze(registry, "Saturday, 21st of November 2026", "dates", "cross")
-    assert attention.predictions(registry, "dates", "Saturday, 21st of November 2026") == "**ISO 8601:** `2026-11-21`"
+    assert predictions.predictions(registry, "dates", "Saturday, 21st of November 2026") == "**ISO 8601:** `2026-11-21`"
     assert np.isnan(out[4]["previous"]).all()  # no "previous token" across two sequences
     iso = attention.translate(registry, "Saturday, 21st of November 2026")
     assert iso == registry.get("dates").translate("Saturday, 21st of November 2026")

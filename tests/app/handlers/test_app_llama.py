@@ -14,7 +14,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from tests.llama_checkpoints import save_tiny
-from ui.tabs import attention, induction, interventions, learning, multihead, positions, steps
+from ui.tabs import attention, induction, predictions, interventions, learning, multihead, positions, steps
 from model.registry import ModelRegistry
 from ui.page.messages import InputError
 from viz.labels import token_labels
@@ -64,7 +64,7 @@ def test_the_attention_tab_and_head_statistics(registry, name):
     note, tokens, grid, average, columns, _ = attention.analyze(registry, TEXT, name)
     assert note == "" and isinstance(grid, go.Figure) and isinstance(average, go.Figure)
     assert columns["head"] == [f"L{layer} H{head}" for layer in (1, 2) for head in (1, 2, 3, 4)]
-    assert "next token" in attention.predictions(registry, name, TEXT).lower()
+    assert "next token" in predictions.predictions(registry, name, TEXT).lower()
     detail = attention.show_head(registry, TEXT, name, 2, 3)
     assert list(detail.layout.xaxis.ticktext) == token_labels([t for t, _ in tokens])
     shared = "keys and values shared by " + ("H3–H4" if name == "tiny-llama" else "H1–H4")

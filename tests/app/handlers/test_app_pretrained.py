@@ -14,7 +14,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from model import api
-from ui.tabs import attention, learning, masking, multihead, positions, steps
+from ui.tabs import attention, learning, masking, multihead, positions, predictions, steps
 from ui.page import controls
 from model.registry import ModelRegistry
 from ui.page.labels import head_choices
@@ -66,7 +66,7 @@ def test_text_minilm_reads_as_nothing_is_refused_plainly(registry):
 
 
 def test_predictions_say_plainly_there_are_none(registry):
-    text = attention.predictions(registry, "minilm", "The cat sat on the [MASK].")
+    text = predictions.predictions(registry, "minilm", "The cat sat on the [MASK].")
     assert "no word-prediction head" in text and "|" not in text  # no table of invented guesses
 
 
@@ -154,7 +154,7 @@ def test_extra_models_come_from_the_setting_alone(model_assets, tmp_path, monkey
     assert "someone/remote-bert" in registry.errors["remote-bert"] and "HF_HUB_OFFLINE" in registry.errors["remote-bert"]
     out = attention.analyze(registry, "the cat sat on the mat", "tiny")
     assert [t for t, _ in out[1]] == ["[CLS]", "the", "cat", "sat", "on", "the", "mat", "[SEP]"]
-    assert "mask" in attention.predictions(registry, "tiny", "the cat [MASK] on the mat").lower()
+    assert "mask" in predictions.predictions(registry, "tiny", "the cat [MASK] on the mat").lower()
     with pytest.raises(InputError, match="could not be loaded"):
         registry.trace("broken", "the cat")
     with pytest.raises(InputError, match="Unknown model"):

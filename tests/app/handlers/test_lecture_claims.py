@@ -11,7 +11,7 @@ import pytest
 
 from analysis import head_stats as stats
 from model.sizes import head_sizes
-from ui.tabs import attention, encoder_decoder, masking, multihead, positions, steps
+from ui.tabs import attention, predictions, encoder_decoder, masking, multihead, positions, steps
 from ui.page.links import ViewSettings, make_link, parse_query
 from ui.page.labels import head_choices
 from ui.page.messages import InputError
@@ -144,8 +144,8 @@ def test_links_keep_the_tabs_own_settings(registry):
 
 # ---- predictions --------------------------------------------------------------------------------
 def test_the_greedy_continuation_shows_the_continuation_only(registry):
-    shown = attention.predictions(registry, "lm", SENTENCE)
-    continuation = registry.get("lm").generate(SENTENCE, attention.GENERATE_TOKENS)
+    shown = predictions.predictions(registry, "lm", SENTENCE)
+    continuation = registry.get("lm").generate(SENTENCE, predictions.GENERATE_TOKENS)
     line = shown.split("**Greedy continuation")[1]
     assert "Susan" not in line, "the input is on screen already"
     assert ("none" in line and "&lt;/s&gt;" in line) if not continuation.strip() else continuation.strip() in line
@@ -153,8 +153,8 @@ def test_the_greedy_continuation_shows_the_continuation_only(registry):
 
 
 def test_byte_tokens_are_explained_where_they_appear(registry):
-    assert "<0xF0>" in attention.token_notes(registry.trace("lm", "I love 🤗"))
-    assert attention.token_notes(registry.trace("lm", SENTENCE)) == ""
+    assert "<0xF0>" in predictions.token_notes(registry.trace("lm", "I love 🤗"))
+    assert predictions.token_notes(registry.trace("lm", SENTENCE)) == ""
 
 
 # ---- the all-heads grid and the multi-head figure -------------------------------------------------

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from ui.tabs import (attention, flow as ui_flow, generation, induction, interventions, learning, lens, multihead,
+from ui.tabs import (attention, predictions, flow as ui_flow, generation, induction, interventions, learning, lens, multihead,
                 positions, qk, sampling, steps)
 from model.registry import ModelRegistry
 
@@ -33,7 +33,7 @@ def test_every_head_and_its_statistics_cover_270_heads(registry):
     assert np.shape(average.data[0].z)[0] > 0
     detail = attention.show_head(registry, TEXT, "smollm2", 30, 9)
     assert "keys and values shared by H7–H9" in detail.layout.title.text
-    assert "▁Paris" in attention.predictions(registry, "smollm2", TEXT)
+    assert "▁Paris" in predictions.predictions(registry, "smollm2", TEXT)
 
 
 def test_step_by_step_turns_q_and_k_and_names_the_shared_heads(registry):

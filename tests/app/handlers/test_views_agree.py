@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from ui.tabs import lens
+from ui.tabs import lens, predictions
 from model.registry import ModelRegistry
 
 
@@ -48,10 +48,10 @@ def test_greedy_continuation_says_what_it_bans_and_sampling_at_zero_is_plain_gre
     from ui.tabs import attention, sampling as ui_sampling
     text = "the act of"
     lm = registry.get("lm")
-    banned = lm.generate(text, attention.GENERATE_TOKENS, no_repeat_ngram=3)
+    banned = lm.generate(text, predictions.GENERATE_TOKENS, no_repeat_ngram=3)
     plain = lm.generate(text, 8, no_repeat_ngram=0)
     assert not plain.startswith(banned[:len(plain)])  # the case a lecturer met: the two part
-    shown = attention.predictions(registry, "lm", text)
+    shown = predictions.predictions(registry, "lm", text)
     assert "does not repeat a run of 3 tokens" in shown and "without the ban" in shown
     _, sample = ui_sampling.view(registry, text, "lm", 0.0, 0, 1.0, 0, 8)
     assert plain.strip() in sample.replace("\\", "") and "plain greedy decoding" in sample
