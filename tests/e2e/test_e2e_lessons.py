@@ -63,8 +63,9 @@ def settled(page, position: str, title: str = "") -> None:
     page.wait_for_function("([p, t]) => (document.querySelector('#lesson-position') || {}).innerText?.trim() === p"
                            " && document.querySelector('#lesson-text').innerText.includes(t)", arg=[position, title])
     # every view in, and Plotly's last relayout (its drawn size) after the answer: the shown figures' boxes keep still
-    wait_until_settled(page, "[...document.querySelectorAll('[role=tabpanel] .js-plotly-plot')].filter(e => e.offsetParent)"
-                             ".map(e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom, r.width]; })")
+    wait_until_settled(page, "[...document.querySelectorAll('[role=tabpanel] .js-plotly-plot')]"
+                             ".filter(e => e.offsetParent).map(e => { const r = e.getBoundingClientRect();"
+                             " return [r.top, r.bottom, r.width]; })")
 
 
 def main_figure_box(page, tab: str) -> dict:
