@@ -127,9 +127,11 @@ def sentence_box(page):
     return page.locator("#sentence textarea, #sentence input").first
 
 
-# Gradio marks every output an event is still computing: a status tracker without "hide", a pending block.
+# Gradio marks every output an event is still computing: a status tracker without "hide", a pending block. A
+# tracker that shows an event's error (its "error" badge, kept until the next event) is not computing: counted as
+# busy, a page whose last answer was an error never settled, and each such test's page waited 30 s at its close.
 IDLE_JS = ("() => !document.querySelector('.pending') && ![...document.querySelectorAll("
-           "'[data-testid=status-tracker]')].some(e => !/\\bhide\\b/.test(e.className))")
+           "'[data-testid=status-tracker]')].some(e => !/\\bhide\\b/.test(e.className) && !e.querySelector('.error'))")
 
 
 def stop_training_if_running(page) -> bool:

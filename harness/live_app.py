@@ -68,6 +68,9 @@ def start_app(log: Path, env: dict | None = None, command: list[str] | None = No
     """Start the app and return once it answers HTTP; fail with the end of its log if it does not."""
     port = free_port()
     log = Path(log)
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # each pytest-xdist worker starts its own servers
+    if worker:  # their logs side by side: a log shared by two servers would give one the other's URL
+        log = log.with_name(f"{log.stem}-{worker}{log.suffix}")
     log.parent.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
                 "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1", **(env or {})}

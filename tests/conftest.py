@@ -101,6 +101,15 @@ def smollm2():
     return api.load("smollm2", device="cpu", context=512)
 
 
+def pytest_collection_modifyitems(items):
+    """The browser tests (tests/e2e) run last, in each process. Their session-long Playwright keeps an asyncio
+    loop running in the process's thread, and a later test that calls asyncio.run (tests/app/api) fails there:
+    under pytest-xdist a worker takes modules in this order, so none gets a non-browser module after a browser one.
+    Stable: the order within each part is kept."""
+    e2e = Path(__file__).parent / "e2e"
+    items.sort(key=lambda item: Path(item.path).is_relative_to(e2e))
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "trains: the test starts toy trainings on a live app; afterwards every slot "
                                        "of that app must be free (tests/trainings_left.py)")

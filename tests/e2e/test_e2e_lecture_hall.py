@@ -189,7 +189,8 @@ def test_quiz_hides_the_weights_until_revealed(page, live):
     page.wait_for_function("() => document.querySelector('#quiz-answer').innerText.includes('looks most at')")
     answer = page.inner_text("#quiz-answer")
     assert "guessed" in answer and "sat" in answer, answer
-    page.wait_for_function(f"() => document.querySelector('{DETAIL} .gtitle').textContent.startsWith('Revealed')")
+    page.wait_for_function(f"() => (document.querySelector('{DETAIL} .gtitle') || {{}}).textContent"
+                           "?.startsWith('Revealed')")
     assert page.query_selector(f"{DETAIL} .colorbar"), "the revealed figure has its colour scale"
     link = page.input_value("#view-link textarea, #view-link input")
     assert "quiz=1" in link and "presenter=1" in link

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from analysis import lessons as fmt
-from harness.browser import WAIT_MS, wait_until_idle
+from harness.browser import WAIT_MS, wait_until_idle, wait_until_settled
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_e2e_lecture_hall import SCREEN, TABS
 from ui.lessons.library import SHIPPED, lesson_files
@@ -63,9 +63,10 @@ def settled(page, position: str, title: str = "") -> None:
     """Wait until the player shows this step (its position and title) and every view has arrived."""
     page.wait_for_function("([p, t]) => (document.querySelector('#lesson-position') || {}).innerText?.trim() === p"
                            " && document.querySelector('#lesson-text').innerText.includes(t)", arg=[position, title])
-    wait_until_idle(page)
-    page.wait_for_timeout(500)  # Plotly's last relayout (its drawn size) after the answer
-    wait_until_idle(page)
+    # every view in, and Plotly's last relayout (its drawn size) after the answer: the shown figures' boxes keep still
+    wait_until_settled(page, "[...document.querySelectorAll('[role=tabpanel] .js-plotly-plot')]"
+                             ".filter(e => e.offsetParent).map(e => { const r = e.getBoundingClientRect();"
+                             " return [r.top, r.bottom, r.width]; })")
 
 
 def main_figure_box(page, tab: str) -> dict:

@@ -62,7 +62,7 @@ def test_train_streams_the_figures_then_stop_and_predict(page, live):
         const m = t.match(/Held-out accuracy ([0-9.]+)%/); return t.includes('Done') || (m && +m[1] >= 50); }""",
                            arg=STATUS)
     stop_training_if_running(page)
-    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText.includes('Done')", arg=STATUS)
+    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText?.includes('Done')", arg=STATUS)
     assert "you stopped it" in page.inner_text(STATUS) or "every held-out answer" in page.inner_text(STATUS)
     assert held_out_accuracy(page) >= 0.5
     assert heads_fingerprint(page) != untrained, "the heads' attention should have changed as the model learned"
@@ -72,7 +72,7 @@ def test_train_streams_the_figures_then_stop_and_predict(page, live):
     box = page.locator("#toy-input textarea, #toy-input input").first
     box.fill("klmnopqrst")
     page.locator("#toy-predict").click()
-    page.wait_for_function("() => (document.querySelector('#toy-answer') || {}).innerText.includes('klmnopqrst')")
+    page.wait_for_function("() => (document.querySelector('#toy-answer') || {}).innerText?.includes('klmnopqrst')")
     wait_for_figures(page, "#toy-answer-detail")
     assert "in detail" in figure_title(page, "#toy-answer-detail")
     assert not error_toasts(page)
@@ -97,13 +97,13 @@ def test_stop_ends_a_training_that_cannot_finish_and_keeps_what_it_learned(page,
     page.wait_for_function("(s) => /step [1-9]/.test((document.querySelector(s) || {}).textContent || '')",
                            arg=f"{PROGRESS} .gtitle")
     page.locator("#toy-stop").click()
-    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText.includes('Done')", arg=STATUS)
+    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText?.includes('Done')", arg=STATUS)
     status = page.inner_text(STATUS)
     assert "you stopped it" in status and "kept" in status, status
     assert "time is up" not in status
     assert not [t for t in page.locator(TOAST_TEXT).all_inner_texts() if "Nothing to stop" in t]
     # what it learned is the model below: it answers the task's example
-    page.wait_for_function("() => (document.querySelector('#toy-answer') || {}).innerText.includes('abcdefghij')")
+    page.wait_for_function("() => (document.querySelector('#toy-answer') || {}).innerText?.includes('abcdefghij')")
     assert "positions off" in page.inner_text("#toy-answer")
     page.wait_for_function("() => !document.querySelector('#toy-train').disabled")
     screenshot(page, "live-stopped", "[role=tabpanel]")

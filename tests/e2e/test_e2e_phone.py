@@ -122,7 +122,7 @@ def test_train_live_trains_on_a_phone(phone, live):
     phone.wait_for_function("() => /step [1-9]/.test((document.querySelector('#toy-progress .gtitle') || {})"
                             ".textContent || '')")
     stop_training_if_running(phone)
-    phone.wait_for_function("() => (document.querySelector('#toy-status') || {}).innerText.includes('Done')")
+    phone.wait_for_function("() => (document.querySelector('#toy-status') || {}).innerText?.includes('Done')")
     assert not toolbars_over_titles(phone)
     screenshot(phone, "phone-train-live")
 

@@ -124,14 +124,18 @@ def test_quiz_mode_asks_and_reveal_answers(page, live, tab, model, text, button,
 
 
 # Records, from the moment it runs, the order in which the figures named receive a new drawing (Plotly writes into
-# the figure's SVG; the status badge Gradio shows while waiting sits outside it)
+# the figure's SVG; the status badge Gradio shows while waiting sits outside it). A figure counts once Plotly draws
+# data other than what it showed before: a view that only lays itself out again, as the page above it changes
+# height, is not redrawn (a run under load counted such a relayout of "explain" before "flow-head"'s new figure).
 RECORD_DRAWS_JS = """(ids) => {
+    const before = Object.fromEntries(ids.map(id => [id, (document.querySelector('#' + id + ' .js-plotly-plot') || {}).data]));
     window.drawnOrder = [];
     new MutationObserver(records => {
-        for (const record of records) {
+        for (const record of records) {  // in the order the page changed
             const plot = record.target.closest && record.target.closest('.js-plotly-plot');
             const owner = plot && plot.closest(ids.map(id => '#' + id).join(','));
-            if (owner && !window.drawnOrder.includes(owner.id)) window.drawnOrder.push(owner.id);
+            if (owner && plot.data && plot.data !== before[owner.id] && !window.drawnOrder.includes(owner.id))
+                window.drawnOrder.push(owner.id);
         }
     }).observe(document.body, {childList: true, subtree: true, attributes: true, characterData: true});
 }"""

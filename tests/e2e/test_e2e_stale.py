@@ -22,12 +22,12 @@ def test_train_live_after_a_settings_change_the_old_model_is_neither_shown_nor_u
     page.wait_for_function("(s) => /step [1-9]/.test((document.querySelector(s) || {}).textContent || '')",
                            arg="#toy-progress .gtitle")
     stop_training_if_running(page)  # reverse may be learned already
-    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText.includes('abcdefghij')", arg=ANSWER)
+    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText?.includes('abcdefghij')", arg=ANSWER)
     wait_for_figures(page, "#toy-answer-detail")
     page.wait_for_function("() => !document.querySelector('#toy-train').disabled")
 
     page.locator("#toy-width label", has_text="64").click()  # another model: width 64
-    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText.includes('not the one set above')",
+    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText?.includes('not the one set above')",
                            arg=ANSWER)
     assert "width 32" in page.inner_text(ANSWER)
     page.wait_for_function("() => !document.querySelector('#toy-answer-detail .js-plotly-plot')"
@@ -39,9 +39,9 @@ def test_train_live_after_a_settings_change_the_old_model_is_neither_shown_nor_u
     screenshot(page, "live-stale", "[role=tabpanel]")
 
     page.locator("#toy-width label", has_text="32").click()  # back to the trained model: it answers again
-    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText.includes('Done')", arg=STATUS)
+    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText?.includes('Done')", arg=STATUS)
     page.locator("#toy-predict").click()
-    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText.includes('reads')", arg=ANSWER)
+    page.wait_for_function("(s) => (document.querySelector(s) || {}).innerText?.includes('reads')", arg=ANSWER)
     assert not error_toasts(page)
 
 
