@@ -26,9 +26,12 @@ SHOWN_PLOTS = f"[role=tabpanel] {PLOT}"
 
 
 def open_settled(page, live, tab: str, query: str = "") -> None:
+    """The tab opened, every view in, and no fade still running: a view that has just arrived fades back in from
+    Gradio's "pending" (0.15 s), and axe measured the Causal tracing summary's contrast mid-fade on a loaded run."""
     page.goto(f"{live.url}?tab={tab}{query}")
     wait_for_figures(page, "[role=tabpanel]")
     wait_until_idle(page)
+    page.wait_for_function("() => !document.getAnimations().some(a => a instanceof CSSTransition)")
 
 
 @pytest.mark.parametrize("presenter", [False, True], ids=["seated", "presenter"])
