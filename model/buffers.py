@@ -16,6 +16,7 @@ requests nothing is kept here, and the server holds no more than its cache.
 """
 from __future__ import annotations
 
+import collections
 import math
 import threading
 import weakref
@@ -31,7 +32,10 @@ class Pool:
 
     def __init__(self, keep_bytes: int = KEEP_BYTES):
         self.keep_bytes = keep_bytes
-        self._free: list[torch.Tensor] = []  # flat, oldest first
+        self._free: list[torch.Tensor] = []  # flat, oldest first; read and changed under the lock
+        # what the finalizers give back: a finalizer runs wherever the last reference goes, even inside this
+        # class's own locked code (a garbage collection), so it only appends here, which needs no lock
+        self._returned: collections.deque[torch.Tensor] = collections.deque()
         self._lock = threading.Lock()
 
     def empty(self, shape: tuple[int, ...]) -> torch.Tensor:
@@ -40,28 +44,32 @@ class Pool:
         if count * 4 < SMALLEST:
             return torch.empty(shape, dtype=torch.float32)
         with self._lock:
+            self._collect()
             at = next((i for i, b in enumerate(self._free) if b.numel() == count), None)
             flat = None if at is None else self._free.pop(at)
         if flat is None:
             flat = torch.empty(count, dtype=torch.float32)
         handed = flat.numpy().reshape(shape)  # the array the tensor below holds while it, or a view of it, lives
-        weakref.finalize(handed, self._release, flat)
+        weakref.finalize(handed, self._returned.append, flat).atexit = False
         return torch.from_numpy(handed)
 
-    def _release(self, flat: torch.Tensor) -> None:
-        with self._lock:
-            self._free.append(flat)
-            while sum(b.numel() for b in self._free) * 4 > self.keep_bytes:
-                self._free.pop(0)
+    def _collect(self) -> None:
+        """(under the lock) What came back joins the unused buffers, the oldest going past keep_bytes."""
+        while self._returned:
+            self._free.append(self._returned.popleft())
+        while sum(b.numel() for b in self._free) * 4 > self.keep_bytes:
+            self._free.pop(0)
 
     def release_unused(self) -> None:
         """Give what is kept unused back to the system."""
         with self._lock:
+            self._collect()
             self._free.clear()
 
     @property
     def unused_bytes(self) -> int:
         with self._lock:
+            self._collect()
             return sum(b.numel() for b in self._free) * 4
 
 
