@@ -13,6 +13,7 @@ CLEAR = 0.5  # a head "clearly does one thing" when that thing gets at least hal
 BROAD = 0.8  # ... or spreads out: entropy at least 80% of the most it could be
 
 MIN_CHOICES = 4  # spread is judged on rows that could look at least at this many keys
+WHOLE_ARRAY_CELLS = 1 << 18  # head_numbers' entropy of at most this many weights (1 MB of float32) in one pass
 
 COLUMNS = ["head", "layer", "head_in_layer", "entropy_bits", "spread", "mean_distance", "previous", "next", "first",
            "special", "self", "induction", "label"]
@@ -81,16 +82,19 @@ def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=Non
     # one float32 buffer, summed in float64: the head's weights are still in the processor's cache for the
     # product (half the time of whole-array passes), and einsum(dtype=float64) made a float64 copy of both
     # operands, 600 MB at 512 tokens on a 12 x 12-head model, most of the table's time (rebuilt per request)
-    entropy = np.empty(p.shape[:-1], dtype=np.float64)
-    terms = np.empty(p.shape[-2:], dtype=np.float32)
+    # A small trace (at most WHOLE_ARRAY_CELLS weights) in the same passes over every head at once: each numpy call
+    # costs microseconds whatever its size, and 4 calls per head were a third of the table's time at 32 tokens.
     tiny = np.float32(np.finfo(np.float32).tiny)
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            weights = p[layer, head]
-            np.maximum(weights, tiny, out=terms)
-            np.log2(terms, out=terms)
-            terms *= weights
-            entropy[layer, head] = -terms.sum(-1, dtype=np.float64)
+    heads = [(slice(None), slice(None))] if p.size <= WHOLE_ARRAY_CELLS else \
+        [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    entropy = np.empty(p.shape[:-1], dtype=np.float64)
+    terms = np.empty(p[heads[0]].shape, dtype=np.float32)
+    for at in heads:
+        weights = p[at]
+        np.maximum(weights, tiny, out=terms)
+        np.log2(terms, out=terms)
+        terms *= weights
+        entropy[at] = -terms.sum(-1, dtype=np.float64)
     del terms
     with np.errstate(divide="ignore", invalid="ignore"):
         choices = mask[rows].sum(-1)  # (r,)
@@ -104,7 +108,7 @@ def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=Non
         # one matrix-vector product (BLAS) over every head's rows at once, on the whole (contiguous) array:
         # rows left out of the averages get distance 0
         distance = np.abs(np.arange(t)[:, None] - np.arange(s)[None, :]).astype(np.float32)  # (t, s)
-        distance[np.setdiff1d(np.arange(t), query_pos)] = 0
+        distance[:t - len(query_pos)] = 0  # the first row, where it is left out (query_pos is the rows after it)
         whole = np.ascontiguousarray(probs)
         mean_distance = (whole.reshape(n_layers * n_heads, -1) @ distance.reshape(-1)).reshape(n_layers, n_heads) \
             / len(query_pos)
@@ -122,11 +126,15 @@ def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=Non
     induction = induction_scores(probs, ids) if aligned and ids is not None and len(ids) == t else nan
 
     def whole(values) -> np.ndarray:
-        return np.array(np.broadcast_to(np.asarray(values, dtype=np.float64), (n_layers, n_heads)))
+        values = np.asarray(values, dtype=np.float64)
+        return values.copy() if values.shape == (n_layers, n_heads) else \
+            np.array(np.broadcast_to(values, (n_layers, n_heads)))
 
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a head whose rows all lack a spread: NaN, as meant
-        spread_mean = np.nanmean(spread, axis=-1)
+    # np.nanmean's own arithmetic (NaN as 0 in the sum, divided by the count), without the warning it gives a head
+    # whose rows all lack a spread (NaN, as meant): catching that warning on every call cost more than the mean
+    counted = ~np.isnan(spread)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        spread_mean = np.where(counted, spread, 0).sum(-1) / counted.sum(-1, dtype=np.intp)
     return {"entropy_bits": whole(entropy.mean(-1)), "spread": whole(spread_mean),
             "mean_distance": whole(mean_distance), "previous": whole(previous), "next": whole(next_mass),
             "first": whole(first), "special": whole(special), "self": whole(self_mass), "induction": whole(induction)}

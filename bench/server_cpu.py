@@ -1,8 +1,13 @@
-"""python -m bench.server_cpu [--calls N] [--profile FILE]: the server CPU per /analyze against a /ping at
-32 tokens on lm, alone (a minute or two instead of a whole `make bench`), measured as `make bench` measures it.
+"""python -m bench.server_cpu [--calls N] [--profile FILE] [--against CHECKOUT]: the server CPU per /analyze
+against a /ping at 32 tokens on lm, alone (a minute or two instead of a whole `make bench`), measured as
+`make bench` measures it.
 
 Starts the app as app.py starts it (harness.live_app), warms it up, then calls /ping and /analyze one at a time
 and alternating, each /analyze with a new 32-token sentence, reading the server's CPU seconds from /proc.
+
+--against CHECKOUT also starts that checkout's app.py (another worktree: the code before a change) and takes
+turns between the two servers, call by call, so that both ratios see the same machine: on a shared machine the
+speed drifts by more than most changes save, and only ratios measured side by side compare.
 
 --profile FILE runs the same server under yappi (CPU clock, every thread; yappi must be importable, e.g. from a
 folder on PYTHONPATH: it is not one of the app's requirements), profiles only the measured calls and saves
@@ -59,6 +64,23 @@ def server_cpu_per_call(client, pid: int, analyze_args, lm, n: int) -> dict:
     return dict(calls=n, analyze_ms=round(1000 * analyze / n, 1), ping_ms=round(1000 * ping / n, 1))
 
 
+def side_by_side(servers: dict, lm, n: int) -> dict:
+    """server_cpu_per_call for each of several servers (name -> (client, pid, analyze_args)), taking turns call by
+    call: each round gives every server a /ping and an /analyze of the same new sentence."""
+    totals = {name: dict(analyze=0.0, ping=0.0) for name in servers}
+    for i in range(n):
+        text = sentence(lm, 32, seed=9000 + i)
+        for name, (client, pid, analyze_args) in servers.items():
+            before = load.cpu_seconds(pid)
+            client.predict(api_name="/ping")
+            middle = load.cpu_seconds(pid)
+            client.predict(*analyze_args(text), api_name="/analyze")
+            totals[name]["ping"] += middle - before
+            totals[name]["analyze"] += load.cpu_seconds(pid) - middle
+    return {name: dict(calls=n, analyze_ms=round(1000 * t["analyze"] / n, 1), ping_ms=round(1000 * t["ping"] / n, 1),
+                       ratio=round(t["analyze"] / t["ping"], 3)) for name, t in totals.items()}
+
+
 def warm_up(client, analyze_args, lm) -> None:
     """The first calls pay for imports, caches and code paths not yet run: make bench measures after its
     latency section (a hundred calls); a handful of each is enough to reach the same figures."""
@@ -70,7 +92,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=CALLS, help=f"calls of each (default {CALLS})")
     parser.add_argument("--profile", type=Path, help="save a yappi profile (pstats) of the measured calls here")
+    parser.add_argument("--against", type=Path, metavar="CHECKOUT",
+                        help="another checkout whose app.py is measured beside this one, calls taking turns")
     args = parser.parse_args(argv)
+    if args.against:
+        return compare(args.against.resolve(), args.calls)
     from model import api
     from model.registry import assets_dir
 
@@ -95,6 +121,29 @@ def main(argv=None) -> None:
                load_average_at_end=[round(x, 2) for x in os.getloadavg()],
                date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), profiled=bool(args.profile))
     print(json.dumps(cpu))
+
+
+def compare(other: Path, calls: int) -> None:
+    """This checkout's server and `other`'s side by side (side_by_side), both warmed up first."""
+    from model import api
+    from model.registry import assets_dir
+
+    lm = api.load("lm", assets_dir())
+    start_load = [round(x, 2) for x in os.getloadavg()]
+    logs = ARTIFACTS / "logs"
+    with live_app(logs / "bench_server_cpu.log") as here, \
+            live_app(logs / "bench_server_cpu_against.log", command=[sys.executable, str(other / "app.py")]) as there:
+        servers = {}
+        for name, app in (("this checkout", here), (str(other), there)):
+            client = app.client()
+            endpoints = Endpoints(client)
+            analyze_args = lambda text, endpoints=endpoints: endpoints.args("/analyze", text=text, name="lm", kind=None)
+            warm_up(client, analyze_args, lm)
+            servers[name] = (client, app.process.pid, analyze_args)
+        results = side_by_side(servers, lm, calls)
+    print(json.dumps(dict(results, load_average_at_start=start_load,
+                          load_average_at_end=[round(x, 2) for x in os.getloadavg()],
+                          date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))))
 
 
 if __name__ == "__main__":

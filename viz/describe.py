@@ -74,24 +74,32 @@ def describe_rows(rows: RowSummary, queries=None, keys=None) -> list[str]:
     shares = np.where(eligible >= 2, counts / np.maximum(eligible, 1), 0.0)
     means = (hits * weight[None]).sum(axis=2) / np.maximum(counts, 1)  # the chosen places' weight
     firsts = np.argmax(shares >= shares.max(axis=0) - 1e-9, axis=0)  # the largest share (ties: the order above)
+    # each map's numbers read once as Python values: indexing numpy arrays one scalar at a time was most of the
+    # every-head grid's text alternative (described on every request)
+    maps = np.arange(n)
+    any_live = live.any(axis=1).tolist()
+    best_share, best_mean = shares[firsts, maps].tolist(), means[firsts, maps].tolist()
+    best_count, best_eligible = counts[firsts, maps].tolist(), eligible[firsts, maps].tolist()
+    # a spread map: its rows' mean largest weight (over every row where all are live: the same float32 mean per row)
+    all_live, row_means = live.all(axis=1).tolist(), weight.mean(axis=1).tolist()
+    strongest, weight_of, top_of = weight.argmax(axis=1).tolist(), weight.tolist(), top.tolist()
     said = []
-    for i in range(n):
-        if not live[i].any():
+    for i, best in enumerate(firsts.tolist()):
+        if not any_live[i]:
             said.append("no weights drawn")
             continue
-        best = firsts[i]
-        if shares[best, i] >= 0.5:
-            share, mean = shares[best, i], float(means[best, i])
+        if best_share[i] >= 0.5:
+            share, mean = best_share[i], best_mean[i]
             how = "most of its attention" if mean >= 0.5 else "the largest share of its attention"
-            who = "each token puts" if share == 1 else f"{counts[best, i]} of {int(eligible[best, i])} tokens put"
+            who = "each token puts" if share == 1 else f"{best_count[i]} of {best_eligible[i]} tokens put"
             if share < 1:
                 how = how.replace("its", "their")
             said.append(f"{who} {how} ({mean:.2f} on average) on {PLACES[places[best]]}")
             continue
-        q = int(weight[i].argmax())  # the map's largest weight: the first row holding it, at that row's top
-        k = int(top[i, q])
-        said.append(f"the attention is spread (largest weight per token {float(weight[i][live[i]].mean()):.2f} on "
-                    f"average); the strongest, {weight[i, q]:.2f}, goes from {_name(queries, q)} to {_name(keys, k)}")
+        q = strongest[i]  # the map's largest weight: the first row holding it, at that row's top
+        average = row_means[i] if all_live[i] else float(weight[i][live[i]].mean())
+        said.append(f"the attention is spread (largest weight per token {average:.2f} on average); the strongest, "
+                    f"{weight_of[i][q]:.2f}, goes from {_name(queries, q)} to {_name(keys, top_of[i][q])}")
     return said
 
 
