@@ -20,7 +20,10 @@ import re
 from typing import Any
 
 import gradio as gr
+from gradio import processing_utils
 from gradio.data_classes import GradioModel, GradioRootModel
+from gradio.exceptions import ComponentProcessingError
+from gradio.state_holder import SessionState
 
 from ui.page.messages import refusal, shortened
 
@@ -101,6 +104,15 @@ def received(inputs: list, values) -> list:
     return out
 
 
+def read_here(block_fn) -> bool:
+    """Whether Blocks reads this event's inputs itself (Blocks._read_here): every input a component of plain values
+    (received_in_handler: no file or image payload, whose data model Gradio validates first), none read with its
+    properties, one call at a time, and preprocessing asked for."""
+    return bool(block_fn.preprocess and not block_fn.batch and not block_fn.component_prop_inputs
+                and all(isinstance(block, gr.components.Component) for block in block_fn.inputs)
+                and received_in_handler(block_fn.inputs))
+
+
 SKIP = {"__type__": "update"}  # gr.skip() as Gradio sends it: the page leaves the output as it is
 
 
@@ -117,8 +129,11 @@ class Blocks(gr.Blocks):
     async def preprocess_data(self, block_fn, inputs, state, explicit_call: bool = False):
         """Gradio's reading of the inputs, with its refusals as `refused` says, and a call with too few
         values (a plain HTTP caller leaving out one with a default) or one a component cannot read told
-        so, where Gradio answered with no message at all."""
+        so, where Gradio answered with no message at all. Plain values are read where the request
+        arrived (`read_here`)."""
         try:
+            if read_here(block_fn):
+                return await self._read_here(block_fn, inputs, state, explicit_call)
             return await super().preprocess_data(block_fn, inputs, state, explicit_call)
         except gr.Error as e:
             raise refused(e) from None
@@ -129,6 +144,33 @@ class Blocks(gr.Blocks):
                        "with a default too (the API page lists them)." if count else
                        "One of the values sent cannot be read: the API page gives each parameter's type.")
             raise gr.Error(message, print_exception=False) from None
+
+    async def _read_here(self, block_fn, inputs, state, explicit_call: bool) -> list:
+        """Gradio 6.31's preprocess_data, step for step (the visitor's own copy of each control, its value kept
+        in the session, files looked for), but each component's `preprocess` called here, not in a worker thread
+        of its own: six thread hops for /analyze, each waking a core of a 2-core server and the event loop again."""
+        state = state or SessionState(self)
+        self.validate_inputs(block_fn, inputs)
+        values = []
+        for i, block in enumerate(block_fn.inputs):
+            if block.stateful:
+                values.append(state[block._id])
+                continue
+            if block._id in state:
+                block = state[block._id]
+            value = await processing_utils.async_move_files_to_cache(inputs[i], block,
+                                                                     check_in_upload_folder=not explicit_call)
+            if block._id not in state:
+                state[block._id] = block
+            state._update_value_in_config(block._id, value)
+            try:
+                values.append(block.preprocess(value))
+            except gr.Error:
+                raise
+            except Exception as err:
+                raise ComponentProcessingError(self._format_processing_error(
+                    block_fn, i, block, inputs[i], is_input=True, original_error=err)) from err
+        return values
 
     async def postprocess_data(self, block_fn, predictions, state):
         outputs = list(block_fn.outputs)
