@@ -146,9 +146,9 @@ NUMBERS = ["entropy_bits", "spread", "mean_distance", "previous", "next", "first
 def columns(numbers: dict[str, np.ndarray], n_layers: int, n_heads: int, special_name: str = "special") -> dict[str, list]:
     """head_columns from head_numbers' (L, H) arrays: every number rounded to 3 places, and the labels."""
     numeric = {name: np.asarray(numbers[name], dtype=np.float64).reshape(-1) for name in NUMBERS}
-    layer_index, head_index = np.divmod(np.arange(n_layers * n_heads), n_heads)
     return {"head": head_names(n_layers, n_heads),
-            "layer": (layer_index + 1).tolist(), "head_in_layer": (head_index + 1).tolist(),
+            "layer": [layer + 1 for layer in range(n_layers) for _ in range(n_heads)],
+            "head_in_layer": [head + 1 for _ in range(n_layers) for head in range(n_heads)],
             **dict(zip(numeric, np.round(np.stack(list(numeric.values())), 3).tolist())),  # one rounding for all
             "label": labels(numeric, special_name)}
 
@@ -166,8 +166,9 @@ def labels(numeric: dict[str, np.ndarray], special_name: str = "special") -> lis
     masses = np.where(np.isfinite(masses), masses, -np.inf)
     best = masses.argmax(-1)  # the first of equals
     clear = masses[np.arange(len(best)), best] >= CLEAR
-    broad = np.nan_to_num(numeric["spread"], nan=-1.0) >= BROAD
-    return [names[b] if c else ("broad" if w else "mixed") for b, c, w in zip(best.tolist(), clear, broad)]
+    broad = numeric["spread"] >= BROAD  # NaN: not broad
+    return [names[b] if c else ("broad" if w else "mixed")
+            for b, c, w in zip(best.tolist(), clear.tolist(), broad.tolist())]
 
 
 def label(row: dict, special_name: str = "special") -> str:

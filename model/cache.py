@@ -34,20 +34,26 @@ def nbytes(value, _seen: set | None = None) -> int:
     if hasattr(value, "element_size") and hasattr(value, "untyped_storage"):  # a torch tensor (no torch import)
         return value.untyped_storage().nbytes()
     if isinstance(value, dict):
-        return sum(nbytes(k, seen) + nbytes(v, seen) for k, v in value.items()) + 64
+        return _contents(value.keys(), seen) + _contents(value.values(), seen) + 64
     if isinstance(value, (list, tuple, set, frozenset)):
-        total = 8 * len(value) + 56
-        for v in value:  # a label or an id counted here: a call per token was most of the time of sizing a trace
-            if type(v) in _PLAIN_TYPES:
-                if id(v) not in seen:
-                    seen.add(id(v))
-                    total += sys.getsizeof(v)
-            else:
-                total += nbytes(v, seen)
-        return total
+        return _contents(value, seen) + 8 * len(value) + 56
     if dataclasses.is_dataclass(value) or hasattr(value, "__dict__"):
         return nbytes(vars(value), seen) + 64
     return sys.getsizeof(value)
+
+
+def _contents(values, seen: set) -> int:
+    """nbytes of each value, summed; a label, an id or a field's name counted here, not by a call of its own (a call
+    per token was most of the time of sizing a trace, which the trace cache does for every new sentence)."""
+    total = 0
+    for v in values:
+        if type(v) in _PLAIN_TYPES:
+            if id(v) not in seen:
+                seen.add(id(v))
+                total += sys.getsizeof(v)
+        else:
+            total += nbytes(v, seen)
+    return total
 
 
 class ByteLRU:
