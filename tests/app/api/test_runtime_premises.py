@@ -61,6 +61,18 @@ def test_gradio_reads_inputs_and_writes_outputs_in_worker_threads():
         "Gradio now postprocesses outputs on the event loop: delete ui.runtime.wire.sent (postprocess=False)"
 
 
+def test_gradio_walks_every_output_value_for_files_even_when_already_postprocessed():
+    """Delete: ui.runtime.wire.Blocks._sent_here (wire.sent_here)."""
+    table = {"headers": ["a"], "data": [["x"], ["y"]], "metadata": None}
+    with gr.Blocks() as demo:
+        out = gr.Dataframe()
+        gr.Button().click(lambda: table, None, out, postprocess=False)
+    sent = run_once(demo, [])["data"][0]
+    assert sent == table
+    assert sent is not table and sent["data"] is not table["data"], \
+        "Gradio now sends an output's value without walking it for files: delete ui.runtime.wire.Blocks._sent_here"
+
+
 def test_gradio_runs_a_plain_handler_in_a_worker_thread():
     """Delete: ui.runtime.events.on_event_loop (the quick path of ui.page.context.listen)."""
     ran = {}

@@ -199,6 +199,32 @@ def test_blocks_sends_what_gradio_sends_and_leaves_skipped_outputs_alone():
     assert dropdown.choices == [("a", "a"), ("b", "b"), ("c", "c")]  # a real update still reaches the session
 
 
+def test_outputs_already_sent_go_out_as_gradio_sends_them_without_its_walk_for_files():
+    """An event with postprocess=False whose outputs hold no file (wire.sent_here): the same answer as Gradio's,
+    each value kept in the session as Gradio keeps it; an update or a JSON output still goes through Gradio."""
+    outputs_of = lambda: [gr.Markdown(), gr.HighlightedText(), gr.Plot(), gr.Dataframe(), gr.Dropdown(choices=["a"]),
+                          gr.Checkbox()]
+    values = lambda: ("**hi** &lt;", [("<s>", "0"), ("cat", "17")], FIGURE,
+                      components.table({"head": ["L1 H1"], "previous": [float("nan")]}), "a", True)
+    answers_both = []
+    for blocks_class in (gr.Blocks, wire.Blocks):
+        with blocks_class() as demo:
+            outputs = outputs_of()
+            gr.Button().click(lambda: sent_all(outputs, values()), None, outputs, postprocess=False)
+            gr.Button().click(lambda: sent_all(outputs[:1], gr.Markdown(visible=False)), None, outputs[:1],
+                              postprocess=False)
+            gr.Button().click(lambda: {"path": "x"}, None, gr.JSON(), postprocess=False)
+        fns = list(demo.fns.values())
+        answers_both.append([asyncio.run(demo.process_api(fn, [], SessionState(demo)))["data"] for fn in fns])
+    assert answers_both[0] == answers_both[1]
+    assert answers_both[1][0][1] == [{"token": "<s>", "class_or_confidence": "0"},
+                                     {"token": "cat", "class_or_confidence": "17"}]
+    prediction = sent_all(outputs, values())
+    assert wire.sent_here(fns[0], prediction)
+    assert not wire.sent_here(fns[1], [sent_all(outputs[:1], gr.Markdown(visible=False))])  # an update
+    assert not wire.sent_here(fns[2], [{"path": "x"}])  # a JSON output may hold a file
+
+
 def test_blocks_fills_a_dict_of_some_outputs_with_skips():
     """A handler that returns {component: value} for some outputs (as the dispatchers yield): the rest skip."""
     results = []
