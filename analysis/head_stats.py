@@ -1,7 +1,7 @@
 """Per-head statistics: what each head mostly does, in numbers and in a plain-language label."""
 from __future__ import annotations
 
-import warnings
+import functools
 
 import numpy as np
 import pandas as pd
@@ -81,9 +81,9 @@ def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=Non
     # (L, H, r); 0·log 0 counts as 0 (a weight of 0 gives 0 · log2 of the tiniest float). One head at a time in
     # one float32 buffer, summed in float64: the head's weights are still in the processor's cache for the
     # product (half the time of whole-array passes), and einsum(dtype=float64) made a float64 copy of both
-    # operands, 600 MB at 512 tokens on a 12 x 12-head model, most of the table's time (rebuilt per request)
-    # A small trace (at most WHOLE_ARRAY_CELLS weights) in the same passes over every head at once: each numpy call
-    # costs microseconds whatever its size, and 4 calls per head were a third of the table's time at 32 tokens.
+    # operands, 600 MB at 512 tokens on a 12 x 12-head model, most of the table's time (rebuilt per request).
+    # A small trace (at most WHOLE_ARRAY_CELLS weights) takes the same passes over every head at once: each numpy
+    # call costs microseconds whatever its size, and 4 calls per head were a third of the table's time at 32 tokens.
     tiny = np.float32(np.finfo(np.float32).tiny)
     heads = [(slice(None), slice(None))] if p.size <= WHOLE_ARRAY_CELLS else \
         [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
@@ -105,20 +105,14 @@ def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=Non
     first = p[..., 0].mean(-1)
     nan = np.full((n_layers, n_heads), np.nan)
     if aligned:
-        # one matrix-vector product (BLAS) over every head's rows at once, on the whole (contiguous) array:
-        # rows left out of the averages get distance 0
-        distance = np.abs(np.arange(t)[:, None] - np.arange(s)[None, :]).astype(np.float32)  # (t, s)
-        distance[:t - len(query_pos)] = 0  # the first row, where it is left out (query_pos is the rows after it)
+        distance, on_self, on_previous, on_next = _aligned_positions(t, s, len(query_pos))
+        # one matrix-vector product (BLAS) over every head's rows at once, on the whole (contiguous) array
         whole = np.ascontiguousarray(probs)
         mean_distance = (whole.reshape(n_layers * n_heads, -1) @ distance.reshape(-1)).reshape(n_layers, n_heads) \
             / len(query_pos)
-        self_mass = p[..., np.arange(len(query_pos)), query_pos].mean(-1)
-        has_previous = query_pos >= 1
-        before = p[..., np.arange(len(query_pos))[has_previous], query_pos[has_previous] - 1]  # rows with one
-        previous = before.mean(-1) if has_previous.any() else nan
-        has_next = query_pos + 1 < s
-        following = p[..., np.arange(len(query_pos))[has_next], query_pos[has_next] + 1]  # (L, H, rows with a next)
-        next_mass = following.mean(-1) if has_next.any() else nan
+        self_mass = p[(...,) + on_self].mean(-1)
+        previous = p[(...,) + on_previous].mean(-1) if len(on_previous[0]) else nan  # the rows that have one
+        next_mass = p[(...,) + on_next].mean(-1) if len(on_next[0]) else nan
     else:
         mean_distance, self_mass, previous, next_mass = nan, nan, nan, nan
     special_keys = sorted(set(int(k) for k in special_keys)) if special_keys is not None else []
@@ -138,6 +132,23 @@ def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=Non
     return {"entropy_bits": whole(entropy.mean(-1)), "spread": whole(spread_mean),
             "mean_distance": whole(mean_distance), "previous": whole(previous), "next": whole(next_mass),
             "first": whole(first), "special": whole(special), "self": whole(self_mass), "induction": whole(induction)}
+
+
+@functools.lru_cache(maxsize=64)
+def _aligned_positions(t: int, s: int, rows: int) -> tuple:
+    """For self-attention over t queries and s keys whose last `rows` query rows are averaged (the first is left out
+    where it has one key only): the (t, s) distance |query - key| (0 on a row left out), and (row, key) index pairs
+    into those rows for the key itself, the previous and the next token (rows that have one). Kept per size: every
+    request of that length reads the same, read-only."""
+    query_pos = np.arange(t)[t - rows:]
+    row = np.arange(rows)
+    distance = np.abs(np.arange(t)[:, None] - np.arange(s)[None, :]).astype(np.float32)  # (t, s)
+    distance[:t - rows] = 0
+    has_previous, has_next = query_pos >= 1, query_pos + 1 < s
+    pairs = ((row, query_pos), (row[has_previous], query_pos[has_previous] - 1), (row[has_next], query_pos[has_next] + 1))
+    for array in (distance,) + tuple(a for pair in pairs for a in pair):
+        array.flags.writeable = False
+    return (distance,) + pairs
 
 
 NUMBERS = ["entropy_bits", "spread", "mean_distance", "previous", "next", "first", "special", "self", "induction"]

@@ -41,6 +41,8 @@ def max_pool(tiles: np.ndarray, block: int, mask=None) -> np.ndarray:
     if mask is not None and mask.all():  # nothing hidden (an encoder): no masked copy of every weight
         mask = None
     t, s = tiles.shape[-2:]
+    if block == 1:  # the same fmax against 0, in one call
+        return np.fmax(np.float32(0), tiles if mask is None else np.where(mask, tiles, np.float32(0)))
     rows, cols = -(-t // block), -(-s // block)
     # every k-th row, then every k-th column, folded in with fmax (which passes over NaN): a few passes over
     # strided slices, several times faster than numpy's max over a reshaped block axis

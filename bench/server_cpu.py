@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import signal
 import sys
 import time
@@ -67,11 +68,14 @@ def server_cpu_per_call(client, pid: int, analyze_args, lm, n: int) -> dict:
 
 def side_by_side(servers: dict, lm, n: int) -> dict:
     """server_cpu_per_call for each of several servers (name -> (client, pid, analyze_args)), taking turns call by
-    call: each round gives every server a /ping and an /analyze of the same new sentence."""
+    call: each round gives every server a /ping and an /analyze of the same new sentence, in a shuffled order (the
+    server called first in a round was measured ~5% cheaper or dearer than the other, run after run)."""
     totals = {name: dict(analyze=0.0, ping=0.0) for name in servers}
     for i in range(n):
         text = sentence(lm, 32, seed=9000 + i)
-        for name, (client, pid, analyze_args) in servers.items():
+        turns = list(servers.items())
+        random.Random(i).shuffle(turns)
+        for name, (client, pid, analyze_args) in turns:
             before = load.cpu_seconds(pid)
             client.predict(api_name="/ping")
             middle = load.cpu_seconds(pid)
