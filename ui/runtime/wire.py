@@ -129,6 +129,26 @@ def sent_here(block_fn, values) -> bool:
             and not any(is_update(value) or value is gr.components._Keywords.FINISHED_ITERATING for value in values))
 
 
+class NoFiles(list):
+    """Outputs Blocks._sent_here sent: they hold no file, so no file URL for add_root_url to find in them."""
+
+
+_add_root_url = processing_utils.add_root_url
+
+
+def add_root_url(data, root_url: str, previous_root_url: str | None):
+    """Gradio's processing_utils.add_root_url (which walks every value of an answer again, for file URLs), leaving
+    NoFiles outputs as they are."""
+    if type(data) is NoFiles:
+        return data
+    return _add_root_url(data, root_url, previous_root_url)
+
+
+def no_root_urls_where_no_files() -> None:
+    """Gradio's process_api adds no root URL to the outputs Blocks._sent_here sent (idempotent)."""
+    processing_utils.add_root_url = add_root_url
+
+
 SKIP = {"__type__": "update"}  # gr.skip() as Gradio sends it: the page leaves the output as it is
 
 
@@ -196,7 +216,7 @@ class Blocks(gr.Blocks):
             if block._id not in state:
                 state[block._id] = block
             state._update_value_in_config(block._id, value)
-        return list(values)
+        return NoFiles(values)
 
     async def postprocess_data(self, block_fn, predictions, state):
         outputs = list(block_fn.outputs)

@@ -221,6 +221,9 @@ def test_outputs_already_sent_go_out_as_gradio_sends_them_without_its_walk_for_f
                                      {"token": "cat", "class_or_confidence": "17"}]
     prediction = sent_all(outputs, values())
     assert wire.sent_here(fns[0], prediction)
+    wire.no_root_urls_where_no_files()  # as app.py does: the answer, with a root URL known, is the same
+    with_root = asyncio.run(demo.process_api(fns[0], [], SessionState(demo), root_path="http://127.0.0.1:7860"))
+    assert type(with_root["data"]) is wire.NoFiles and with_root["data"] == answers_both[0][0]
     assert not wire.sent_here(fns[1], [sent_all(outputs[:1], gr.Markdown(visible=False))])  # an update
     assert not wire.sent_here(fns[2], [{"path": "x"}])  # a JSON output may hold a file
 
