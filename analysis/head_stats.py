@@ -1,7 +1,7 @@
 """Per-head statistics: what each head mostly does, in numbers and in a plain-language label."""
 from __future__ import annotations
 
-import warnings
+import functools
 
 import numpy as np
 import pandas as pd
@@ -13,6 +13,7 @@ CLEAR = 0.5  # a head "clearly does one thing" when that thing gets at least hal
 BROAD = 0.8  # ... or spreads out: entropy at least 80% of the most it could be
 
 MIN_CHOICES = 4  # spread is judged on rows that could look at least at this many keys
+WHOLE_ARRAY_CELLS = 1 << 18  # head_numbers' entropy of at most this many weights (1 MB of float32) in one pass
 
 COLUMNS = ["head", "layer", "head_in_layer", "entropy_bits", "spread", "mean_distance", "previous", "next", "first",
            "special", "self", "induction", "label"]
@@ -80,12 +81,19 @@ def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=Non
     p = probs[:, :, rows]  # (L, H, r, s)
     query_pos = np.arange(t)[rows]
     if entropy is None:
+        # A small trace (at most WHOLE_ARRAY_CELLS weights) takes row_entropy's passes over every head at once:
+        # each numpy call costs microseconds whatever its size, and 4 calls per head were a third of the table's
+        # time at 32 tokens. A large one goes one head at a time (row_entropy says why).
         entropy = np.empty(p.shape[:-1], dtype=np.float64)  # (L, H, r)
-        terms = np.empty(p.shape[-2:], dtype=np.float32)
-        for layer in range(n_layers):
-            for head in range(n_heads):
-                row_entropy(p[layer, head], entropy[layer, head], terms)
-        del terms
+        if p.size <= WHOLE_ARRAY_CELLS:
+            every = np.ascontiguousarray(p).reshape(-1, p.shape[-1])
+            row_entropy(every, entropy.reshape(-1), np.empty(every.shape, dtype=np.float32))
+        else:
+            terms = np.empty(p.shape[-2:], dtype=np.float32)
+            for layer in range(n_layers):
+                for head in range(n_heads):
+                    row_entropy(p[layer, head], entropy[layer, head], terms)
+            del terms
     with np.errstate(divide="ignore", invalid="ignore"):
         choices = mask[rows].sum(-1)  # (r,)
         max_entropy = np.log2(np.maximum(choices, 1))
@@ -95,20 +103,14 @@ def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=Non
     first = p[..., 0].mean(-1)
     nan = np.full((n_layers, n_heads), np.nan)
     if aligned:
-        # one matrix-vector product (BLAS) over every head's rows at once, on the whole (contiguous) array:
-        # rows left out of the averages get distance 0
-        distance = np.abs(np.arange(t)[:, None] - np.arange(s)[None, :]).astype(np.float32)  # (t, s)
-        distance[np.setdiff1d(np.arange(t), query_pos)] = 0
+        distance, on_self, on_previous, on_next = _aligned_positions(t, s, len(query_pos))
+        # one matrix-vector product (BLAS) over every head's rows at once, on the whole (contiguous) array
         whole = np.ascontiguousarray(probs)
         mean_distance = (whole.reshape(n_layers * n_heads, -1) @ distance.reshape(-1)).reshape(n_layers, n_heads) \
             / len(query_pos)
-        self_mass = p[..., np.arange(len(query_pos)), query_pos].mean(-1)
-        has_previous = query_pos >= 1
-        before = p[..., np.arange(len(query_pos))[has_previous], query_pos[has_previous] - 1]  # rows with one
-        previous = before.mean(-1) if has_previous.any() else nan
-        has_next = query_pos + 1 < s
-        following = p[..., np.arange(len(query_pos))[has_next], query_pos[has_next] + 1]  # (L, H, rows with a next)
-        next_mass = following.mean(-1) if has_next.any() else nan
+        self_mass = p[(...,) + on_self].mean(-1)
+        previous = p[(...,) + on_previous].mean(-1) if len(on_previous[0]) else nan  # the rows that have one
+        next_mass = p[(...,) + on_next].mean(-1) if len(on_next[0]) else nan
     else:
         mean_distance, self_mass, previous, next_mass = nan, nan, nan, nan
     special_keys = sorted(set(int(k) for k in special_keys)) if special_keys is not None else []
@@ -116,11 +118,15 @@ def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=Non
     induction = induction_scores(probs, ids) if aligned and ids is not None and len(ids) == t else nan
 
     def whole(values) -> np.ndarray:
-        return np.array(np.broadcast_to(np.asarray(values, dtype=np.float64), (n_layers, n_heads)))
+        values = np.asarray(values, dtype=np.float64)
+        return values.copy() if values.shape == (n_layers, n_heads) else \
+            np.array(np.broadcast_to(values, (n_layers, n_heads)))
 
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a head whose rows all lack a spread: NaN, as meant
-        spread_mean = np.nanmean(spread, axis=-1)
+    # np.nanmean's own arithmetic (NaN as 0 in the sum, divided by the count), without the warning it gives a head
+    # whose rows all lack a spread (NaN, as meant): catching that warning on every call cost more than the mean
+    counted = ~np.isnan(spread)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        spread_mean = np.where(counted, spread, 0).sum(-1) / counted.sum(-1, dtype=np.intp)
     return {"entropy_bits": whole(entropy.mean(-1)), "spread": whole(spread_mean),
             "mean_distance": whole(mean_distance), "previous": whole(previous), "next": whole(next_mass),
             "first": whole(first), "special": whole(special), "self": whole(self_mass), "induction": whole(induction)}
@@ -147,15 +153,32 @@ def row_entropy(weights: np.ndarray, out: np.ndarray, terms: np.ndarray) -> None
     np.negative(terms.sum(-1, dtype=np.float64), out=out)
 
 
+@functools.lru_cache(maxsize=64)
+def _aligned_positions(t: int, s: int, rows: int) -> tuple:
+    """For self-attention over t queries and s keys whose last `rows` query rows are averaged (the first is left out
+    where it has one key only): the (t, s) distance |query - key| (0 on a row left out), and (row, key) index pairs
+    into those rows for the key itself, the previous and the next token (rows that have one). Kept per size: every
+    request of that length reads the same, read-only."""
+    query_pos = np.arange(t)[t - rows:]
+    row = np.arange(rows)
+    distance = np.abs(np.arange(t)[:, None] - np.arange(s)[None, :]).astype(np.float32)  # (t, s)
+    distance[:t - rows] = 0
+    has_previous, has_next = query_pos >= 1, query_pos + 1 < s
+    pairs = ((row, query_pos), (row[has_previous], query_pos[has_previous] - 1), (row[has_next], query_pos[has_next] + 1))
+    for array in (distance,) + tuple(a for pair in pairs for a in pair):
+        array.flags.writeable = False
+    return (distance,) + pairs
+
+
 NUMBERS = ["entropy_bits", "spread", "mean_distance", "previous", "next", "first", "special", "self", "induction"]
 
 
 def columns(numbers: dict[str, np.ndarray], n_layers: int, n_heads: int, special_name: str = "special") -> dict[str, list]:
     """head_columns from head_numbers' (L, H) arrays: every number rounded to 3 places, and the labels."""
     numeric = {name: np.asarray(numbers[name], dtype=np.float64).reshape(-1) for name in NUMBERS}
-    layer_index, head_index = np.divmod(np.arange(n_layers * n_heads), n_heads)
     return {"head": head_names(n_layers, n_heads),
-            "layer": (layer_index + 1).tolist(), "head_in_layer": (head_index + 1).tolist(),
+            "layer": [layer + 1 for layer in range(n_layers) for _ in range(n_heads)],
+            "head_in_layer": [head + 1 for _ in range(n_layers) for head in range(n_heads)],
             **dict(zip(numeric, np.round(np.stack(list(numeric.values())), 3).tolist())),  # one rounding for all
             "label": labels(numeric, special_name)}
 
@@ -173,8 +196,9 @@ def labels(numeric: dict[str, np.ndarray], special_name: str = "special") -> lis
     masses = np.where(np.isfinite(masses), masses, -np.inf)
     best = masses.argmax(-1)  # the first of equals
     clear = masses[np.arange(len(best)), best] >= CLEAR
-    broad = np.nan_to_num(numeric["spread"], nan=-1.0) >= BROAD
-    return [names[b] if c else ("broad" if w else "mixed") for b, c, w in zip(best.tolist(), clear, broad)]
+    broad = numeric["spread"] >= BROAD  # NaN: not broad
+    return [names[b] if c else ("broad" if w else "mixed")
+            for b, c, w in zip(best.tolist(), clear.tolist(), broad.tolist())]
 
 
 def label(row: dict, special_name: str = "special") -> str:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from bench import browser, llama_family, load, measure, patching, report
+from bench.server_cpu import CALLS as SERVER_CPU_CALLS, server_cpu_per_call
 from bench.bertviz_compare import bertviz_sizes
 from bench.sentences import sentence
 from harness.live_app import ARTIFACTS, ROOT, Endpoints, live_app
@@ -76,23 +77,6 @@ def minilm_figures(client, endpoints, url: str, scale, name: str = "minilm") -> 
         seconds += measure.timed_calls(client, "/analyze", [args(sentence(minilm, 32, seed=8000 + s))])
     return dict(analyze_32=measure.summary(seconds), ping=measure.summary(pings),
                 size_64=measure.response_size(url, "analyze", args(sentence(minilm, 64, seed=7))))
-
-
-SERVER_CPU_CALLS = 60
-
-
-def server_cpu_per_call(client, pid: int, analyze_args, lm, n: int) -> dict:
-    """CPU seconds the server spends on one /analyze at 32 tokens and on one /ping, calls one at a time
-    and alternating (the machine's speed drifts), read from /proc: what a lecture hall costs per student."""
-    analyze = ping = 0.0
-    for i in range(n):
-        before = load.cpu_seconds(pid)
-        client.predict(api_name="/ping")
-        middle = load.cpu_seconds(pid)
-        client.predict(*analyze_args(sentence(lm, 32, seed=9000 + i)), api_name="/analyze")
-        ping += middle - before
-        analyze += load.cpu_seconds(pid) - middle
-    return dict(calls=n, analyze_ms=round(1000 * analyze / n, 1), ping_ms=round(1000 * ping / n, 1))
 
 
 def run(quick: bool) -> dict:

@@ -16,6 +16,10 @@ from collections import OrderedDict
 import numpy as np
 
 
+_PLAIN = (str, bytes, int, float, bool)
+_PLAIN_TYPES = frozenset(_PLAIN)  # exactly these types (a subclass, such as numpy's float64, takes the long way)
+
+
 def nbytes(value, _seen: set | None = None) -> int:
     """What `value` holds in memory, roughly: numpy arrays and torch tensors by their data, strings by their
     size, dataclasses, dicts, lists and tuples by what they contain (each object counted once)."""
@@ -23,19 +27,33 @@ def nbytes(value, _seen: set | None = None) -> int:
     if id(value) in seen:
         return 0
     seen.add(id(value))
+    if isinstance(value, _PLAIN) or value is None:  # first: a trace's labels are most of its objects
+        return sys.getsizeof(value)
     if isinstance(value, np.ndarray):  # a view of another array counts that array (once)
         return nbytes(value.base, seen) if isinstance(value.base, np.ndarray) else value.nbytes
     if hasattr(value, "element_size") and hasattr(value, "untyped_storage"):  # a torch tensor (no torch import)
         return value.untyped_storage().nbytes()
-    if isinstance(value, (str, bytes, int, float, bool)) or value is None:
-        return sys.getsizeof(value)
     if isinstance(value, dict):
-        return sum(nbytes(k, seen) + nbytes(v, seen) for k, v in value.items()) + 64
+        return _contents(value.keys(), seen) + _contents(value.values(), seen) + 64
     if isinstance(value, (list, tuple, set, frozenset)):
-        return sum(nbytes(v, seen) for v in value) + 8 * len(value) + 56
+        return _contents(value, seen) + 8 * len(value) + 56
     if dataclasses.is_dataclass(value) or hasattr(value, "__dict__"):
         return nbytes(vars(value), seen) + 64
     return sys.getsizeof(value)
+
+
+def _contents(values, seen: set) -> int:
+    """nbytes of each value, summed; a label, an id or a field's name counted here, not by a call of its own (a call
+    per token was most of the time of sizing a trace, which the trace cache does for every new sentence)."""
+    total = 0
+    for v in values:
+        if type(v) in _PLAIN_TYPES:
+            if id(v) not in seen:
+                seen.add(id(v))
+                total += sys.getsizeof(v)
+        else:
+            total += nbytes(v, seen)
+    return total
 
 
 class ByteLRU:

@@ -9,6 +9,7 @@ ones, lines by where they start, end and bottom out.
 """
 from __future__ import annotations
 
+import functools
 import html
 import re
 
@@ -26,7 +27,16 @@ PLACES = {"previous": "the previous token", "self": "itself", "next": "the next 
 
 def plain(text) -> str:
     """Figure text (Plotly's subset of HTML, escaped tokens) as the words a screen reader should say."""
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]*>", " ", str(text or "")))).strip()
+    text = str(text or "")
+    return _short_plain(text) if len(text) <= SHORT else _plain(text)
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]*>", " ", text))).strip()
+
+
+SHORT = 100  # a token label or a head's name: what the grid's text alternative reads again on every request
+_short_plain = functools.lru_cache(maxsize=4096)(_plain)
 
 
 def _values(value) -> np.ndarray | None:
@@ -58,41 +68,63 @@ def describe_rows(rows: RowSummary, queries=None, keys=None) -> list[str]:
     top, weight, live = rows.top, rows.weight, rows.live
     n, t = top.shape
     s = rows.width
-    positions = np.arange(t)
     # a row chooses a place only where its largest weight stands out: at least 1.5 times an even share of
     # the keys it sees (an even row has no place, whatever argmax says)
     chosen_top = np.where(weight >= 1.5 / np.maximum(rows.positive, 1), top, -2)
     # which places each row may have (the first token has no previous one), and whether it chose it
-    chosen = {"first": (chosen_top == 0, live & (s > 1)), "last": (chosen_top == s - 1, live & (s > 1))}
-    if t == s:  # self-attention: positions line up
-        chosen.update(previous=(chosen_top == positions - 1, live & (positions > 0)),
-                      self=(chosen_top == positions, live), next=(chosen_top == positions + 1, live & (positions < t - 1)))
-    places = [place for place in ("previous", "self", "next", "first", "last") if place in chosen]
-    hits = np.stack([chosen[place][0] & chosen[place][1] for place in places])  # (places, n, t)
-    eligible = np.stack([chosen[place][1].sum(axis=1) for place in places])  # (places, n)
+    places, targets, allowed = _places(t, s)
+    may = live[None] & allowed  # (places, n, t)
+    hits = (chosen_top[None] == targets) & may
+    eligible = may.sum(axis=2)  # (places, n)
     counts = hits.sum(axis=2)
     shares = np.where(eligible >= 2, counts / np.maximum(eligible, 1), 0.0)
     means = (hits * weight[None]).sum(axis=2) / np.maximum(counts, 1)  # the chosen places' weight
     firsts = np.argmax(shares >= shares.max(axis=0) - 1e-9, axis=0)  # the largest share (ties: the order above)
+    # each map's numbers read once as Python values: indexing numpy arrays one scalar at a time was most of the
+    # every-head grid's text alternative (described on every request)
+    maps = np.arange(n)
+    any_live = live.any(axis=1).tolist()
+    best_share, best_mean = shares[firsts, maps].tolist(), means[firsts, maps].tolist()
+    best_count, best_eligible = counts[firsts, maps].tolist(), eligible[firsts, maps].tolist()
+    # a spread map: its rows' mean largest weight (over every row where all are live: the same float32 mean per row)
+    all_live, row_means = live.all(axis=1).tolist(), weight.mean(axis=1).tolist()
+    strongest, weight_of, top_of = weight.argmax(axis=1).tolist(), weight.tolist(), top.tolist()
     said = []
-    for i in range(n):
-        if not live[i].any():
+    for i, best in enumerate(firsts.tolist()):
+        if not any_live[i]:
             said.append("no weights drawn")
             continue
-        best = firsts[i]
-        if shares[best, i] >= 0.5:
-            share, mean = shares[best, i], float(means[best, i])
+        if best_share[i] >= 0.5:
+            share, mean = best_share[i], best_mean[i]
             how = "most of its attention" if mean >= 0.5 else "the largest share of its attention"
-            who = "each token puts" if share == 1 else f"{counts[best, i]} of {int(eligible[best, i])} tokens put"
+            who = "each token puts" if share == 1 else f"{best_count[i]} of {best_eligible[i]} tokens put"
             if share < 1:
                 how = how.replace("its", "their")
             said.append(f"{who} {how} ({mean:.2f} on average) on {PLACES[places[best]]}")
             continue
-        q = int(weight[i].argmax())  # the map's largest weight: the first row holding it, at that row's top
-        k = int(top[i, q])
-        said.append(f"the attention is spread (largest weight per token {float(weight[i][live[i]].mean()):.2f} on "
-                    f"average); the strongest, {weight[i, q]:.2f}, goes from {_name(queries, q)} to {_name(keys, k)}")
+        q = strongest[i]  # the map's largest weight: the first row holding it, at that row's top
+        average = row_means[i] if all_live[i] else float(weight[i][live[i]].mean())
+        said.append(f"the attention is spread (largest weight per token {average:.2f} on average); the strongest, "
+                    f"{weight_of[i][q]:.2f}, goes from {_name(queries, q)} to {_name(keys, top_of[i][q])}")
     return said
+
+
+@functools.lru_cache(maxsize=256)
+def _places(t: int, s: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The places a row of a (t, s) map may choose, in the order describe_rows prefers them: the previous token,
+    itself and the next (self-attention only: positions line up), the first and the last. For each, as (places,
+    1, t) arrays: the key each row would look at, and whether the row has it (the first token has no previous one;
+    a map of one key has no first or last to tell apart). Kept per size: every request reads the same."""
+    positions = np.arange(t)
+    target = {"first": np.zeros(t, dtype=positions.dtype), "last": np.full(t, s - 1)}
+    allowed = {"first": np.full(t, s > 1), "last": np.full(t, s > 1)}
+    if t == s:
+        target.update(previous=positions - 1, self=positions, next=positions + 1)
+        allowed.update(previous=positions > 0, self=np.ones(t, dtype=bool), next=positions < t - 1)
+    places = [place for place in ("previous", "self", "next", "first", "last") if place in target]
+    targets, may = (np.stack([table[place] for place in places])[:, None, :] for table in (target, allowed))
+    targets.flags.writeable = may.flags.writeable = False
+    return places, targets, may
 
 
 def _name(labels, i: int) -> str:

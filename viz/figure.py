@@ -32,7 +32,11 @@ from viz.describe import with_alt
 # embedded; U+2028/U+2029 end a line in older JavaScript. plotly.io escapes "/" too, which "<" makes needless:
 # every base64 typed array is full of "/", each written as six characters, and replacing them took as long
 # as writing the figure.
-_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+# "<" and ">" are replaced in orjson's UTF-8 bytes, the line separators in the decoded text: each is searched where
+# that is one character (a str holding "≈" or "→" stores two bytes a character, and replacing "<" in it took as long
+# as writing the figure; in the bytes, U+2028 is three bytes whose first begins every "→" and "▁", as slow to find).
+_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"))
+_LINE_ESCAPES = (("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 HUNDREDTHS = 100  # meta.z_divisor of a trace whose z travels as whole hundredths
 HUNDREDTHS_GAP = 255  # meta.z_gap: a cell that is no weight (a gap between tiles), drawn as NaN
 
@@ -83,14 +87,18 @@ def as_hundredths(trace: dict, hundredths: np.ndarray) -> dict:
 
 
 def to_json_text(data: list, layout: dict, hundredths: dict[int, np.ndarray] | None = None) -> str:
-    """A figure's JSON as plotly.io writes it: NaN as null, the characters in _ESCAPES escaped; its text
-    alternative in layout.meta.alt (viz.describe), which the page gives screen readers, read from the
-    figure's own numbers; a trace numbered in `hundredths` with its z as those whole hundredths."""
+    """A figure's JSON as plotly.io writes it: NaN as null, the characters in _ESCAPES and _LINE_ESCAPES
+    escaped; its text alternative in layout.meta.alt (viz.describe), which the page gives screen readers, read
+    from the figure's own numbers; a trace numbered in `hundredths` with its z as those whole hundredths."""
     layout = with_alt(layout, data)
     if hundredths:
         data = [as_hundredths(trace, hundredths[i]) if i in hundredths else trace for i, trace in enumerate(data)]
-    text = orjson.dumps({"data": data, "layout": layout}, default=_encode, option=orjson.OPT_NON_STR_KEYS).decode()
+    text = orjson.dumps({"data": data, "layout": layout}, default=_encode, option=orjson.OPT_NON_STR_KEYS)
     for character, escaped in _ESCAPES:
+        if character in text:
+            text = text.replace(character, escaped)
+    text = text.decode()
+    for character, escaped in _LINE_ESCAPES:
         if character in text:
             text = text.replace(character, escaped)
     return text

@@ -222,13 +222,21 @@ def _tile_axis_names(names, key_labels, query_labels, gap_x: int, label_rows: in
             col_prefix = [f"tile {c + 1}" for c in range(cols)]
     x_names, y_names = [], []
     for c, prefix in enumerate(col_prefix):
-        x_names += [f"{prefix} · {k}".lstrip(" ·") for k in key_labels]
+        x_names += _joined(prefix, key_labels)
         if c < cols - 1:
             x_names += [f"gap {c * gap_x + g + 1}" for g in range(gap_x)]
     for r, prefix in enumerate(row_prefix):
         y_names += [f"title row {r * label_rows + g + 1}" for g in range(label_rows)]
-        y_names += [f"{prefix} · {q}".lstrip(" ·") for q in query_labels]
+        y_names += _joined(prefix, query_labels)
     return x_names, y_names
+
+
+def _joined(prefix: str, labels: list[str]) -> list[str]:
+    """f"{prefix} · {label}" for each label, without what leads it of " ·" (an empty prefix: the label alone)."""
+    lead = prefix.lstrip(" ·")
+    if lead:  # the usual case: the stripping ends inside the prefix, stripped once
+        return [f"{lead} · {label}" for label in labels]
+    return [f"{prefix} · {label}".lstrip(" ·") for label in labels]
 
 
 def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12, tile_px: int = 170,
@@ -298,7 +306,8 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
     blocks[:, label_rows:, :, :s] = hundredths.transpose(0, 2, 1, 3)
     sent = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
     # float32: k / 100 is the float32 nearest to it, as np.round gives
-    weights = np.where(sent == HUNDREDTHS_GAP, np.float32(np.nan), sent / np.float32(HUNDREDTHS))
+    weights = sent / np.float32(HUNDREDTHS)
+    weights[sent == HUNDREDTHS_GAP] = np.nan
     annotations = []
     for r in range(rows):
         for c in range(cols):

@@ -240,6 +240,7 @@ class Context:
 
         if quick is not None and not LENT_GPU:  # ui/runtime/events.py
             endpoint = functools.wraps(fn)(on_event_loop(answer, quick, api_name, read))
+        endpoint.__signature__ = inspect.signature(fn)  # Gradio reads it on every call: made once, not per call
         gr.on(triggers=local, fn=endpoint, inputs=inputs, outputs=outputs,
               api_name=api_name, postprocess=False, preprocess=not inline,
               **{"trigger_mode": "always_last", **kwargs})

@@ -3,6 +3,7 @@ The oracle is Gradio itself: the same values through an ordinary event must give
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import gradio as gr
 import numpy as np
@@ -72,34 +73,65 @@ def test_head_statistics_as_plain_columns_are_the_frame_gradio_would_send():
 
 
 def handed(raw: list):
-    """What a handler is given for the raw API values `raw`: by Gradio's preprocessing (in the app's
-    wire.Blocks), and by ui.runtime.wire.received (the error message where either refuses)."""
+    """What a handler is given for the raw API values `raw`: by Gradio's own preprocessing (an event that also
+    takes a file, which wire.Blocks leaves to Gradio), by wire.Blocks reading plain values where the request
+    arrived (wire.read_here), and by ui.runtime.wire.received (the error message where any refuses)."""
     with wire.Blocks() as demo:
         inputs = [gr.Textbox(), gr.Dropdown(choices=["lm", "mlm"], value="lm"), gr.Radio(choices=["self", "cross"]),
                   gr.Checkbox(), components.Slider(1, 4, step=1, label="Layer"), gr.State("kept")]
         out = gr.Textbox()
         button = gr.Button()
+        button.click(lambda *values: repr(list(values[:-1])), inputs + [gr.File()], out)
         button.click(lambda *values: repr(list(values)), inputs, out)
         button.click(lambda *values: repr(received(inputs, values)), inputs, out, preprocess=False)
+    assert [wire.read_here(fn) for fn in demo.fns.values()] == [False, True, False]
 
-    def run(fn):
+    def run(fn, values):
         try:
-            return asyncio.run(demo.process_api(fn, list(raw), SessionState(demo)))["data"][0]
+            return asyncio.run(demo.process_api(fn, values, SessionState(demo)))["data"][0]
         except gr.Error as e:
             return f"error: {e.message}"
-    return tuple(run(fn) for fn in demo.fns.values())
+    return tuple(run(fn, list(raw) + [None] * (i == 0)) for i, fn in enumerate(demo.fns.values()))
 
 
 def test_inputs_read_in_the_handler_are_what_gradio_would_hand_it():
-    plain, inline = handed(["a cat", "mlm", "cross", True, 3, None])
-    assert inline == plain == repr(["a cat", "mlm", "cross", True, 3, "kept"])
+    plain, here, inline = handed(["a cat", "mlm", "cross", True, 3, None])
+    assert inline == here == plain == repr(["a cat", "mlm", "cross", True, 3, "kept"])
+
+
+def test_plain_inputs_are_read_on_the_event_loop_from_the_visitors_own_controls():
+    """wire.Blocks reads plain values where the request arrived, as Gradio reads them in its worker threads: each
+    from the session's own copy of the control (a dropdown whose choices the page changed), its value kept there."""
+    threads = {}
+
+    class Box(gr.Textbox):
+        def preprocess(self, payload):
+            threads["preprocess"] = threading.current_thread()
+            return super().preprocess(payload)
+
+    results = []
+    for blocks_class in (gr.Blocks, wire.Blocks):
+        with blocks_class() as demo:
+            box, kind, out = Box(), gr.Dropdown(choices=["self"], value="self"), gr.Textbox()
+            gr.Button().click(lambda text, chosen: f"{text}/{chosen}", [box, kind], out)
+        state = SessionState(demo)
+        state[kind._id] = gr.Dropdown(choices=["self", "cross"], value="self", render=False)  # as the page set it
+
+        async def call():
+            threads["loop"] = threading.current_thread()
+            return await demo.process_api(next(iter(demo.fns.values())), ["hi", "cross"], state)
+        results.append((asyncio.run(call())["data"], threads["preprocess"] is threads["loop"]))
+        assert state[kind._id].choices == [("self", "self"), ("cross", "cross")]
+    (plain, plain_here), (ours, ours_here) = results
+    assert ours == plain == ["hi/cross"]
+    assert not plain_here and ours_here
 
 
 def test_inputs_gradio_refuses_are_refused_with_its_message():
     for raw in (["x", "gpt-4", "self", False, 1, None], ["x", "lm", "sideways", False, 1, None],
                 ["x", "lm", "self", False, 9, None], ["x", "lm", "self", False, "two", None]):
-        plain, inline = handed(raw)
-        assert inline.startswith("error: ") and inline == plain, raw
+        plain, here, inline = handed(raw)
+        assert inline.startswith("error: ") and inline == here == plain, raw
     assert handed(["x", "gpt-4", "self", False, 1, None])[0] == "error: gpt-4 is not one of the choices (['lm', 'mlm'])."
     assert handed(["x", "lm", "self", False, 9, None])[0] == "error: Value 9 is greater than maximum value 4."
 
@@ -107,8 +139,8 @@ def test_inputs_gradio_refuses_are_refused_with_its_message():
 def test_gradio_refusals_come_back_short_and_escaped_both_ways():
     """Gradio's own refusal echoes the value whole and as HTML (a toast renders it) and logs a traceback."""
     for name in ("<img src=x onerror=alert(1)>" + "y" * 100_000, ["<b>", 3]):
-        plain, inline = handed(["x", name, "self", False, 1, None])
-        assert plain == inline and len(plain) < 400, plain[:100]
+        plain, here, inline = handed(["x", name, "self", False, 1, None])
+        assert plain == here == inline and len(plain) < 400, plain[:100]
         assert "<img" not in plain and "<b>" not in plain and "&lt;" in plain and "type:" not in plain
 
 
@@ -121,8 +153,8 @@ def test_too_few_values_over_plain_http_get_a_message():
 
 
 def test_a_value_a_component_cannot_read_gets_a_plain_message():
-    plain, inline = handed(["x", "lm", "self", False, [1, 2], None])
-    assert inline == "error: Layer must be a number between 1 and 4, not '[1, 2]'."
+    plain, here, inline = handed(["x", "lm", "self", False, [1, 2], None])
+    assert inline == here == "error: Layer must be a number between 1 and 4, not '[1, 2]'."
     with gr.Blocks():
         beam = gr.Slider(1, 8, label="Beam")  # Gradio's own slider: a list fails inside its range check
     try:
@@ -165,6 +197,35 @@ def test_blocks_sends_what_gradio_sends_and_leaves_skipped_outputs_alone():
         assert [type(c) for c in our_session] == [type(c) for c in plain_session]
     dropdown = postprocessed(wire.Blocks, cases[3][0], outputs_of, True)[1][2]
     assert dropdown.choices == [("a", "a"), ("b", "b"), ("c", "c")]  # a real update still reaches the session
+
+
+def test_outputs_already_sent_go_out_as_gradio_sends_them_without_its_walk_for_files():
+    """An event with postprocess=False whose outputs hold no file (wire.sent_here): the same answer as Gradio's,
+    each value kept in the session as Gradio keeps it; an update or a JSON output still goes through Gradio."""
+    outputs_of = lambda: [gr.Markdown(), gr.HighlightedText(), gr.Plot(), gr.Dataframe(), gr.Dropdown(choices=["a"]),
+                          gr.Checkbox()]
+    values = lambda: ("**hi** &lt;", [("<s>", "0"), ("cat", "17")], FIGURE,
+                      components.table({"head": ["L1 H1"], "previous": [float("nan")]}), "a", True)
+    answers_both = []
+    for blocks_class in (gr.Blocks, wire.Blocks):
+        with blocks_class() as demo:
+            outputs = outputs_of()
+            gr.Button().click(lambda: sent_all(outputs, values()), None, outputs, postprocess=False)
+            gr.Button().click(lambda: sent_all(outputs[:1], gr.Markdown(visible=False)), None, outputs[:1],
+                              postprocess=False)
+            gr.Button().click(lambda: {"path": "x"}, None, gr.JSON(), postprocess=False)
+        fns = list(demo.fns.values())
+        answers_both.append([asyncio.run(demo.process_api(fn, [], SessionState(demo)))["data"] for fn in fns])
+    assert answers_both[0] == answers_both[1]
+    assert answers_both[1][0][1] == [{"token": "<s>", "class_or_confidence": "0"},
+                                     {"token": "cat", "class_or_confidence": "17"}]
+    prediction = sent_all(outputs, values())
+    assert wire.sent_here(fns[0], prediction)
+    wire.no_root_urls_where_no_files()  # as app.py does: the answer, with a root URL known, is the same
+    with_root = asyncio.run(demo.process_api(fns[0], [], SessionState(demo), root_path="http://127.0.0.1:7860"))
+    assert type(with_root["data"]) is wire.NoFiles and with_root["data"] == answers_both[0][0]
+    assert not wire.sent_here(fns[1], [sent_all(outputs[:1], gr.Markdown(visible=False))])  # an update
+    assert not wire.sent_here(fns[2], [{"path": "x"}])  # a JSON output may hold a file
 
 
 def test_blocks_fills_a_dict_of_some_outputs_with_skips():
