@@ -332,6 +332,7 @@ def markdown(r: dict) -> str:
         lines += ["", *section(r["long"])]
     lines.append(UI_REFACTOR_AB)
     lines.append(before_after.PERF_AB)
+    lines.append(before_after.BY_HAND)
     return "\n".join(lines)
 
 
