@@ -36,6 +36,7 @@ class Pool:
         # what the finalizers give back: a finalizer runs wherever the last reference goes, even inside this
         # class's own locked code (a garbage collection), so it only appends here, which needs no lock
         self._returned: collections.deque[torch.Tensor] = collections.deque()
+        self._returned_bytes = 0  # what _returned holds: past keep_bytes a buffer goes back to the system at once
         self._lock = threading.Lock()
 
     def empty(self, shape: tuple[int, ...]) -> torch.Tensor:
@@ -50,13 +51,24 @@ class Pool:
         if flat is None:
             flat = torch.empty(count, dtype=torch.float32)
         handed = flat.numpy().reshape(shape)  # the array the tensor below holds while it, or a view of it, lives
-        weakref.finalize(handed, self._returned.append, flat).atexit = False
+        weakref.finalize(handed, self._give_back, flat).atexit = False
         return torch.from_numpy(handed)
+
+    def _give_back(self, flat: torch.Tensor) -> None:
+        """(a finalizer: no lock) Keep an unused buffer for reuse while what came back since the last collection
+        is within keep_bytes; past it the buffer is dropped, so memory a notebook lets go of between two traces
+        is not held (the count is approximate under threads, the bound is not far off)."""
+        size = flat.numel() * 4
+        if self._returned_bytes + size <= self.keep_bytes:
+            self._returned_bytes += size
+            self._returned.append(flat)
 
     def _collect(self) -> None:
         """(under the lock) What came back joins the unused buffers, the oldest going past keep_bytes."""
         while self._returned:
-            self._free.append(self._returned.popleft())
+            flat = self._returned.popleft()
+            self._returned_bytes -= flat.numel() * 4
+            self._free.append(flat)
         while sum(b.numel() for b in self._free) * 4 > self.keep_bytes:
             self._free.pop(0)
 

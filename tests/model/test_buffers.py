@@ -49,6 +49,17 @@ def test_small_arrays_and_what_is_kept_unused_stay_within_their_bounds():
     assert pool.unused_bytes == 0
 
 
+def test_what_comes_back_between_two_traces_is_bounded_too():
+    """A notebook that lets go of many traces before asking for the next one: the buffers that came back and wait
+    for the next collection stay within keep_bytes; the rest goes back to the system at once."""
+    pool = Pool(keep_bytes=2 * SMALLEST)
+    held = [pool.empty(BIG) for _ in range(5)]
+    del held
+    gc.collect()
+    assert len(pool._returned) == 2 and pool._returned_bytes == 2 * SMALLEST  # nothing has collected them yet
+    assert pool.unused_bytes == 2 * SMALLEST and pool._returned_bytes == 0
+
+
 def test_the_registry_writes_a_new_trace_into_the_memory_of_the_one_it_pushes_out(model_assets):
     """The cache holds one lm trace at 200 tokens: the next one is written where the first was, with the same
     numbers as on its own, and between requests nothing is kept unused."""
