@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from analysis.steps import simple_attention
-from model.attention import causal_mask, scaled_dot_product_attention
+from model.attention import _head_by_head, causal_mask, scaled_dot_product_attention
 
 
 def qkv(*shape, seed=0, s=None):
@@ -174,9 +174,17 @@ def test_parameter_free_attention_is_permutation_equivariant():
 
 @pytest.mark.parametrize("mask_kind", ["none", "causal", "keys"])
 @pytest.mark.parametrize("temperature", [1.0, 0.7])
-def test_written_into_a_stack_head_by_head_the_weights_and_output_are_the_batched_paths(mask_kind, temperature):
-    """keep_scores=False with probs_out (a trace: model.transformer.Recording(stack=True)) goes one head at a time;
-    the same weights and output as the batched path, a power-of-two divisor (sqrt(16)) or not (temperature 0.7)."""
+@pytest.mark.parametrize("head_by_head", [True, False], ids=["head-by-head", "small-maps-batched"])
+def test_written_into_a_stack_head_by_head_the_weights_and_output_are_the_batched_paths(mask_kind, temperature,
+                                                                                        head_by_head, monkeypatch):
+    """keep_scores=False with probs_out (a trace: model.transformer.Recording(stack=True)) goes one head at a time
+    where the maps have at least HEAD_BY_HEAD_CELLS cells (here lowered to every size); the same weights and output
+    as the batched path, a power-of-two divisor (sqrt(16)) or not (temperature 0.7)."""
+    import model.attention
+
+    monkeypatch.setattr(model.attention, "HEAD_BY_HEAD_CELLS", 0 if head_by_head else model.attention.HEAD_BY_HEAD_CELLS)
+    calls = []
+    monkeypatch.setattr(model.attention, "_head_by_head", lambda *a: calls.append(1) or _head_by_head(*a))
     q, k, v = qkv(2, 3, 5, 16, s=7)
     mask = {"none": None, "causal": causal_mask(5, 7),
             "keys": torch.tensor([[1, 1, 1, 0, 1, 1, 0], [1] * 7], dtype=torch.bool)[:, None, None, :]}[mask_kind]
@@ -188,3 +196,4 @@ def test_written_into_a_stack_head_by_head_the_weights_and_output_are_the_batche
     torch.testing.assert_close(stack[1], batched.probs, rtol=1e-6, atol=1e-7)
     torch.testing.assert_close(written.output, batched.output, rtol=1e-5, atol=1e-6)
     assert torch.isnan(stack[0]).all()  # nothing written outside its slice
+    assert calls == ([1] if head_by_head else [])  # the path the size picks
