@@ -58,10 +58,12 @@ def head_columns(probs, mask=None, aligned: bool | None = None, special_keys=Non
     return columns(numeric, np.shape(probs)[0], np.shape(probs)[1], special_name)
 
 
-def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=None, ids=None) -> dict[str, np.ndarray]:
+def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=None, ids=None,
+                 entropy=None) -> dict[str, np.ndarray]:
     """head_columns' numbers, unrounded: NUMBERS -> (L, H) float64 (NaN where one does not apply). Its
     twin computed where the trace is (model/view_numbers.head_numbers) gives the same within float32's
-    rounding; `columns` turns either into the table."""
+    rounding; `columns` turns either into the table. entropy: each head's row_entropy over averaged_rows,
+    (L, H, r), where a pass over every head has computed it already (analysis.overview.HostViews)."""
     # float32, as the trace holds them: a float64 copy of a 12 x 12-head, 512-token trace is 300 MB and took
     # longer than every statistic below; each sum is over at most a few thousand weights
     probs = np.asarray(probs, dtype=np.float32)
@@ -75,27 +77,23 @@ def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=Non
     if mask.shape != (t, s):
         raise ValueError(f"mask shape {mask.shape} does not match attention (t, s) = {(t, s)}")
 
-    rows = slice(1, None) if t > 1 and mask[0].sum() == 1 else slice(None)
+    rows = averaged_rows(mask)
     p = probs[:, :, rows]  # (L, H, r, s)
     query_pos = np.arange(t)[rows]
-    # (L, H, r); 0·log 0 counts as 0 (a weight of 0 gives 0 · log2 of the tiniest float). One head at a time in
-    # one float32 buffer, summed in float64: the head's weights are still in the processor's cache for the
-    # product (half the time of whole-array passes), and einsum(dtype=float64) made a float64 copy of both
-    # operands, 600 MB at 512 tokens on a 12 x 12-head model, most of the table's time (rebuilt per request).
-    # A small trace (at most WHOLE_ARRAY_CELLS weights) takes the same passes over every head at once: each numpy
-    # call costs microseconds whatever its size, and 4 calls per head were a third of the table's time at 32 tokens.
-    tiny = np.float32(np.finfo(np.float32).tiny)
-    heads = [(slice(None), slice(None))] if p.size <= WHOLE_ARRAY_CELLS else \
-        [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
-    entropy = np.empty(p.shape[:-1], dtype=np.float64)
-    terms = np.empty(p[heads[0]].shape, dtype=np.float32)
-    for at in heads:
-        weights = p[at]
-        np.maximum(weights, tiny, out=terms)
-        np.log2(terms, out=terms)
-        terms *= weights
-        entropy[at] = -terms.sum(-1, dtype=np.float64)
-    del terms
+    if entropy is None:
+        # A small trace (at most WHOLE_ARRAY_CELLS weights) takes row_entropy's passes over every head at once:
+        # each numpy call costs microseconds whatever its size, and 4 calls per head were a third of the table's
+        # time at 32 tokens. A large one goes one head at a time (row_entropy says why).
+        entropy = np.empty(p.shape[:-1], dtype=np.float64)  # (L, H, r)
+        if p.size <= WHOLE_ARRAY_CELLS:
+            every = np.ascontiguousarray(p).reshape(-1, p.shape[-1])
+            row_entropy(every, entropy.reshape(-1), np.empty(every.shape, dtype=np.float32))
+        else:
+            terms = np.empty(p.shape[-2:], dtype=np.float32)
+            for layer in range(n_layers):
+                for head in range(n_heads):
+                    row_entropy(p[layer, head], entropy[layer, head], terms)
+            del terms
     with np.errstate(divide="ignore", invalid="ignore"):
         choices = mask[rows].sum(-1)  # (r,)
         max_entropy = np.log2(np.maximum(choices, 1))
@@ -132,6 +130,27 @@ def head_numbers(probs, mask=None, aligned: bool | None = None, special_keys=Non
     return {"entropy_bits": whole(entropy.mean(-1)), "spread": whole(spread_mean),
             "mean_distance": whole(mean_distance), "previous": whole(previous), "next": whole(next_mass),
             "first": whole(first), "special": whole(special), "self": whole(self_mass), "induction": whole(induction)}
+
+
+def averaged_rows(mask) -> slice:
+    """The query rows head_numbers averages over: all but the first where the (t, s) mask gives it one key
+    only (a causal model: it can only look at itself)."""
+    return slice(1, None) if mask.shape[0] > 1 and mask[0].sum() == 1 else slice(None)
+
+
+TINY = np.float32(np.finfo(np.float32).tiny)
+
+
+def row_entropy(weights: np.ndarray, out: np.ndarray, terms: np.ndarray) -> None:
+    """Each row's entropy in bits of one head's (r, s) float32 weights, into out (r,) float64; terms: an (r, s)
+    float32 buffer. 0·log 0 counts as 0 (a weight of 0 gives 0 · log2 of the tiniest float). One head at a time
+    in one float32 buffer, summed in float64: the head's weights are still in the processor's cache for the
+    product (half the time of whole-array passes), and einsum(dtype=float64) made a float64 copy of both
+    operands, 600 MB at 512 tokens on a 12 x 12-head model, most of the table's time (rebuilt per request)."""
+    np.maximum(weights, TINY, out=terms)
+    np.log2(terms, out=terms)
+    terms *= weights
+    np.negative(terms.sum(-1, dtype=np.float64), out=out)
 
 
 @functools.lru_cache(maxsize=64)

@@ -157,10 +157,11 @@ class DeviceViews:
         return head_numbers(att.probs, self._mask(att, att.probs), aligned=aligned, special_keys=special_keys, ids=ids)
 
 
-def views(registry, name: str, text: str):
+def views(registry, name: str, text: str, whole: bool = False):
     """What the every-head views read of `text` (analysis.overview.HostViews' methods): the numbers computed
     where the registry keeps the model's trace (model.registry.ModelRegistry.on_device: on a GPU, DeviceViews of
-    the trace kept there, so only what is drawn is copied), else numpy on the host trace."""
+    the trace kept there, so only what is drawn is copied), else numpy on the host trace. whole: the caller reads
+    every view, heads() first (HostViews' one pass)."""
     if registry.on_device(name):
         return DeviceViews(registry.kept(name, text))
-    return HostViews(registry.trace(name, text))
+    return HostViews(registry.trace(name, text), whole=whole)

@@ -93,6 +93,15 @@ class ByteLRU:
                 _, (_, dropped) = self._items.popitem(last=False)
                 self._bytes -= dropped
 
+    def make_room(self, nbytes: int) -> None:
+        """Drop the least recently used values until `nbytes` more fit: what putting a value of that size would
+        drop, dropped before the value is made (model.registry: a new trace is written into the memory of
+        the ones it pushes out, model/buffers.py)."""
+        with self._lock:
+            while self._items and self._bytes + nbytes > self.max_bytes:
+                _, (_, dropped) = self._items.popitem(last=False)
+                self._bytes -= dropped
+
     def peek(self, key):
         """The value kept for `key`, or None; its place in the order is left as it is."""
         with self._lock:

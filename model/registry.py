@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model import api, pretrained
+from model import api, buffers, pretrained
 from model.cache import ByteLRU
 from model.checkpoint import CheckpointError
 from model.device import default_max_tokens
@@ -52,6 +52,13 @@ def assets_dir(assets: str | Path | None = None) -> Path:
     if assets is not None:
         return Path(assets)
     return Path(os.environ[ASSETS_ENV]) if os.environ.get(ASSETS_ENV) else api.ASSETS
+
+
+def trace_bytes(config, tokens: int) -> int:
+    """Roughly the bytes of a single-stack model's trace of `tokens` tokens as the views keep it (for_views):
+    every head's weights, and each layer's inputs, queries, keys and values, in float32."""
+    heads = config.n_heads
+    return 4 * config.n_layers * tokens * (heads * tokens + 3 * heads * config.d_head + config.d_model)
 
 
 def attention_of(trace: Trace, kind: str | None = None) -> AttentionTrace:
@@ -154,15 +161,26 @@ class ModelRegistry:
         model = self.get(name)
         text = clean_text(text, self.max_chars(name))
         if self.on_device(name):  # the host copy of the trace kept on the device (views that read every weight)
-            return self.cache.get((name, text), lambda: to_host(self.kept(name, text)))
-        return self.cache.get((name, text), lambda: self._compute_trace(model, text))
+            return self._get(self.cache, (name, text), lambda: to_host(self.kept(name, text)))
+        return self._get(self.cache, (name, text), lambda: self._compute_trace(model, text))
 
     def cached(self, key: tuple, make):
         """Any other trace a view keeps (a snapshot's, the lm's without its mask), in the same byte budget."""
-        return self.cache.get(key, make)
+        return self._get(self.cache, key, make)
 
     @staticmethod
-    def _compute_trace(model: api.LoadedModel, text: str, on_device: bool = False) -> Trace:
+    def _get(cache: ByteLRU, key, make):
+        try:
+            return cache.get(key, make)
+        finally:  # what a new trace did not reuse of the memory freed for it, and what it pushed out, go back to
+            buffers.release_unused()  # the system (model/buffers.py): between requests the server holds its cache
+
+    def _compute_trace(self, model: api.LoadedModel, text: str, on_device: bool = False) -> Trace:
+        if model.arch != "encoder-decoder":  # (the dates model's traces are small)
+            # the traces the new one would push out of the cache go first: it is written into their memory
+            # (model/buffers.py), and the server holds no more than before
+            cache = self.device_cache if on_device else self.cache
+            cache.make_room(trace_bytes(model.config, len(model.encode(text).ids)))
         try:
             # what the model predicts is shown by its own endpoint (/predict): the views need the attention
             result = model.trace(text, predictions=False, scores=False, on_device=on_device)
@@ -207,7 +225,7 @@ class ModelRegistry:
         bounded by the bytes it holds there."""
         model = self.get(name)
         text = clean_text(text, self.max_chars(name))
-        return self.device_cache.get((name, text), lambda: self._compute_trace(model, text, on_device=True))
+        return self._get(self.device_cache, (name, text), lambda: self._compute_trace(model, text, on_device=True))
 
     def shape(self, name, kind: str | None = None) -> tuple[int, int]:
         """(layers, heads) of one attention kind, from the model's config (no forward pass)."""

@@ -12,6 +12,7 @@ from torch import nn
 
 from model.attention import causal_mask
 from model.block import TransformerBlock, make_norm
+from model.buffers import empty
 from model.config import TransformerConfig
 from model.kv_cache import KVCache
 from model.multi_head import HeadsRecord
@@ -70,7 +71,7 @@ class LayerSlot:
         b = shape[0]
         stacked = self.recording.stacks.get(self.kind)
         if stacked is None or stacked.shape[1:] != shape[1:] or stacked.device != torch.device(device):
-            stacked = torch.empty((self.n_layers * b, *shape[1:]), dtype=torch.float32, device=device)
+            stacked = empty((self.n_layers * b, *shape[1:]), device)  # memory an earlier trace used (model/buffers.py)
             self.recording.stacks[self.kind] = stacked
         return stacked[self.layer * b:(self.layer + 1) * b]
 

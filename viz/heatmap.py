@@ -47,8 +47,9 @@ def _masked(probs: np.ndarray, mask) -> np.ndarray:
     return np.where(_mask(mask, probs), probs, np.float32(np.nan)).astype(np.float32)
 
 
-def _every(step: int) -> str:
-    """', every 4th labelled' for an axis that labels every 4th token (viz.labels.label_step)."""
+def every_labelled(step: int) -> str:
+    """', every 4th labelled' for an axis that labels every 4th token (viz.labels.label_step); the page script
+    writes the same where it thins a crowded axis (ui/page/accessibility.py)."""
     if step == 1:
         return ""
     suffix = "th" if 10 <= step % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(step % 10, "th")
@@ -131,7 +132,7 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
             cell, shrunk = max(1.0, cell - 0.25), True
     tick_font = dict(size=tick_size(cell))
     x_font, y_font = tick_font, tick_font
-    x_title, y_title = "keys (looked at)" + _every(step_x), "queries (looking)" + _every(step_y)
+    x_title, y_title = "keys (looked at)" + every_labelled(step_x), "queries (looking)" + every_labelled(step_y)
     # A long input on one screen (presenter mode, 500 tokens): square cells of under a pixel drew the head 260 px
     # wide with 4-px labels. Its cells are then wider than tall, across the whole width, each axis labelled
     # every k-th token in a font that reads, and the rows' note goes in the keys' title, which has the room.
@@ -145,7 +146,7 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
         y_labels = max(2, int(t * cell / (1.5 * font_size)))
         step_y = label_step(t, y_labels)
         y_font = dict(size=max(8, min(font_size, int(cell * step_y * 0.9))))
-        x_title = f"keys{_every(step_x)}; queries{_every(step_y)}"
+        x_title = f"keys{every_labelled(step_x)}; queries{every_labelled(step_y)}"
         y_title = "queries (looking)"
     gap = 1 if cell >= 6 else 0  # white lines between cells, unless they would hide the cells
     left = row_label_margin(queries, font_size)  # the query labels and the axis title

@@ -15,10 +15,12 @@ KIND_TITLES = {"self": "self-attention", "encoder": "encoder self-attention",
                "decoder": "decoder self-attention", "cross": "cross-attention"}
 
 
-def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "", method: str = "") -> go.Figure:
+def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "", method: str = "",
+                      estimated: bool = False) -> go.Figure:
     """One layers × heads panel per attention kind: how much knocking out that head alone moves
     the output (`what`, e.g. "drop in log-probability"). maps: kind -> (L, H) array. method: how the
-    heads were knocked out ("zero" or "uniform"), named in the title (the ranking depends on it)."""
+    heads were knocked out ("zero" or "uniform"), named in the title (the ranking depends on it).
+    estimated: the maps are an estimate (experiments/importance.py), and the title says so."""
     if not maps:
         raise ValueError("importance_figure needs at least one kind of attention: {kind: (layers, heads) array}")
     panels = []
@@ -33,7 +35,7 @@ def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "
                             row_title="layer", zmax=reach))  # one scale: the kinds compare by colour
     n_rows = max(np.shape(m)[0] for m in maps.values())
     height = int(220 + 48 * n_rows * (1 + font_size / 40))
-    how = KNOCKED_OUT.get(method, "knocked out")
+    how = KNOCKED_OUT.get(method, "knocked out") + (", estimated" if estimated else "")
     return heatmap_row(panels, title=title or f"One head {how}: {what}",  # short: fits a presenter-mode panel
                        font_size=font_size, height=height)
 

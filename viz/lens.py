@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from viz.describe import plain
 from viz.figure import colorscale, figure
-from viz.heatmap import HIGHLIGHT, row_label_margin
+from viz.heatmap import HIGHLIGHT, every_labelled, row_label_margin
 from viz.labels import axis_ticks, label_step, token_label, token_labels
 
 COLORSCALE = colorscale("Greens")
@@ -54,6 +54,7 @@ def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title
         shapes.append(dict(type="rect", x0=i - 0.5, x1=i + 0.5, y0=l - 0.5, y1=l + 0.5, line=dict(color=HIGHLIGHT,
                                                                                                     width=3)))
     step = label_step(t)
+    x_title = "position (the token it has just read)"
     layer_names = [f"layer {l + 1}" for l in range(layers)]
     height = int(max(260, layers * max(34, 2.6 * font_size) + 170 + 4 * font_size))
     layout = dict(
@@ -62,13 +63,16 @@ def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title
         margin=dict(l=row_label_margin(layer_names, font_size), r=10, t=60 + 2 * font_size, b=10 + 5 * font_size),
         hoverlabel=dict(font=dict(size=font_size + 2)),
         xaxis=dict(**axis_ticks(tokens), side="bottom", tickangle=-45, automargin=False, showgrid=False,
-                   title=dict(text="position (the token it has just read)" + ("" if step == 1 else f", every {step}th labelled"))),
+                   title=dict(text=x_title + every_labelled(step))),
         yaxis=dict(tickmode="array", tickvals=list(range(layers)), ticktext=layer_names, showgrid=False,
                    automargin=False, title=dict(text="after layer")),
     )
     # cell_labels: the page script leaves the cells' labels out (and says so) where they would overlap, as on a
-    # phone, where the figure is a third as wide as the 1100 px their size is chosen for (ui/page/accessibility.py)
-    layout["meta"] = dict(alt=lens_alt(title, z, cells, positions, value, mark), cell_labels=t <= CELL_TEXT_MAX)
+    # phone, where the figure is a third as wide as the 1100 px their size is chosen for (ui/page/accessibility.py);
+    # thin_x: it labels every k-th position where their labels would overlap, and titles the axis with this name and
+    # which are labelled (the whole title would not fit a phone's width)
+    layout["meta"] = dict(alt=lens_alt(title, z, cells, positions, value, mark), cell_labels=t <= CELL_TEXT_MAX,
+                          thin_x="position")
     return figure(traces, layout)
 
 

@@ -1,6 +1,6 @@
-"""Everyone in the room, in a real browser: axe-core (WCAG 2.1 A and AA) on every tab with and without
-presenter mode, a name for every control, a text alternative on every figure made from the numbers it
-draws, and a lecture walked with the keyboard alone, the focus visible at every step."""
+"""Everyone in the room, in a real browser: every tab drawn, with and without presenter mode, with axe-core
+(WCAG 2.1 A and AA) on each and a text alternative on every figure made from the numbers it draws; a name for
+every control, and a lecture walked with the keyboard alone, the focus visible at every step."""
 from __future__ import annotations
 
 import json
@@ -10,8 +10,9 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from app import tab_specs
-from harness.browser import (DETAIL, PLOT, expected_labels, wait_for_figures, wait_for_ticks,
-                                       wait_until_idle)
+from harness.browser import (DETAIL, PLOT, error_toasts, expected_labels, wait_for_figures, wait_for_ticks,
+                             wait_until_idle)
+from tests.e2e.conftest import screenshot
 from harness.live_app import ARTIFACTS, ROOT
 
 # axe-core as the Makefile installs it (make test; by hand: npm install --prefix .axe axe-core@<version>): the
@@ -26,16 +27,61 @@ SHOWN_PLOTS = f"[role=tabpanel] {PLOT}"
 
 
 def open_settled(page, live, tab: str, query: str = "") -> None:
-    """The tab opened, every view in, and no fade still running: a view that has just arrived fades back in from
-    Gradio's "pending" (0.15 s), and axe measured the Causal tracing summary's contrast mid-fade on a loaded run."""
     page.goto(f"{live.url}?tab={tab}{query}")
+    settled_now(page)
+
+
+def settled_now(page) -> None:
+    """Every view in and no fade still running: a view that has just arrived fades back in from Gradio's
+    "pending" (0.15 s), and axe measured the Causal tracing summary's contrast mid-fade on a loaded run."""
     wait_for_figures(page, "[role=tabpanel]")
     wait_until_idle(page)
     page.wait_for_function("() => !document.getAnimations().some(a => a instanceof CSSTransition)")
 
 
+def the_head_in_detail_says_what_it_draws(page) -> None:
+    """The one head in detail: the number said is the one drawn (each row's largest weight, averaged)."""
+    wait_for_figures(page, DETAIL)
+    alt = page.get_attribute(f"{DETAIL} {PLOT}", "aria-label")
+    assert re.match(r"Layer 1, head 4\b.*each token puts most of its attention \(0\.\d\d on average\) on the "
+                    r"previous token\.", alt, re.I), alt
+    drawn = page.evaluate(f"""() => {{ const z = document.querySelector('{DETAIL} {PLOT}').calcdata[0][0].z;
+        const rows = [...Array(z.length).keys()].slice(1).map(i => Math.max(...[...z[i]].filter(Number.isFinite)));
+        return rows.reduce((a, b) => a + b, 0) / rows.length; }}""")
+    assert re.search(r"\((0\.\d\d) on average\)", alt)[1] == f"{drawn:.2f}", (alt, drawn)
+
+
+def the_open_tab_is_drawn(page, tab: str) -> None:
+    """The link box names the open tab (a lecturer shares exactly this view), and every figure shown has drawn
+    data and no error is shown."""
+    page.wait_for_function("""(id) => new URLSearchParams(((document.querySelector(
+        '#view-link textarea, #view-link input') || {}).value || '').split('?')[1] || '').get('tab') === id""", arg=tab)
+    figures = [f for f in wait_for_figures(page, "[role=tabpanel]") if f["visible"]]
+    assert figures, f"tab {tab!r} shows no figure"
+    undrawn = [f for f in figures if not (f["svg"] and f["marks"])]
+    assert not undrawn, f"tab {tab!r}: figures without drawn data: {undrawn}"
+    assert not error_toasts(page), f"tab {tab!r} showed errors: {error_toasts(page)}"
+
+
+def every_figure_is_named(page, tab: str) -> None:
+    """Each figure shown is a role=figure named by its title, then more: a text alternative from its numbers."""
+    page.wait_for_function("(sel) => [...document.querySelectorAll(sel)].filter(p => p.getBoundingClientRect()"
+                           ".width > 0).every(p => p.getAttribute('aria-label'))", arg=SHOWN_PLOTS)
+    named = page.eval_on_selector_all(SHOWN_PLOTS, """els => els.filter(p => p.getBoundingClientRect().width > 0)
+        .map(p => ({role: p.getAttribute('role'), alt: p.getAttribute('aria-label'),
+                    title: (p.querySelector('.gtitle') || {}).textContent || ''}))""")
+    assert named, f"{tab}: no figure shown"
+    for figure in named:
+        assert figure["role"] == "figure", (tab, figure)
+        title = re.sub(r"[\s\u200b]+", "", figure["title"])  # Plotly writes sub- and superscripts apart
+        assert re.sub(r"[\s\u200b]+", "", figure["alt"]).startswith(title[:30]), (tab, figure)  # the title first
+        assert len(figure["alt"]) > len(title) + 10, (tab, figure)  # and more than the title
+
+
 @pytest.mark.parametrize("presenter", [False, True], ids=["seated", "presenter"])
 def test_axe_finds_no_serious_or_critical_violation_on_any_tab(page, live, presenter):
+    """Each tab opened by its own link: tabs visited before stay in the page, hidden, and axe's run grew from
+    2.5 s to 8-11 s over a walk of the tab bar (excluding the hidden panels from its context did not help)."""
     assert AXE_JS.exists(), f"axe-core {AXE_VERSION} is missing: run make test, or npm install --prefix .axe axe-core@{AXE_VERSION}"
     axe, found, report = Axe.from_file(AXE_JS), {}, {}
     page.goto(live.url)
@@ -54,6 +100,22 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_tab(page, live, prese
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / f"axe-{'presenter' if presenter else 'seated'}.json").write_text(json.dumps(report, indent=1))
     assert not found, found
+
+
+def test_every_tab_is_drawn_by_its_button_with_its_figures_named(page, live):
+    """One walk of the tab bar holds what two walks checked (the other opened the page once per tab, and a page
+    load is seconds of Chromium's CPU): every tab drawn, and every figure named from its numbers."""
+    page.goto(live.url)
+    page.wait_for_selector("[role=tab]")
+    labels = page.eval_on_selector_all("button[role=tab]", "els => els.map(e => e.textContent.trim())")
+    assert labels == [spec.label for spec in tab_specs()], f"the tab bar is not ui.tabs.TABS: {labels}"
+    the_head_in_detail_says_what_it_draws(page)
+    for tab in TABS[1:] + TABS[:1]:  # end back on the first tab, opened by its button as well
+        page.locator(f"[role=tab][data-tab-id={tab}]").click()
+        the_open_tab_is_drawn(page, tab)
+        wait_until_idle(page)
+        every_figure_is_named(page, tab)
+        screenshot(page, f"tab-{tab}", "[role=tabpanel]")
 
 
 def test_train_lives_status_line_keeps_its_contrast_while_pending(page, live):
@@ -94,38 +156,6 @@ def test_every_control_has_a_name_and_the_header_says_what_each_is(page, live):
     generic = page.evaluate("() => [...document.querySelectorAll('[aria-label]')].map(e => e.getAttribute("
                             "'aria-label')).filter(n => /^(Textbox|Dropdown|Slider|Number|Checkbox)$/.test(n))")
     assert not generic, generic
-
-
-def test_every_figure_is_named_by_a_text_alternative_from_its_numbers(page, live):
-    page.goto(live.url)
-    page.wait_for_selector("[role=tab]")
-    tabs = page.eval_on_selector_all("[role=tab]", "els => els.map(e => e.dataset.tabId)")
-    assert tabs == TABS, tabs
-    for tab in TABS:
-        page.goto(f"{live.url}?tab={tab}")
-        wait_for_figures(page, "[role=tabpanel]")
-        wait_until_idle(page)
-        page.wait_for_function("(sel) => [...document.querySelectorAll(sel)].filter(p => p.getBoundingClientRect()"
-                               ".width > 0).every(p => p.getAttribute('aria-label'))", arg=SHOWN_PLOTS)
-        named = page.eval_on_selector_all(SHOWN_PLOTS, """els => els.filter(p => p.getBoundingClientRect().width > 0)
-            .map(p => ({role: p.getAttribute('role'), alt: p.getAttribute('aria-label'),
-                        title: (p.querySelector('.gtitle') || {}).textContent || ''}))""")
-        assert named, f"{tab}: no figure shown"
-        for figure in named:
-            assert figure["role"] == "figure", (tab, figure)
-            title = re.sub(r"[\s\u200b]+", "", figure["title"])  # Plotly writes sub- and superscripts apart
-            assert re.sub(r"[\s\u200b]+", "", figure["alt"]).startswith(title[:30]), (tab, figure)  # the title first
-            assert len(figure["alt"]) > len(title) + 10, (tab, figure)  # and more than the title
-    # the one head in detail: the number said is the one drawn (each row's largest weight, averaged)
-    page.goto(live.url)
-    wait_for_figures(page, DETAIL)
-    alt = page.get_attribute(f"{DETAIL} {PLOT}", "aria-label")
-    assert re.match(r"Layer 1, head 4\b.*each token puts most of its attention \(0\.\d\d on average\) on the "
-                    r"previous token\.", alt, re.I), alt
-    drawn = page.evaluate(f"""() => {{ const z = document.querySelector('{DETAIL} {PLOT}').calcdata[0][0].z;
-        const rows = [...Array(z.length).keys()].slice(1).map(i => Math.max(...[...z[i]].filter(Number.isFinite)));
-        return rows.reduce((a, b) => a + b, 0) / rows.length; }}""")
-    assert re.search(r"\((0\.\d\d) on average\)", alt)[1] == f"{drawn:.2f}", (alt, drawn)
 
 
 def focus_ring(page) -> dict:

@@ -1,5 +1,5 @@
 """The app in a real browser: type a sentence, see the heatmaps with the tokens as tick labels,
-visit every tab, presenter mode, and a deep link that reopens a view."""
+presenter mode, and a deep link that reopens a view. Every tab is walked in test_e2e_accessibility.py."""
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -39,28 +39,6 @@ def test_sentence_draws_heatmaps_with_token_labels(page, live):
         assert all(f["svg"] and f["marks"] for f in figures), f"{scope} not drawn: {figures}"
     assert not error_toasts(page)
     screenshot(page, "core-tab", "[role=tabpanel]")
-
-
-def test_every_tab_renders_its_figures(page, live):
-    from app import tab_specs
-
-    open_app(page, live)
-    names = tab_names(page)
-    tab_ids = [spec.id for spec in tab_specs()]
-    assert names == [spec.label for spec in tab_specs()], "the tab bar is not ui.tabs.TABS"
-    assert len(names) == len(tab_ids), f"tabs shown: {names}"
-    for name, tab_id in [*zip(names, tab_ids)][1:] + [(names[0], tab_ids[0])]:  # end back on the first tab
-        page.get_by_role("tab", name=name, exact=True).click()
-        # the link box follows the open tab, so a lecturer can share exactly this view
-        page.wait_for_function("""(id) => new URLSearchParams(((document.querySelector(
-            '#view-link textarea, #view-link input') || {}).value || '').split('?')[1] || '').get('tab') === id""",
-                               arg=tab_id)
-        figures = [f for f in wait_for_figures(page, "[role=tabpanel]") if f["visible"]]
-        assert figures, f"tab {name!r} shows no figure"
-        undrawn = [f for f in figures if not (f["svg"] and f["marks"])]
-        assert not undrawn, f"tab {name!r}: figures without drawn data: {undrawn}"
-        assert not error_toasts(page), f"tab {name!r} showed errors: {error_toasts(page)}"
-        screenshot(page, f"tab-{name}", "[role=tabpanel]")
 
 
 def figure_font_px(page) -> float:

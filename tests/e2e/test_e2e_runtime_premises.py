@@ -8,6 +8,8 @@ import time
 import gradio as gr
 import pytest
 
+from harness.browser import IDLE_JS
+
 
 @pytest.fixture
 def picker_page():
@@ -99,3 +101,50 @@ def test_gradio_names_a_roleless_placeholder_and_gives_a_copy_boxs_label_to_its_
         "Gradio's empty-value box has a role or is gone, and its copy box is named: delete ui/runtime/aria.py")
     assert roles == [None], f"the empty-value box now has role {roles}: delete that half of ui/runtime/aria.py"
     assert unnamed, "a copy box is named by its label now: delete that half of ui/runtime/aria.py"
+
+
+@pytest.fixture
+def two_deferred_listeners_page():
+    """A page with one slider whose `input` runs two always_last listeners, each recording its call: a slow one
+    (1 s) and a quick one (0.2 s)."""
+    calls, lock = [], threading.Lock()
+
+    def recorder(name, seconds):
+        def on_input(value):
+            with lock:
+                calls.append((name, value))
+            time.sleep(seconds)
+            return value
+        return on_input
+
+    with gr.Blocks() as demo:
+        slider = gr.Slider(1, 11, value=1, step=1, elem_id="slider")
+        slow, quick = gr.Number(elem_id="slow"), gr.Number(elem_id="quick")
+        slider.input(recorder("slow", 1.0), inputs=slider, outputs=slow, trigger_mode="always_last")
+        slider.input(recorder("quick", 0.2), inputs=slider, outputs=quick, trigger_mode="always_last")
+    _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True, server_name="127.0.0.1")
+    try:
+        yield url, calls
+    finally:
+        demo.close()
+
+
+def test_a_deferred_listener_sends_its_whole_trigger_again(two_deferred_listeners_page, page):
+    """Allow two always_last listeners on one trigger again (ui/runtime/README.md, "Rules") when this fails:
+    Gradio 6.31's page, when a listener deferred while it ran ends, dispatches its whole trigger again, to every
+    listener, instead of its own call. Two listeners of one trigger whose calls overlap so re-run each other (the
+    decoding step's box sent two requests a second, for good). Here two digits typed in the slider's box while
+    both run: the quick listener runs for "1", for "10" when it ends, and a third time when the slow one's
+    deferred call starts, where each listener's call for the last value is all always_last asks for."""
+    url, calls = two_deferred_listeners_page
+    page.goto(url, wait_until="load")
+    box = page.locator("#slider input[type=number]")
+    box.click()
+    box.press("Control+a")
+    box.press_sequentially("10", delay=50)
+    page.wait_for_function("() => document.querySelector('#slow input').value === '10'", timeout=20_000)
+    page.wait_for_function(IDLE_JS, timeout=20_000)
+    quick = [value for name, value in calls if name == "quick"]
+    assert quick[-1] == 10 and len(quick) == 3, (
+        f"two typed digits made the quick listener run {quick}: Gradio no longer sends a deferred listener's "
+        "whole trigger again; the rule in ui/runtime/README.md can go")

@@ -171,3 +171,20 @@ def test_parameter_free_attention_is_permutation_equivariant():
     x = torch.randn(6, 4, generator=torch.Generator().manual_seed(14)).numpy()
     perm = np.array([3, 0, 5, 1, 4, 2])
     np.testing.assert_allclose(simple_attention(x[perm]).output, simple_attention(x).output[perm], atol=1e-6)
+
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "keys"])
+@pytest.mark.parametrize("temperature", [1.0, 0.7])
+def test_written_into_a_stack_head_by_head_the_weights_and_output_are_the_batched_paths(mask_kind, temperature):
+    """keep_scores=False with probs_out (a trace: model.transformer.Recording(stack=True)) goes one head at a time;
+    the same weights and output as the batched path, a power-of-two divisor (sqrt(16)) or not (temperature 0.7)."""
+    q, k, v = qkv(2, 3, 5, 16, s=7)
+    mask = {"none": None, "causal": causal_mask(5, 7),
+            "keys": torch.tensor([[1, 1, 1, 0, 1, 1, 0], [1] * 7], dtype=torch.bool)[:, None, None, :]}[mask_kind]
+    batched = scaled_dot_product_attention(q, k, v, mask, temperature=temperature)
+    stack = torch.full((2, 2, 3, 5, 7), float("nan"))  # two layers' worth: this is the second
+    written = scaled_dot_product_attention(q, k, v, mask, temperature=temperature, keep_scores=False,
+                                           probs_out=stack[1])
+    assert written.scores is None and written.probs.data_ptr() == stack[1].data_ptr()
+    torch.testing.assert_close(stack[1], batched.probs, rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(written.output, batched.output, rtol=1e-5, atol=1e-6)
+    assert torch.isnan(stack[0]).all()  # nothing written outside its slice

@@ -54,3 +54,16 @@ def test_threads_never_leave_it_over_budget():
     for thread in threads:
         thread.join()
     assert cache.bytes == sum(nbytes(cache.peek(k)) for k in list(cache._items)) <= cache.max_bytes
+
+
+def test_making_room_drops_what_putting_that_many_bytes_would_drop_first():
+    cache = ByteLRU(max_bytes=3 * 8000 + 2000)
+    for key in "abc":
+        cache.get(key, lambda: np.zeros(1000))  # 8,000 bytes each
+    cache.get("a", lambda: pytest.fail("a is kept"))
+    cache.make_room(8000)
+    assert "b" not in cache and "a" in cache and "c" in cache and cache.bytes == 16_000
+    cache.make_room(0)  # room enough already: nothing more goes
+    assert len(cache) == 2
+    cache.make_room(10 ** 9)  # more than the budget: everything goes
+    assert len(cache) == 0 and cache.bytes == 0

@@ -37,6 +37,17 @@ def test_a_long_text_names_its_cells_in_the_hover_only():
     assert len(as_json(fig)["data"]) == 1
 
 
+def test_the_lens_labels_every_position_the_page_may_thin_and_a_long_text_every_kth():
+    """Up to 64 positions every one is labelled, and the page script (ui/page/accessibility.py) may label every k-th
+    where they would overlap, naming the axis by meta.thin_x; past 64 the figure comes labelled every k-th."""
+    fig = as_json(viz_lens.lens_heatmap(np.zeros((2, 48)), [["w"] * 48] * 2, [f"t{i}" for i in range(48)]))
+    assert fig["layout"]["xaxis"]["tickvals"] == list(range(48)) and fig["layout"]["meta"]["thin_x"] == "position"
+    assert fig["layout"]["xaxis"]["title"]["text"] == "position (the token it has just read)"
+    long = as_json(viz_lens.lens_heatmap(np.zeros((2, 100)), [["w"] * 100] * 2, [f"t{i}" for i in range(100)]))
+    assert long["layout"]["xaxis"]["tickvals"] == list(range(0, 100, 2))
+    assert long["layout"]["xaxis"]["title"]["text"].endswith(", every 2nd labelled")  # was "2th"
+
+
 def test_flow_figures_put_weight_and_norm_side_by_side():
     probs = np.array([[1.0, 0.0], [0.5, 0.5]])
     fig = viz_flow.head_figure(probs, np.array([[1.0, 0.0], [0.2, 0.8]]), ["a", "b"], ["a", "b"],

@@ -6,7 +6,8 @@ sideways. The tab bar wraps onto rows (gr.Tabs(overflow_behavior="wrap"), app.py
 tabs into a "⋯" menu.
 
 Page script (PAGE_JS, run once on load): each figure is named for screen readers by the text
-alternative viz.describe wrote into it (layout.meta.alt). Gradio's own ARIA faults are fixed by
+alternative viz.describe wrote into it (layout.meta.alt); where the Lens's cell labels or position labels
+would overlap (a phone), it leaves the cells' out or labels every k-th position, and says so. Gradio's own ARIA faults are fixed by
 ui/runtime/aria.py.
 tests/e2e/test_e2e_accessibility.py (axe-core, keyboard) and tests/e2e/test_e2e_phone.py check them.
 """
@@ -51,6 +52,33 @@ PAGE_JS = """() => {
     layer.style.visibility = crowded ? 'hidden' : '';
     block.classList.toggle('cell-labels-dropped', crowded);
   };
+  // a figure whose position labels may crowd (meta.thin_x, the x axis's short name: the logit lens): where
+  // neighbouring labels would overlap (a phone, presenter mode's larger font), every k-th position is labelled and
+  // the axis title says so, as the head in detail does. Rotated labels lie on parallel baselines, a tick distance apart along the
+  // axis and that times sin(angle) across: under 0.9 of the font's size and their letters overlap. The labels the
+  // figure came with are kept, so a wider screen labels more again.
+  const cameWith = new WeakMap();
+  const ordinal = (k) => k + ((k % 100 >= 10 && k % 100 <= 20) ? 'th' : ({1: 'st', 2: 'nd', 3: 'rd'}[k % 10] || 'th'));
+  const thinTicks = (plot, title) => {
+    const axis = plot.layout.xaxis || {};
+    if (!window.Plotly || !Array.isArray(axis.tickvals) || axis.tickvals.length < 2) return;
+    if (!cameWith.has(plot.layout)) cameWith.set(plot.layout, {vals: axis.tickvals.slice(), text: axis.ticktext.slice()});
+    const all = cameWith.get(plot.layout), shown = axis.tickvals;
+    const texts = [...plot.querySelectorAll('.xtick text')];
+    if (texts.length !== shown.length) return;  // not drawn yet, or not all of them
+    // each label is moved to its tick by the first of its SVG transforms (Plotly: translate(x, 0) rotate(...))
+    const tick = (e) => (e.transform.baseVal.numberOfItems ? e.transform.baseVal.getItem(0).matrix.e : 0);
+    const xs = texts.map(tick).sort((a, b) => a - b);
+    const perPosition = (xs[xs.length - 1] - xs[0]) / (shown[shown.length - 1] - shown[0]);
+    const size = parseFloat(getComputedStyle(texts[0]).fontSize), angle = Math.abs(axis.tickangle || 0) * Math.PI / 180;
+    const room = angle ? 0.9 * size / Math.sin(angle) : Math.max(...texts.map((e) => e.getBoundingClientRect().width)) + 4;
+    const came = all.vals[1] - all.vals[0];  // the figure's own step (a long input comes labelled every k-th)
+    const every = Math.max(1, Math.ceil(room / (perPosition * came)));
+    if (!(perPosition > 0) || every * came === shown[1] - shown[0]) return;
+    const kept = (_, i) => i % every === 0;
+    window.Plotly.relayout(plot, {'xaxis.tickvals': all.vals.filter(kept), 'xaxis.ticktext': all.text.filter(kept),
+      'xaxis.title.text': title + (every * came > 1 ? `, every ${ordinal(every * came)} labelled` : '')});
+  };
   const pass = () => {
     queued = false;
     document.querySelectorAll('.js-plotly-plot').forEach((plot) => {
@@ -70,6 +98,7 @@ PAGE_JS = """() => {
         if (window.matchMedia('(max-width: PHONE_MAX_PXpx)').matches && window.Plotly) window.Plotly.Plots.resize(plot);
       }
       if ((layout.meta || {}).cell_labels) dropCrowdedLabels(plot, block);
+      if ((layout.meta || {}).thin_x) thinTicks(plot, layout.meta.thin_x);
     });
   };
   new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(pass); } })

@@ -12,8 +12,8 @@ The threshold is 32 MB, not 1 MB: at 1 MB every per-layer array of a forward pas
 weights at 512 tokens: 12.6 MB) was a fresh mapping, faulted in page by page and handed back at once, so the
 trace cost 1.53 s of CPU where the plain forward pass costs 1.1 s (251,000 page faults; at 32 MB 1.15 s and
 46,000 faults, 2026-11-26). Arrays of 32 MB and more (a whole trace's weights: 151 MB) are still mapped on
-their own and returned when the trace leaves the cache; the two arenas keep at most what one request's
-smaller arrays need.
+their own and returned when the trace leaves the cache (or first reused by the trace that pushes it
+out: model/buffers.py); the two arenas keep at most what one request's smaller arrays need.
 
 `limit_allocator()` sets both through mallopt (the same as MALLOC_ARENA_MAX=2 and
 MALLOC_MMAP_THRESHOLD_=33554432 in the environment, which must be set before Python starts); it does

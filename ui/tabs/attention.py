@@ -95,7 +95,8 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, lay
     Returns (notice, tokens, all-heads figure, layer-average figure, stats columns, the name of the
     head open in detail for the picker, or None). What the model predicts is `predictions` (its own endpoint,
     /predict: generating text costs more than drawing every head)."""
-    views = views_of(registry, name, text)  # read once: every part below is of this one trace
+    # read once: every part below is of this one trace, the grid first (HostViews' one pass over every weight)
+    views = views_of(registry, name, text, whole=True)
     trace, att = views.trace, attention_of(views.trace, kind)
     font = figure_font(presenter)
     selected = selected_head(att, layer, head)

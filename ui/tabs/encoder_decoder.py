@@ -237,8 +237,8 @@ def build(ctx: Context) -> None:
                triggers=ctx.triggers + [head.change, enc_head.input, dec_head.input])
     # .input fires on every way of moving a slider (dragging, arrow keys, typing in its box), not only on
     # the mouse's release; always_last draws the last position once the running redraw ends.
-    ctx.on([step.input], on_step, inputs=[ctx.text, head, step, ctx.presenter], outputs=[heat, bars],
-           api_name="decoding_step", trigger_mode="always_last")
+    drawn = ctx.on([step.input], on_step, inputs=[ctx.text, head, step, ctx.presenter], outputs=[heat, bars],
+                   api_name="decoding_step", trigger_mode="always_last")
 
     def on_step_typed(text, step_value):
         """A step typed past the translation (99 of 11) shows in the box as the step the figures show."""
@@ -248,7 +248,11 @@ def build(ctx: Context) -> None:
             return UNCHANGED
         return UNCHANGED if fitted == step_value else fitted
 
-    ctx.on([step.input], on_step_typed, inputs=[ctx.text, step], outputs=[step], trigger_mode="always_last",
+    # Fitted after the figures (.then), never as a second always_last listener of step.input: when a deferred
+    # listener ends, Gradio 6.31's page sends the whole trigger again, so two such listeners of one trigger re-run
+    # each other for as long as their calls overlap (a box typed to 99 sent both twice a second, for good;
+    # tests/e2e/test_e2e_runtime_premises.py). A .then re-runs only itself.
+    ctx.on(drawn, on_step_typed, inputs=[ctx.text, step], outputs=[step], trigger_mode="always_last",
            show_progress="hidden")
     ctx.listen(on_beams, inputs=[ctx.text, width], outputs=[greedy_table, beam_table], api_name="beams",
                triggers=[ctx.text.submit, ctx.analyze.click, width.input])

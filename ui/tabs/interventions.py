@@ -13,7 +13,7 @@ import numpy as np
 
 from analysis.attribution import cross_rollout, rollout, shares
 from analysis.heads import head_name
-from experiments import interventions
+from experiments import importance as head_map, interventions
 from model import tokenizer as tok
 from model.switches import ABLATION_METHODS, ABLATION_WORDS, Switches
 from ui.page.tabspec import TabSpec
@@ -43,7 +43,9 @@ chosen heads; every other weight is unchanged.
 The **importance map** knocks out one head at a time and measures how far the output moves: the drop in
 log-probability of what the intact model predicted (for a sentence encoder without an output head,
 1 − the cosine similarity of its sentence vector). A head can look striking and matter little; a plain
-one can carry the answer. Pick a head under the map to see its attention.
+one can carry the answer. Pick a head under the map to see its attention. Where knocking out every head would
+take many forward passes (a long text, a model with many heads), the map is an estimate from one pass, and
+the summary above it says so and measures the head the estimate ranks first.
 """
 ATTRIBUTION_EXPLANATION = """
 **Attention is not explanation.** Three answers to "which input tokens does this output depend on?":
@@ -141,27 +143,52 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     # a date or a sentence vector has no list of guesses: the summary's change measures it
     guesses = Change(visible=bool(result["before_top"]), value=viz.guesses_figure(
         result["before_top"], result["after_top"], result["what"], font_size=font) if result["before_top"] else None)
-    maps = importance_maps(registry, text, name, method)
+    found = importance_maps(registry, text, name, method)
+    maps = found.maps
     what = WHAT_CHANGE.get(result["what"], "drop in log-probability")
-    importance = no_taller(viz.importance_figure(maps, what, font_size=font, method=method), screen_height(presenter))
+    importance = no_taller(viz.importance_figure(maps, what, font_size=font, method=method, estimated=found.estimated),
+                           screen_height(presenter))
     top = max(((kind, *np.unravel_index(int(np.argmax(m)), m.shape)) for kind, m in maps.items()),
               key=lambda k: maps[k[0]][k[1], k[2]])
     single = list(maps) == ["self"]
     strongest = head_label(top[0], int(top[1]), int(top[2]), single)
-    summary = _summary(result, note) + (f"  \nFor this input, knocking out **{strongest}** alone moves the output most "
-                                        f"({maps[top[0]][top[1], top[2]]:.3f}).")
+    summary = _summary(result, note) + "  \n" + (
+        estimate_note(registry, name, found, strongest, result["what"]) if found.estimated else
+        f"For this input, knocking out **{strongest}** alone moves the output most ({maps[top[0]][top[1], top[2]]:.3f}).")
     return (summary, guesses, importance, Change(choices=choices, value=kept or [], multiselect=True),
             Change(choices=[c for c in choices if not c.endswith(" all")], value=strongest),
             Change(visible=month is not None, value=f"Knock out the month head ({month})" if month else ""))
 
 
-def importance_maps(registry: ModelRegistry, text, name, method) -> dict:
-    """Each head's effect knocked out alone (experiments.interventions.head_importance), kept in the registry's byte-bounded
-    cache: it depends on the text and the method only, not on the heads picked, and costs one pass per layer's
-    heads (seconds for smollm2's 270), so picking other heads to knock out does not pay for it again."""
+def importance_maps(registry: ModelRegistry, text, name, method) -> head_map.HeadMap:
+    """Each head's effect knocked out alone, or estimated where that would take too long (experiments/importance.py),
+    kept in the registry's byte-bounded cache: it depends on the text and the method only, not on the heads picked,
+    so picking other heads to knock out does not pay for it again."""
     text, method = clean_text(text, registry.max_chars(name)), _check_method(method)
-    return registry.cached(("importance", name, text, method), lambda: interventions.head_importance(
+    return registry.cached(("importance", name, text, method), lambda: head_map.importance(
         registry.get(name), text, kinds_of(registry, name), method))
+
+
+ESTIMATES = {"first order": "the output's gradient (one backward pass) times what knocking the head out changes in "
+                            "its output, to first order",
+             "through the norms": "what knocking the head out adds to the residual stream, carried up to the sentence "
+                                  "vector through the layer norms alone (how the later heads and feed-forward layers "
+                                  "would answer it is left out)"}
+
+
+def estimate_note(registry: ModelRegistry, name, found: head_map.HeadMap, strongest: str, what: str) -> str:
+    """What the reader is told when the map is an estimate: why, how, and the head it ranks first measured."""
+    config = registry.get(name).config
+    heads = sum(layers * per_layer for layers, per_layer in kinds_of(registry, name).values())
+    exact = head_map.exact_tokens(config)
+    where = (f"{name} is knocked out exactly up to {exact} token{'' if exact == 1 else 's'}" if exact else
+             f"{name} is never knocked out exactly")
+    how = ESTIMATES["through the norms" if what == "sentence vector" else "first order"]
+    return (f"**This map is estimated, not measured**: the text has {found.tokens} tokens, and knocking out each of "
+            f"the {heads} heads alone would cost about {head_map.forward_passes(config):.0f} forward passes of it "
+            f"({where}). Each head's change is estimated from one forward pass: {how}. The estimate ranks **{strongest}** "
+            f"first; knocked out alone, it moves the output by **{found.checked[3]:.3f}**. Knock out any head above "
+            "to measure it.")
 
 
 def head_view(registry: ModelRegistry, text, name, picked, presenter):

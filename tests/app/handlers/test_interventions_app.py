@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 
+import numpy as np
 import pytest
 
 from ui.tabs import interventions
@@ -66,3 +67,30 @@ def test_the_lms_next_token_and_continuation_have_a_column_each(registry):
     assert after.startswith("| after | ▁the | the cat")
     summary, *_ = interventions.view(registry, "The cat sat on the", "lm", ["L1 H2"], "zero", False)
     assert "| | next token | continuation" in summary
+
+
+LONG = " ".join(["The cat sat on the mat while the dog slept by the door."] * 5)  # 72 minilm tokens
+
+
+def test_the_map_says_estimated_exactly_when_it_is(registry):
+    """minilm knocks out its 72 heads exactly up to 44 tokens; past that the map is an estimate, the title and the
+    summary say so, and every number the summary gives is the figure's or measured."""
+    short, _, figure, *_ = interventions.view(registry, "The cat sat on the mat.", "minilm", [], "zero", False)
+    assert "estimat" not in short and "estimated" not in figure.layout.title.text
+    assert "knocking out **L" in short and "alone moves the output most" in short
+
+    summary, _, figure, _, picked, _ = interventions.view(registry, LONG, "minilm", [], "uniform", False)
+    assert figure.layout.title.text.startswith("One head made uniform, estimated:")
+    assert "**This map is estimated, not measured**" in summary and "alone moves the output most" not in summary
+    tokens = len(registry.trace("minilm", LONG).tokens)
+    z = np.asarray(figure.data[0].z)
+    layer, head = np.unravel_index(int(np.argmax(z)), z.shape)
+    first = f"L{layer + 1} H{head + 1}"
+    measured = interventions.ablate(registry, LONG, "minilm", [first], "uniform")["change"]
+    assert (f"the text has {tokens} tokens, and knocking out each of the {z.size} heads alone would cost about 42 "
+            f"forward passes of it (minilm is knocked out exactly up to 44 tokens)") in summary, summary
+    assert f"The estimate ranks **{first}** first; knocked out alone, it moves the output by **{measured:.3f}**" \
+        in summary, summary
+    assert "through the layer norms alone" in summary and picked["value"] == first
+    summary, *_ = interventions.view(registry, "The cat sat on the mat and then it " * 4, "lm", [], "zero", False)
+    assert "estimat" not in summary  # lm's 16 heads are knocked out exactly at any length

@@ -57,6 +57,10 @@ def test_interventions_map_every_head(registry):
     summary, guesses, importance, *_ = interventions.view(registry, TEXT, "smollm2", ["L25 H5"], "zero", False)
     assert "Knocked out (output zeroed): **L25 H5**" in summary
     assert np.shape(importance.data[0].z) == (30, 9)
+    # knocking out 270 heads one by one costs 140 forward passes: past one token the map is an estimate, and says so
+    assert importance.layout.title.text.startswith("One head zeroed, estimated:")
+    assert ("would cost about 140 forward passes of it (smollm2 is knocked out exactly up to 1 token). Each head's "
+            "change is estimated from one forward pass: the output's gradient (one backward pass)") in summary, summary
     assert isinstance(interventions.head_view(registry, TEXT, "smollm2", "L19 H7", False), go.Figure)
     about, figure = interventions.explanations(registry, TEXT, "smollm2", None, False)
     assert isinstance(figure, go.Figure)

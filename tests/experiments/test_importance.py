@@ -1,0 +1,107 @@
+"""The head-importance map, knocked out or estimated (experiments/importance.py): which texts get the estimate,
+that it ranks heads as the knock-outs do on short texts, and that the head it ranks first is measured for real."""
+import numpy as np
+import pytest
+import torch
+
+from experiments import importance, interventions
+from model import api
+from model.block import RMSNorm
+from model.switches import Switches
+
+# Short texts, where the knock-outs are cheap: the estimate is compared with them head by head.
+TEXTS = {"lm": ["The cat sat on the mat and then it", "It is a good idea to",
+                "Mary gave roses to Susan because she loves her", "the act of",
+                "In the morning the children walked to school and"],
+         "mlm": ["The cat sat on the <mask>.", "Mary gave roses to <mask> because she loves her",
+                 "a small <mask> of water", "the act of <mask> something", "He drove his <mask> to work"],
+         "minilm": ["The cat sat on the mat.", "Mary gave roses to Susan because she loves her",
+                    "A dog is running in the park."]}
+
+
+@pytest.fixture(scope="module")
+def models(model_assets):
+    return {**{name: api.load_from(model_assets / name, name, device="cpu") for name in ("lm", "mlm")},
+            "minilm": api.load("minilm", device="cpu")}
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Rank correlation of two maps, cell by cell (no ties in float maps)."""
+    ranks = [np.argsort(np.argsort(np.ravel(m))).astype(np.float64) for m in (a, b)]
+    return float(np.corrcoef(*ranks)[0, 1])
+
+
+def compared(loaded, text: str, method: str) -> tuple[float, bool]:
+    """(Spearman, whether the top head agrees) of the estimate against the knock-outs."""
+    layers, heads = loaded.config.n_layers, loaded.config.n_heads
+    exact = interventions.head_importance(loaded, text, {"self": (layers, heads)}, method)["self"]
+    estimate = importance.estimate(loaded, text, layers, heads, method)
+    assert estimate.shape == exact.shape and np.isfinite(estimate).all()
+    return spearman(exact, estimate), int(np.argmax(exact)) == int(np.argmax(estimate))
+
+
+@pytest.mark.parametrize("method", ["zero", "uniform"])
+def test_first_order_ranks_heads_as_the_knock_outs_do(models, method):
+    """lm and mlm, five texts each (measured 2026-11-26: zero median 0.83, lowest 0.50, top head 8 of 10;
+    uniform median 0.985, lowest 0.70, top head 9 of 10)."""
+    found = [compared(models[name], text, method) for name in ("lm", "mlm") for text in TEXTS[name]]
+    rhos = [rho for rho, _ in found]
+    assert np.median(rhos) >= 0.75 and min(rhos) >= 0.45, rhos
+    assert sum(top for _, top in found) >= 7, found
+
+
+@pytest.mark.parametrize("method", ["zero", "uniform"])
+def test_through_the_norms_ranks_minilms_heads_as_the_knock_outs_do(models, method):
+    """A sentence vector's 1 − cosine has no first-order term: the estimate carries each head's change up through the
+    norms (measured 2026-11-26: Spearman 0.88-0.94 on each text; the top head agrees on all three when zeroed)."""
+    found = [compared(models["minilm"], text, method) for text in TEXTS["minilm"]]
+    assert min(rho for rho, _ in found) >= 0.8, found
+    if method == "zero":
+        assert all(top for _, top in found), found
+
+
+@pytest.mark.parametrize("norm", [torch.nn.LayerNorm(16, eps=1e-5), RMSNorm(16, eps=1e-6)])
+def test_a_norms_step_is_its_jacobian(norm):
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        norm.weight.copy_(torch.rand(16, generator=generator) + 0.5)
+    at, change = torch.randn(1, 5, 16, generator=generator), torch.randn(3, 5, 16, generator=generator)
+    _, expected = torch.func.jvp(norm, (at.expand_as(change).contiguous(),), (change,))  # (n, t, k)
+    with torch.no_grad():  # the step takes the positions first: (t, n, k)
+        passed = importance.NormStep(norm, at)(change.transpose(0, 1).contiguous()).transpose(0, 1)
+    assert torch.allclose(passed, expected, atol=1e-5)
+
+
+def test_the_estimate_is_taken_where_knocking_out_costs_too_much(models):
+    minilm, lm = models["minilm"].config, models["lm"].config
+    assert importance.forward_passes(minilm) == 12 * 7 / 2  # layer l's 12 heads run layers l … 6
+    edge = importance.exact_tokens(minilm)
+    assert importance.knockout_flops(minilm, edge) <= importance.EXACT_FLOPS < importance.knockout_flops(minilm, edge + 1)
+    assert edge == 44
+    assert not importance.is_estimated(models["minilm"], edge) and importance.is_estimated(models["minilm"], edge + 1)
+    assert importance.exact_tokens(lm) == lm.max_len  # lm is knocked out exactly at any length it reads
+
+
+@pytest.mark.parametrize("name,text,method", [
+    ("minilm", " ".join(["The cat sat on the mat while the dog slept by the door."] * 5), "uniform"),
+    ("lm", TEXTS["lm"][2], "zero"), ("mlm", TEXTS["mlm"][1], "uniform")])
+def test_an_estimated_map_measures_the_head_it_ranks_first(models, monkeypatch, name, text, method):
+    """The head the estimate ranks first is knocked out for real, from its layer up: the change of a whole forward
+    pass with it knocked out. (lm and mlm are estimated only here, with no arithmetic allowed the exact map.)"""
+    loaded = models[name]
+    if name != "minilm":
+        monkeypatch.setattr(importance, "EXACT_FLOPS", 0)
+    layers, heads = loaded.config.n_layers, loaded.config.n_heads
+    found = importance.importance(loaded, text, {"self": (layers, heads)}, method)
+    assert found.estimated and found.tokens == len(loaded.encode(text).ids)
+    kind, layer, head, change = found.checked
+    assert (layer, head) == np.unravel_index(int(np.argmax(found.maps["self"])), (layers, heads))
+    before, after = interventions.compare(loaded, text, Switches(ablate={(kind, layer, head)}, method=method))
+    assert change == pytest.approx(interventions.change(before, after), abs=1e-5)
+
+
+def test_a_short_text_is_knocked_out_exactly(models):
+    found = importance.importance(models["minilm"], TEXTS["minilm"][0], {"self": (6, 12)})
+    assert not found.estimated and found.checked is None
+    assert np.array_equal(found.maps["self"], interventions.head_importance(
+        models["minilm"], TEXTS["minilm"][0], {"self": (6, 12)})["self"])
