@@ -97,6 +97,15 @@ recording 0.34 ms: issue 39's code, not changed here); compressing the 51 KB ans
 (quality 1 takes half as long but finds no repeat across a stream's events, which a click's stream relies on); the
 views and writing them ~2.8 ms in the server (about half that back to back in a loop).
 
+After merging main at 4401ff5 (issue 39's work, 15:00-15:20 UTC, load 3.5-6): the one pass over every map that
+`pooled_maps` and `HostViews(whole=True)` make for long inputs cost a 32-token grid 1.59 ms instead of 1.10, so a
+stack of at most 1 MB takes the whole-stack passes again (6deacd4; same numbers). The trace is ~1 ms dearer in the
+server than before the merge (`bench.server_parts`: 6.0 against 5.0 and 4.9 for main before both branches, load 6):
+the attention one head at a time (`model/attention.py`, for long inputs) takes lm's four layers at 32 tokens 860 us
+of CPU instead of 260 back to back (755 against 372 after a 10 ms sleep). Not changed here (issue 39's code, being
+edited): with that path kept to maps of at least 128 x 128 weights, a trial copy measured 1.51x against 1.57x for
+the merged branch and 1.66x for main before both (the three servers side by side, 15:17 UTC, load 5-6).
+
 **512 tokens, a 12 × 12-head BERT-base-size model, new sentence through the server** (issue 39, item 2),
 `forward_ratio`: the server's CPU for `/analyze` (less what the idle server polls in as long) against this
 process's CPU for the plain forward pass on the same ids (`model.features`, nothing recorded, one thread
