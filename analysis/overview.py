@@ -149,6 +149,10 @@ def pooled_maps(maps, mask=None, each=None) -> PooledMaps:
     if mask is not None and mask.all():  # nothing hidden (an encoder)
         mask = None
     block = pool_block(max(t, s))
+    if each is None and maps.size <= WHOLE_STACK_CELLS:  # small: a few whole-stack passes, not ~7 numpy calls a map
+        shown = maps if mask is None else np.where(mask, maps, np.float32(0))
+        return PooledMaps(tiles=max_pool(shown, block), block=block, shape=(t, s),
+                          rows=row_summary(shown.reshape(rows * cols, t, s)))
     flat = maps.reshape(rows * cols, t, s)
     n = len(flat)
     tiles = np.empty((n, -(-t // block), -(-s // block)), dtype=np.float32)
@@ -202,7 +206,7 @@ class HostViews:
 
     def heads(self, att) -> PooledMaps:
         """Every head of one attention kind, (L, H) tiles."""
-        if not self.whole:
+        if not self.whole or att.probs.size <= WHOLE_STACK_CELLS:  # small: averages() and numbers() pass again
             return pooled_maps(att.probs, att.mask)
         kept = _Kept(att.probs, att.mask)
         maps = pooled_maps(att.probs, att.mask, each=kept.read)

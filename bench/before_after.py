@@ -43,6 +43,69 @@ quality 2 (0.27 ms instead of 0.47 for a 51 KB answer; 4% more bytes; a 1 MB vie
 still costs ~1.5% of its bytes). The views' trace no longer copies every head's raw scores only to drop them.
 The 64-token answer: 581 KB → 165 KB decoded, 43 KB → 26 KB on the wire.
 
+**Server CPU per `/analyze`, second round** (issue 44, 2026-11-26 12:40-14:35 UTC, branch `cpu32`): the quiet
+`make bench` of 11:25 UTC gave 1.73× (target 1.6×). Measured with `python -m bench.server_cpu --against /work/main`
+(make bench's `server_cpu_per_call`, two servers side by side: each round a `/ping` and an `/analyze` of the same
+new 32-token sentence on each, the servers' order shuffled; 100 rounds) on this 2-core VM, shared with other work:
+
+| run (UTC, load average) | main (7bb5414) | this branch |
+|---|---|---|
+| 14:22 (3.4 → 1.8) | 27.4 vs 15.7 ms: 1.74× | 26.1 vs 16.4 ms: **1.59×** |
+| 14:27 (2.3) | 23.8 vs 14.2 ms: 1.68× | 21.9 vs 13.3 ms: **1.65×** |
+| 14:30 (1.8 → 1.4) | 23.9 vs 13.2 ms: 1.81× | 22.6 vs 13.4 ms: **1.68×** |
+| 14:35, two servers of each (2.0 → 3.7) | 1.67×, 1.60× | **1.55×, 1.59×** |
+
+An `/analyze` costs 0.5-1.9 ms less in each paired run (these four and two `bench.server_parts` runs, one below; 1.3
+ms, 5%, in the median); the ratio moves by about the spread between two servers of the same code (up to 0.07 in the
+same run: a `/ping` costs 0.5-1 ms more or less from process to process). So 1.6× is within reach of a quiet `make
+bench` but not with a margin, and 1.45× is not reached.
+
+Where the server's CPU goes in one `/analyze` (`python -m bench.server_parts /work/main`: thread-CPU timers around
+each part inside app.py's own server, 100 rounds, 14:30 UTC, load 1.0-1.6; ms per `/analyze`; the Gradio and
+brotli rows include the `/ping`'s share; the timers add ~1 ms a call):
+
+| part | main | branch |
+|---|---|---|
+| the trace (forward pass, every step kept) | 4.33 | 4.46 |
+| every-head grid: pooled, figure, text alternative | 1.49 | 1.06 |
+| head statistics | 1.01 | 0.57 |
+| layer averages: pooled, figure, text alternative | 0.57 | 0.44 |
+| outputs written as the browser receives them (figures to JSON) | 0.74 | 0.69 |
+| is it small work (`events.quick`: tokenizes the text, kept for the trace) | 0.41 | 0.38 |
+| sizing each new cache entry (`nbytes`: the trace, its encoding) | 0.24 | 0.20 |
+| Gradio: reading the six inputs | 0.13 and six thread hops | 0.13 |
+| Gradio: writing the outputs, `add_root_url`, `special_args` | 0.72 | 0.37 |
+| compressing the stream (brotli, quality 2) | 0.98 | 1.02 |
+| the handler, all | 9.03 | 8.06 |
+| server CPU per `/analyze`, per `/ping` (this run, timers included) | 23.4, 13.6 | 22.9, 13.8 |
+
+Before, in yappi's terms (`python -m bench.server_cpu --profile`, CPU clock, 12:43 UTC): beyond the trace, the
+views and writing them were most of the handler; Gradio walked the answer twice for files (every token and
+table cell) and ran each input's `preprocess` in a worker thread of its own (seven thread hops a pair of calls,
+six of them /analyze's); the caches sized each new entry by a recursive walk; a GC pass was negligible (0.04 ms).
+What changed: the views in fewer numpy calls (`row_summary` and the entropy in whole-stack passes for stacks
+up to 1 MB, the text alternative's places compared in one go, the head table's index pairs and distances kept
+per size, `max_pool` unpooled in one call), the escaping of a figure's JSON done on its bytes, `nbytes` counting
+labels in one loop; Gradio's reading of plain inputs on the event loop, its walks for files skipped for outputs
+that hold none, the endpoints' signatures made once (`ui/runtime/wire.py`, with premise tests). Every
+`/analyze` answer is byte for byte what main sends (34 cases: lm at 2-100 tokens, mlm, the dates model's three
+kinds, minilm, smollm2, presenter mode, a head selected).
+
+Left: the trace is now half of what an `/analyze` costs beyond a `/ping` (4.3-4.5 ms in the server, 2.8 ms back to
+back in a loop; after a 30 ms sleep the forward pass with its recording 3.2 ms and assembling the trace from the
+recording 0.34 ms: issue 39's code, not changed here); compressing the 51 KB answer costs ~0.45 ms at quality 2
+(quality 1 takes half as long but finds no repeat across a stream's events, which a click's stream relies on); the
+views and writing them ~2.8 ms in the server (about half that back to back in a loop).
+
+After merging main at 4401ff5 (issue 39's work, 15:00-15:20 UTC, load 3.5-6): the one pass over every map that
+`pooled_maps` and `HostViews(whole=True)` make for long inputs cost a 32-token grid 1.59 ms instead of 1.10, so a
+stack of at most 1 MB takes the whole-stack passes again (6deacd4; same numbers). The trace is ~1 ms dearer in the
+server than before the merge (`bench.server_parts`: 6.0 against 5.0 and 4.9 for main before both branches, load 6):
+the attention one head at a time (`model/attention.py`, for long inputs) takes lm's four layers at 32 tokens 860 us
+of CPU instead of 260 back to back (755 against 372 after a 10 ms sleep). Not changed here (issue 39's code, being
+edited): with that path kept to maps of at least 128 x 128 weights, a trial copy measured 1.51x against 1.57x for
+the merged branch and 1.66x for main before both (the three servers side by side, 15:17 UTC, load 5-6).
+
 **512 tokens, a 12 × 12-head BERT-base-size model, new sentence through the server** (issue 39, item 2),
 `forward_ratio`: the server's CPU for `/analyze` (less what the idle server polls in as long) against this
 process's CPU for the plain forward pass on the same ids (`model.features`, nothing recorded, one thread

@@ -58,7 +58,9 @@ def timed(name, f, is_async=False):
             finally:
                 add(name, time.thread_time_ns() - start)
     return functools.wraps(f)(run)
-ModelRegistry._compute_trace = staticmethod(timed("trace (forward pass, every step kept)", ModelRegistry._compute_trace))
+compute = ModelRegistry.__dict__["_compute_trace"]
+wrapped = timed("trace (forward pass, every step kept)", getattr(compute, "__func__", compute))
+ModelRegistry._compute_trace = staticmethod(wrapped) if isinstance(compute, staticmethod) else wrapped
 ByteLRU.put = timed("caches: sizing a new entry (nbytes)", ByteLRU.put)
 tab.quick = timed("is it small work (tokenizes the text)", tab.quick)
 tab.heads_grid = timed("every-head grid: pooled, figure, text alternative", tab.heads_grid)

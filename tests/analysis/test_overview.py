@@ -63,3 +63,22 @@ def test_the_layer_means_of_the_pass_are_numpys_mean_over_the_heads(registry):
     views = HostViews(None, whole=True)
     views.heads(att)
     np.testing.assert_array_equal(views._kept[id(att.probs)].average(), layer_average(att.probs))
+
+
+def test_a_small_stack_read_in_whole_stack_passes_gives_the_numbers_of_the_pass_over_each_map():
+    """pooled_maps of at most WHOLE_STACK_CELLS weights (a 32-token /analyze) takes a few passes over the whole
+    stack; `each` makes it read map by map, the way a long input is read: the same numbers either way."""
+    from analysis.overview import WHOLE_STACK_CELLS
+
+    rng = np.random.default_rng(2)
+    probs = rng.random((2, 3, 40, 40), dtype=np.float32)
+    assert probs.size <= WHOLE_STACK_CELLS
+    probs[0, 1, 7] = 0  # a row with no weight
+    probs[1, 0, :, 2] = -0.5
+    with_nan = probs.copy()
+    with_nan[1, 2, 3, 3] = np.nan
+    for maps in (probs, with_nan):
+        for mask in (None, np.ones((40, 40), bool), np.tril(np.ones((40, 40), bool))):
+            assert_same_pooled(pooled_maps(maps, mask), pooled_maps(maps, mask, each=lambda *_: None))
+    big = rng.random((1, 1, 70, 70), dtype=np.float32)  # pooled: 2 x 2 blocks
+    assert_same_pooled(pooled_maps(big), pooled_maps(big, each=lambda *_: None))
