@@ -66,8 +66,8 @@ def scaled_dot_product_attention(
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     divisor = (math.sqrt(q.size(-1)) if scale else 1.0) * temperature  # one division: sqrt(d)·1 is sqrt(d)
-    if not keep_scores and probs_out is not None and dropout == 0 and q.dim() > 1 \
-            and q.dtype == k.dtype == v.dtype == torch.float32:
+    if not keep_scores and probs_out is not None and dropout == 0 and q.dim() > 1 and q.device.type == "cpu" \
+            and q.dtype == k.dtype == v.dtype == torch.float32:  # (a GPU runs all heads in one kernel each step)
         return _head_by_head(q, k, v, mask, divisor, probs_out, weights_only)
     if keep_scores:
         scores = q @ k.transpose(-2, -1)  # (..., t, s)
