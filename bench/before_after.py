@@ -84,7 +84,8 @@ and this branch taking turns, while other engineers' work kept the load average 
 
 Of this branch's 14 runs of 5 that afternoon (all the code, or all but its last commit), the median was 1.29×
 (1.20-1.50×); main's 8: 1.50× (1.39-1.64×). At this load a single call swings by ±0.15 and a run of five by
-±0.1: the next quiet `make bench` is the judge (main's last one: 1.45×, with these runs' 1.51× median).
+±0.1. Main's `make bench` at 14:43 UTC, with this branch merged up to 192a006 (all but its last two code
+commits; load 5.4 at the long inputs), measured 1.22× (1.02 s vs 0.84 s); the one before it, 1.45×.
 
 Where the time went (in process, CPU time, bert-base at 512 tokens with the cache full, ÷ the plain forward
 pass on the same ids). *Before*: /analyze for a new sentence 1.50-1.53×. The trace 1.09-1.16×: its arrays
