@@ -133,6 +133,46 @@ Memory with the 32 MB threshold (07:15 UTC, one server, bert-base only beside th
 the 1 GiB trace cache is full (the last full run: 1,362 → 2,281 MB with four models loaded; the target,
 start + 2 GB, to be checked by the next `make bench`).
 
+**512 tokens, continued: branch cpu512 (2026-11-26, 14:10-15:05 UTC).** `python -m bench.forward_ratio` (issue 39's
+measurement alone: `long_inputs.forward_ratio`, 5 sentences, on a server started as `make bench` starts it, after 6
+other 512-token sentences have filled its trace cache as the sections before it do in `make bench`), main (7bb5414)
+and this branch taking turns, while other engineers' work kept the load average at 2-4:
+
+| | main (7bb5414) | this branch |
+|---|---|---|
+| bert-base: /analyze server CPU ÷ plain forward CPU, medians of 5, one per run | 1.52, 1.51, 1.39; 1.56, 1.64, 1.44 (median 1.51×) | 1.24, 1.36, 1.20; 1.50, 1.40, 1.20 (median 1.30×) |
+| the same, 10 single calls per server, two servers each | medians 1.41×, 1.31× (at 192a006, before the last commit) | medians 1.23×, 1.26× (1.11-1.53× call by call) |
+| gpt2, one run (load 7) | 1.67× (1.57 s vs 0.94 s) | 1.29× (1.32 s vs 1.02 s) |
+| server RSS after 4 → 20 distinct 512-token requests (bert-base) | 3,186 → 3,468 MB | 3,129 → 3,136 MB |
+
+Of this branch's 14 runs of 5 that afternoon (all the code, or all but its last commit), the median was 1.29×
+(1.20-1.50×); main's 8: 1.50× (1.39-1.64×). At this load a single call swings by ±0.15 and a run of five by
+±0.1. Main's `make bench` at 14:43 UTC, with this branch merged up to 192a006 (all but its last two code
+commits; load 5.4 at the long inputs), measured 1.22× (1.02 s vs 0.84 s); the one before it, 1.45×.
+
+Where the time went (in process, CPU time, bert-base at 512 tokens with the cache full, ÷ the plain forward
+pass on the same ids). *Before*: /analyze for a new sentence 1.50-1.53×. The trace 1.09-1.16×: its arrays
+written into fresh memory ~0.11× (37,000-51,000 page faults a trace, the kernel mapping and zeroing 151 MB of
+weights and 75 MB of inputs, q, k and v page by page as they were first written; huge pages cut the faults to
+600 but not the time), the batched explicit attention ~0.02× more than one head at a time. The views
+0.25-0.28×: the every-head grid 86-90 ms (four to five passes over the 151 MB), the layer averages 26-35 ms,
+the head statistics 80-108 ms (57 of them the entropy). Gradio and the server ~0.03× (writing the 1.4 MB
+answer 1 ms, compressing it 3 ms). *After*: 1.15-1.18×. The trace 1.03× (1,000-2,000 page faults): written into
+the memory of the traces it pushes out of the cache (model/buffers.py; the registry makes room before it
+computes, so the server holds no more than before), its attention one head at a time (a head's scores and
+weights stay in the processor's cache through the softmax and the weighted sum), and the last layer's
+weighted sum, W_O and residual, which nothing reads, no longer computed. The views 0.21× (163 ms): one pass
+over every head computes the grid's tiles and row numbers, each layer's sum and each head's row entropies
+while the head's 1 MB is in the cache (~110 ms, the entropy about 45% of it); the averages then take 10 ms
+and the statistics 21 ms. py-spy in the server (8 new sentences): the trace 72% of the samples not waiting,
+the one pass 13%, Gradio's event loop 9% (most of it the idle polling `forward_ratio` subtracts), the
+statistics 3%. The answers are main's byte for byte (20 `/analyze` answers: bert-base at 512 and 200 tokens,
+gpt2 at 300, lm, mlm, the dates model's three kinds, minilm) and so are the traces (six models, every array).
+Tried and not kept: huge pages for the trace's arrays (fewer faults, more time); glibc's trim threshold raised
+(no faults left, no gain measurable at this load); the entropy in blocks of rows. What is left past the
+forward pass: the entropy (a float32 log₂ and a float64 sum per weight, ~50 ms) and the explicit attention
+the weights need (~20 ms more than the fused kernel).
+
 **GPU** (issue 39, items 1, 3, 7): not measured. The device tool sends the checkout the session started in
 (main, whose tracked files are 74.6 MB), over its 64 MiB limit, so no GPU run was possible from this branch;
 with this branch merged the tree is 36.8 MB. `python -m bench.gpu --tests 150 --out $OUT/gpu.json` (one

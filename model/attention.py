@@ -18,13 +18,13 @@ import torch.nn.functional as F
 class Attention:
     """Everything one call to scaled dot-product attention computed.
 
-    output  (..., t, d)  the weighted sum of the values
+    output  (..., t, d)  the weighted sum of the values (None when only the weights were asked for)
     scores  (..., t, s)  raw dot products q·k, before scaling and masking (None unless kept)
     mask    (t, s) bool  True where a query may look at a key (None: all allowed)
     probs   (..., t, s)  softmax over keys; each row sums to 1
     """
 
-    output: torch.Tensor
+    output: torch.Tensor | None
     scores: torch.Tensor | None
     mask: torch.Tensor | None
     probs: torch.Tensor
@@ -50,6 +50,7 @@ def scaled_dot_product_attention(
     training: bool = False,
     keep_scores: bool = True,
     probs_out: torch.Tensor | None = None,
+    weights_only: bool = False,
 ) -> Attention:
     """softmax(q kᵀ / (sqrt(d) · temperature)) v, with every step kept.
 
@@ -60,13 +61,14 @@ def scaled_dot_product_attention(
     keep_scores=False: the raw scores are not returned (None), and are scaled and masked in place (one
     (..., t, s) buffer fewer, the same numbers). probs_out: a float32 (..., t, s) tensor the weights are
     written into (a slice of every layer's weights, model.transformer.Recording(stack=True)), for float32 v.
+    weights_only=True: the weighted sum of the values is not computed (output None).
     """
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     divisor = (math.sqrt(q.size(-1)) if scale else 1.0) * temperature  # one division: sqrt(d)·1 is sqrt(d)
-    if not keep_scores and probs_out is not None and dropout == 0 and q.dim() > 1 \
+    if not keep_scores and probs_out is not None and dropout == 0 and q.dim() > 1 and q.device.type == "cpu" \
             and q.size(-2) * k.size(-2) >= HEAD_BY_HEAD_CELLS and q.dtype == k.dtype == v.dtype == torch.float32:
-        return _head_by_head(q, k, v, mask, divisor, probs_out)
+        return _head_by_head(q, k, v, mask, divisor, probs_out, weights_only)  # (a GPU runs all heads in one kernel)
     if keep_scores:
         scores = q @ k.transpose(-2, -1)  # (..., t, s)
         logits = scores / divisor if divisor != 1.0 else scores
@@ -86,7 +88,7 @@ def scaled_dot_product_attention(
         probs = torch.softmax(logits, dim=-1, dtype=torch.float32)  # in float32 even for a half-precision model
     probs = probs if probs.dtype == v.dtype else probs.to(v.dtype)
     dropped = F.dropout(probs, dropout, training) if dropout > 0 else probs
-    return Attention(output=dropped @ v, scores=scores, mask=mask, probs=probs)
+    return Attention(output=None if weights_only else dropped @ v, scores=scores, mask=mask, probs=probs)
 
 
 # One head at a time pays a few torch calls per head: at 32 tokens lm's four layers took 860 us that way against
@@ -103,7 +105,7 @@ def _scaled_queries(q: torch.Tensor, divisor: float) -> tuple[torch.Tensor, floa
     return q, divisor
 
 
-def _head_by_head(q, k, v, mask, divisor: float, probs_out: torch.Tensor) -> Attention:
+def _head_by_head(q, k, v, mask, divisor: float, probs_out: torch.Tensor, weights_only: bool = False) -> Attention:
     """The trace's path (keep_scores=False, the weights written into probs_out; float32, no dropout): the
     same numbers as the batched path, one head at a time, so that a head's (t, s) scores and weights stay in
     the processor's cache from the product through the softmax to the weighted sum. A 12-head layer's are
@@ -114,7 +116,7 @@ def _head_by_head(q, k, v, mask, divisor: float, probs_out: torch.Tensor) -> Att
     lead, t, s = q.shape[:-2], q.size(-2), k.size(-2)
     keys, values = k.expand(*lead, s, k.size(-1)), v.expand(*lead, s, v.size(-1))  # views
     blocked = None if mask is None else (~mask).expand(*lead, t, s)
-    out = v.new_empty(*lead, t, v.size(-1))
+    out = None if weights_only else v.new_empty(*lead, t, v.size(-1))
     scores = q.new_empty(t, s)  # one head's, reused
     for head in itertools.product(*map(range, lead)):  # (batch row, head)
         torch.mm(queries[head], keys[head].transpose(0, 1), out=scores)
@@ -123,5 +125,6 @@ def _head_by_head(q, k, v, mask, divisor: float, probs_out: torch.Tensor) -> Att
         if blocked is not None:
             scores.masked_fill_(blocked[head], float("-inf"))  # a blocked key gets exp(-inf) = 0 weight
         torch.softmax(scores, dim=-1, dtype=torch.float32, out=probs_out[head])
-        torch.mm(probs_out[head], values[head], out=out[head])
+        if out is not None:
+            torch.mm(probs_out[head], values[head], out=out[head])
     return Attention(output=out, scores=None, mask=mask, probs=probs_out)

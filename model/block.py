@@ -83,6 +83,8 @@ class TransformerBlock(nn.Module):
     def _residual(self, x, norm, sublayer, edit=None):
         """edit(out): what the sublayer adds, as a hook sees or replaces it (model/switches.py, hooks)."""
         out, rec = sublayer(norm(x) if self.pre_norm else x)
+        if out is None:  # only the attention's weights were computed: nothing reads this x (LayerSlot.weights_only)
+            return x, rec
         if edit is not None:
             out = edit(out)
         if self.pre_norm:

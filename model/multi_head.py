@@ -115,14 +115,17 @@ class MultiHeadAttention(nn.Module):
             # record: True, or a model.transformer.LayerSlot saying whether to keep the raw scores and where
             # to write the weights
             keep_scores = getattr(record, "keep_scores", True)
+            weights_only = getattr(record, "weights_only", False) and not heads_off and edit_heads is None
             into = record.probs_into((b, self.heads, t, k.size(-2)), q.device) if hasattr(record, "probs_into") \
                 else None
             att = scaled_dot_product_attention(q, k, v, mask, dropout=drop, training=self.training,
-                                               keep_scores=keep_scores, probs_out=into)
+                                               keep_scores=keep_scores, probs_out=into, weights_only=weights_only)
             out, probs = att.output, att.probs
             if heads_off:
                 out, probs = self._knock_out(out, probs, v, mask, list(heads_off), method)
             rec = HeadsRecord(x, q, k, v, att.scores, probs, mask) if record else None
+            if weights_only:  # nothing reads what the layer adds (model.transformer.LayerSlot)
+                return None, rec
         else:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=drop)
         if edit_heads is not None:

@@ -46,19 +46,24 @@ class Recording:
     stack: bool = False
     stacks: dict[str, torch.Tensor] = field(default_factory=dict)
 
-    def slots(self, names: dict[str, str], layer: int, n_layers: int) -> dict[str, "LayerSlot"]:
+    def slots(self, names: dict[str, str], layer: int, n_layers: int,
+              weights_only: bool = False) -> dict[str, "LayerSlot"]:
         """What a block's attentions ("self", "cross") record into at `layer` of `n_layers`."""
-        return {kind: LayerSlot(self, name, layer, n_layers) for kind, name in names.items()}
+        return {kind: LayerSlot(self, name, layer, n_layers, weights_only) for kind, name in names.items()}
 
 
 @dataclass
 class LayerSlot:
-    """One layer's attention of one kind, as it records (model/multi_head.py reads keep_scores and probs_into)."""
+    """One layer's attention of one kind, as it records (model/multi_head.py reads keep_scores, probs_into and
+    weights_only). weights_only: nothing reads what the layer adds to the residual stream (the last layer of a
+    pass that keeps only the attention, Stack.forward's attention_only): its weights are computed and kept, its
+    weighted sum of the values and W_O are not."""
 
     recording: Recording
     kind: str
     layer: int
     n_layers: int
+    weights_only: bool = False
 
     @property
     def keep_scores(self) -> bool:
@@ -159,7 +164,10 @@ class Stack(nn.Module):
             heads_off = {kind: switches.heads_off(name, layer) for kind, name in names.items()}
             if hooks is not None:
                 x = hooks.edit("residual_in", layer, x)
-            slots = recording.slots(names, layer, len(self.blocks)) if record else False
+            # the last layer of a pass that keeps only the attention: its weights are all that is read (no hook
+            # sees what it adds, no cross-attention reads it)
+            weights_only = attention_only and layer == last and hooks is None and set(names) == {"self"}
+            slots = recording.slots(names, layer, len(self.blocks), weights_only) if record else False
             x, records = block(x, mask, context, context_mask, slots, heads_off, switches.method,
                                attention_only=attention_only and layer == last, rotation=rotation,
                                past=None if cache is None else cache.layers[layer], hooks=hooks, layer=layer)

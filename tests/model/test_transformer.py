@@ -195,3 +195,22 @@ def test_sinusoidal_models_scale_token_embeddings_by_sqrt_k():
     x = ids(4)
     _, rec = model(x, record=True)
     torch.testing.assert_close(rec.embeddings["input"], model.embed.token_embedding(x) * 4.0)  # sqrt(16)
+
+
+@pytest.mark.parametrize("arch", ["decoder", "encoder"])
+def test_a_pass_that_keeps_only_the_attention_records_every_layers_weights_and_stops_there(arch):
+    """features(attention_only=True), as a trace for the views runs it: every layer's weights as the full recorded
+    pass gives them (written into one stack), and the last layer's weighted sum, W_O and feed-forward not run."""
+    from model.transformer import Recording
+
+    model = model_of(arch, seed=3)
+    x = ids(6, seed=3)
+    with torch.no_grad():
+        _, full = model.features(x, record=True)
+        _, kept = model.features(x, record=Recording(scores=False, stack=True), attention_only=True)
+    assert len(kept.layers["self"]) == len(full.layers["self"]) == SMALL["n_layers"]
+    for ours, theirs in zip(kept.layers["self"], full.layers["self"]):
+        torch.testing.assert_close(ours.probs, theirs.probs)
+        torch.testing.assert_close(ours.q, theirs.q)
+    assert kept.layers["self"][-1].probs.data_ptr() == kept.stacks["self"][-2:].data_ptr()  # its slice of the stack
+    assert kept.layers["self"][-1].output is None and full.layers["self"][-1].output is not None
