@@ -36,7 +36,8 @@ def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "
     n_rows = max(np.shape(m)[0] for m in maps.values())
     height = int(220 + 48 * n_rows * (1 + font_size / 40))
     how = KNOCKED_OUT.get(method, "knocked out") + (", estimated" if estimated else "")
-    return heatmap_row(panels, title=title or f"One head {how}: {what}",  # short: fits a presenter-mode panel
+    # short: fits a presenter-mode panel; "estimated" made minilm's run past its right edge, so it takes two lines
+    return heatmap_row(panels, title=title or f"One head {how}:{'<br>' if estimated else ' '}{what}",
                        font_size=font_size, height=height)
 
 

@@ -81,6 +81,9 @@ def test_the_map_says_estimated_exactly_when_it_is(registry):
 
     summary, _, figure, _, picked, _ = interventions.view(registry, LONG, "minilm", [], "uniform", False)
     assert figure.layout.title.text.startswith("One head made uniform, estimated:")
+    # no line of it longer than the exact map's title, which fits a presenter-mode panel (one line ran past its edge)
+    exact_title = interventions.view(registry, "The cat sat on the mat.", "minilm", [], "uniform", False)[2].layout.title.text
+    assert max(map(len, figure.layout.title.text.split("<br>"))) <= len(exact_title), figure.layout.title.text
     assert "**This map is estimated, not measured**" in summary and "alone moves the output most" not in summary
     tokens = len(registry.trace("minilm", LONG).tokens)
     z = np.asarray(figure.data[0].z)
