@@ -71,6 +71,7 @@ def test_positions_on_a_rotary_model(page, llama_live):
                            "{}).innerText || '')")
     figures = [f for f in wait_for_figures(page, "[role=tabpanel]", count=6) if f["visible"]]
     assert len(figures) >= 6 and all(f["svg"] and f["marks"] for f in figures), figures
+    page.wait_for_function("() => /\\d\\.\\d{4}/.test((document.querySelector('#rotary-scores') || {}).innerText || '')")
     summary = page.locator("#rotary-summary").inner_text()
     table = page.locator("#rotary-scores").inner_text()
     quoted = re.findall(r"-?\d+\.\d{4}", summary)

@@ -53,6 +53,8 @@ def test_each_view_is_drawn_for_each_model_it_applies_to(page, live, model):
 def test_the_flow_view_states_the_minilm_sink_numbers(page, live):
     open_view(page, live, "interventions", "minilm", layer=3, head=2)
     wait_for_figures(page, "#flow-sinks")
+    # the numbers come in the same answer as the figure, but a component may be drawn a frame later: wait for them
+    page.wait_for_function("() => (document.querySelector('#flow-numbers') || {}).innerText?.includes('of the 72 heads')")
     text = page.locator("#flow-numbers").inner_text()
     assert "34 of the 72 heads" in text and "0.66 of their weight but 0.17 of what they move" in text
 

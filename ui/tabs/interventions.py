@@ -263,7 +263,7 @@ def build(ctx: Context) -> None:
         heads, method = components.head_picker(choices, "ablate")
         with gr.Row():
             knock = gr.Button("Knock out", variant="primary", elem_id="ablate-run")
-            month = gr.Button(visible=False, elem_id="ablate-month")
+            month = gr.Button("Knock out the month head", visible=False, elem_id="ablate-month")
             clear = gr.Button("Restore every head", elem_id="ablate-clear")
         summary = gr.Markdown(elem_id="ablate-summary")
         guesses = components.Plot(show_label=False, label="guesses before and after", elem_id="ablate-guesses")
