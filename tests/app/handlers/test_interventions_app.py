@@ -17,7 +17,7 @@ def test_interventions_view_knocks_out_the_month_head_and_maps_importance(regist
         registry, "21 November 2026", "dates", [month], "zero", False)
     assert month in summary and "month digits" in summary
     assert heads["value"] == [month] and picked["value"] in picked["choices"]
-    assert button["visible"] and month in button["value"]
+    assert button["visible"] is True and month in button["value"]
     assert {a["text"] for a in importance.layout.annotations} >= {"encoder self-attention", "cross-attention"}
     note, figure = interventions.explanations(registry, "21 November 2026", "dates", None, False)
     assert "output character" in note
@@ -27,7 +27,7 @@ def test_interventions_view_knocks_out_the_month_head_and_maps_importance(regist
 def test_interventions_view_on_lm_has_guesses_and_no_month_button(registry):
     summary, guesses, importance, heads, picked, button = interventions.view(
         registry, "The cat sat on the", "lm", ["L1 H2"], "uniform", True)
-    assert "L1 H2" in summary and not button["visible"]
+    assert "L1 H2" in summary and button["visible"] == "hidden"  # hidden, kept in the page (outputs.shown)
     assert guesses["visible"]
     assert [bar.name for bar in guesses["value"].data] == ["before", "after"]
     assert importance.data[0].z.shape == (4, 4)
