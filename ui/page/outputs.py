@@ -43,14 +43,6 @@ def visible(on) -> Change:
     return Change(visible=bool(on))
 
 
-def shown(on, **props) -> Change:
-    """Shown, or hidden but kept in the page (Gradio's visible="hidden"). For an output whose own controls are
-    set in the same answer that shows it: Gradio 6 takes a visible=False component out of the page and restores
-    its saved state when it comes back, and a value set in that answer was seen lost under load (the quiz's row
-    empty, so Reveal refused)."""
-    return Change(visible=True if on else "hidden", **props)
-
-
 def enabled(on) -> Change:
     """A control the visitor can use (True) or not (False), as while a training runs."""
     return Change(interactive=bool(on))

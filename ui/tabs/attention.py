@@ -18,7 +18,7 @@ from ui.page import components
 from ui.tabs import predictions, sampling
 from ui.page.context import Context, figure_font, screen_height
 from ui.page.messages import InputError, check_beam, check_index, clean_text, warn
-from ui.page.outputs import UNCHANGED, Change, shown, visible
+from ui.page.outputs import UNCHANGED, Change, hidden, visible
 from ui.runtime import tile_click
 from ui.runtime.events import quick
 from model.registry import ModelRegistry, attention_of
@@ -172,7 +172,10 @@ def reveal(registry: ModelRegistry, text, name, layer, head, kind, presenter, ro
     views, att, layer0, head0 = head_view(registry, name, text, layer, head, kind)
     probs = views.head(att, layer0, head0)  # (t, s)
     t, s = probs.shape
-    if row is None:  # no row picked: the one the quiz asks first (quiz_choices), as the panel shows it
+    # No row picked: the one the quiz asks first (quiz_choices). The panel shows it picked, but under load
+    # Gradio 6 can restore the picker's empty state as it shows the panel (visible=False takes it out of the page;
+    # visible="hidden" drew the panel twice), and the class's Reveal must still answer.
+    if row is None:
         row = t - 1
     if not isinstance(row, int) or not 0 <= row < t:
         raise InputError("Pick the token that looks (a row) among the sentence's tokens.")
@@ -241,7 +244,7 @@ def build(ctx: Context) -> None:
                 detail = components.Plot(show_label=False, label="One head: each row shows where that token looks",
                                  elem_id="head-detail")
             with gr.Column(scale=2):
-                with gr.Group(visible="hidden", elem_id="quiz-panel") as quiz_panel:  # kept in the page: outputs.shown
+                with gr.Group(visible=False, elem_id="quiz-panel") as quiz_panel:
                     gr.Markdown("**Quiz.** Pick a token (a row). Where will it look? Let the class guess a "
                                 "column, then reveal the weights.")
                     quiz_row = components.ModelChoices(label="The token that looks (row)", choices=[],
@@ -296,9 +299,9 @@ def build(ctx: Context) -> None:
     def run_quiz_panel(text, name, kind, quiz):
         clean_text(text)  # bad input: the one message every view gives, and nothing redrawn
         if not quiz:
-            return shown(False), UNCHANGED, UNCHANGED, ""
+            return hidden(), UNCHANGED, UNCHANGED, ""
         rows, keys, first = quiz_choices(registry, text, name, kind)
-        return shown(True), Change(choices=rows, value=first), Change(choices=keys, value=None), ""
+        return visible(True), Change(choices=rows, value=first), Change(choices=keys, value=None), ""
 
     def run_reveal(text, name, layer, head, kind, presenter, row, guess):
         return reveal(registry, text, name, layer, head, kind, presenter, row, guess)

@@ -21,7 +21,7 @@ from ui.page import components
 from ui.tabs import flow
 from ui.page.controls import PRESENTER_FIRST
 from ui.page.context import Context, figure_font, screen_height
-from ui.page.outputs import UNCHANGED, Change, shown
+from ui.page.outputs import UNCHANGED, Change
 from model.registry import ModelRegistry
 from ui.page.labels import KIND_LABELS, head_choices, parse_heads
 from ui.page.messages import InputError, clean_text
@@ -157,7 +157,7 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
         f"For this input, knocking out **{strongest}** alone moves the output most ({maps[top[0]][top[1], top[2]]:.3f}).")
     return (summary, guesses, importance, Change(choices=choices, value=kept or [], multiselect=True),
             Change(choices=[c for c in choices if not c.endswith(" all")], value=strongest),
-            shown(month is not None, value=f"Knock out the month head ({month})" if month else ""))
+            Change(visible=month is not None, value=f"Knock out the month head ({month})" if month else ""))
 
 
 def importance_maps(registry: ModelRegistry, text, name, method) -> head_map.HeadMap:
@@ -263,7 +263,7 @@ def build(ctx: Context) -> None:
         heads, method = components.head_picker(choices, "ablate")
         with gr.Row():
             knock = gr.Button("Knock out", variant="primary", elem_id="ablate-run")
-            month = gr.Button("Knock out the month head", visible="hidden", elem_id="ablate-month")  # outputs.shown
+            month = gr.Button("Knock out the month head", visible=False, elem_id="ablate-month")
             clear = gr.Button("Restore every head", elem_id="ablate-clear")
         summary = gr.Markdown(elem_id="ablate-summary")
         guesses = components.Plot(show_label=False, label="guesses before and after", elem_id="ablate-guesses")
@@ -274,7 +274,7 @@ def build(ctx: Context) -> None:
                 picked = components.ModelChoices(choices=[], label="Open a head", elem_id="importance-pick")
                 one_head = components.Plot(show_label=False, label="the picked head's attention", elem_id="importance-head")
         gr.Markdown(ATTRIBUTION_EXPLANATION)
-        row = components.ModelChoices(choices=[], label="Output character to explain", visible="hidden",
+        row = components.ModelChoices(choices=[], label="Output character to explain", visible=False,
                                       elem_id="explain-row")
         about = gr.Markdown(elem_id="explain-about")
         explained = components.Plot(show_label=False, label="attention, rollout, gradient × input", elem_id="explain")
@@ -294,7 +294,7 @@ def build(ctx: Context) -> None:
     def on_explain(text, name, presenter):
         choices, first = output_rows_choices(registry, text, name)
         note, figure = explanations(registry, text, name, first, presenter)
-        return shown(bool(choices), choices=choices, value=first), note, figure
+        return Change(choices=choices, value=first, visible=bool(choices)), note, figure
 
     def on_row(text, name, chosen_row, presenter):
         return explanations(registry, text, name, chosen_row, presenter)
