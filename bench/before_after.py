@@ -172,14 +172,6 @@ Tried and not kept: huge pages for the trace's arrays (fewer faults, more time);
 (no faults left, no gain measurable at this load); the entropy in blocks of rows. What is left past the
 forward pass: the entropy (a float32 log₂ and a float64 sum per weight, ~50 ms) and the explicit attention
 the weights need (~20 ms more than the fused kernel).
-
-**GPU** (issue 39, items 1, 3, 7): not measured. The device tool sends the checkout the session started in
-(main, whose tracked files are 74.6 MB), over its 64 MiB limit, so no GPU run was possible from this branch;
-with this branch merged the tree is 36.8 MB. `python -m bench.gpu --tests 150 --out $OUT/gpu.json` (one
-process: Gradio's wheels, 44 MB, do not fit beside the tree) times the plain forward pass, the trace and the
-views' work for 12 × 12-head GPT-2 at 512 tokens and a SmolLM2-shaped Llama at 512 and 2,048, GPU memory over
-200 distinct long requests kept in the byte-bounded cache, and runs the model and analysis tests with
-`ATTENTION_DEVICE=cuda`; checked on this CPU with `--quick`.
 """
 
 
