@@ -14,6 +14,19 @@ from tests.e2e.conftest import screenshot
 SENTENCE = "Mary gave roses to Susan because she loves her"
 
 
+# Records, from the page's first moment, the tick labels of every one-head figure drawn and every address the page
+# writes into the address bar (ui/page/page_link.py keeps the view there)
+RECORD_VIEWS_JS = """
+window.__heads_drawn = []; window.__addresses = [];
+const replace = history.replaceState.bind(history);
+history.replaceState = (state, title, url) => { window.__addresses.push(String(url)); return replace(state, title, url); };
+new MutationObserver(() => {
+    const ticks = [...document.querySelectorAll('#head-detail .xtick text')].map(e => e.textContent).join(' ');
+    if (ticks && ticks !== window.__heads_drawn[window.__heads_drawn.length - 1]) window.__heads_drawn.push(ticks);
+}).observe(document, {childList: true, subtree: true, characterData: true});
+"""
+
+
 def open_app(page, live, query: str = "", scope: str = DETAIL):
     page.goto(live.url + query)
     wait_for_figures(page, scope)
@@ -74,6 +87,7 @@ def test_deep_link_opens_the_same_view(page, live, view):
     from model.registry import assets_dir
 
     tab_order = [spec.id for spec in tab_specs()]
+    page.add_init_script(RECORD_VIEWS_JS)
     open_app(page, live, "?" + urlencode(view), scope="[role=tabpanel]")
     names = tab_names(page)
     assert selected_tab(page) == names[tab_order.index(view["tab"])], "the link's tab is not the one shown"
@@ -95,9 +109,16 @@ def test_deep_link_opens_the_same_view(page, live, view):
     # The core tab shows that model's tokens and the chosen head.
     if view["tab"] != "attention":
         page.get_by_role("tab", name=names[0], exact=True).click()
-    wait_for_ticks(page, expected_labels(view["text"], api.load(view["model"], assets_dir())))
+    expected = expected_labels(view["text"], api.load(view["model"], assets_dir()))
+    wait_for_ticks(page, expected)
     title = page.eval_on_selector(f"{DETAIL} .gtitle", "e => e.textContent")
     assert f"Layer {view['layer']}, head {view['head']}" in title, f"detail title: {title!r}"
+
+    # Nothing on the way showed the default view: Gradio selects the first tab as the page mounts, and the redraw
+    # and link that followed that select used to read the default controls (ui/runtime/tab_select.py)
+    drawn, addresses = page.evaluate("() => [window.__heads_drawn, window.__addresses]")
+    assert drawn and all(ticks == " ".join(expected) for ticks in drawn), drawn
+    assert addresses and all(parse_qs(urlsplit(a).query).get("text") == [view["text"]] for a in addresses), addresses
 
 
 def test_enter_submits_as_the_placeholder_says(page, live):

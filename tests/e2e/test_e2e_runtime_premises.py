@@ -148,3 +148,50 @@ def test_a_deferred_listener_sends_its_whole_trigger_again(two_deferred_listener
     assert quick[-1] == 10 and len(quick) == 3, (
         f"two typed digits made the quick listener run {quick}: Gradio no longer sends a deferred listener's "
         "whole trigger again; the rule in ui/runtime/README.md can go")
+
+
+@pytest.fixture
+def tabs_page():
+    """A page with two tabs whose `select` events record the tab selected, and a page load that records itself."""
+    calls, lock = [], threading.Lock()
+
+    def recorder(name):
+        def on_event():
+            with lock:
+                calls.append(name)
+        return on_event
+
+    with gr.Blocks() as demo:
+        with gr.Tabs():
+            with gr.Tab("First", id="first") as first:
+                gr.Markdown("one")
+            with gr.Tab("Second", id="second") as second:
+                gr.Markdown("two", elem_id="second-text")
+        first.select(recorder("first"))
+        second.select(recorder("second"))
+        demo.load(recorder("load"))
+    _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True, server_name="127.0.0.1")
+    try:
+        yield url, calls
+    finally:
+        demo.close()
+
+
+def test_gradio_tabs_send_select_as_the_page_mounts(tabs_page, page):
+    """Delete ui/runtime/tab_select.py's gate (a tab's redraw and link run for every select) when this fails:
+    Gradio 6.31's Tabs send the first tab's `select` as the page mounts, before anyone clicks, and before (or
+    beside) the page's load event: a redraw following it reads the controls as they were before the load."""
+    url, calls = tabs_page
+    page.goto(url, wait_until="load")
+    deadline = time.monotonic() + 60  # only a failure waits this long
+    while "load" not in calls:
+        assert time.monotonic() < deadline, f"the page's load never came: {calls}"
+        page.wait_for_timeout(50)
+    page.get_by_role("tab", name="Second").click()
+    page.wait_for_function("() => document.querySelector('#second-text')?.offsetParent !== null")
+    while "second" not in calls:
+        assert time.monotonic() < deadline, f"the click's select never came: {calls}"
+        page.wait_for_timeout(50)
+    assert calls.count("first") == 1, (
+        f"the page sent {calls}: Gradio no longer selects the first tab as the page mounts; "
+        "ui/runtime/tab_select.py's gate can go")

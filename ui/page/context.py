@@ -22,7 +22,8 @@ from ui.page.gpu import LENT_GPU, on_gpu
 from ui.page.messages import InputError, public_message, refusal, warn
 from ui.runtime.events import on_event_loop
 from ui.runtime.repeats import Repeats, is_pick
-from ui.page.redraw import SHARED, Redraws, View, wire
+from ui.runtime.tab_select import opened_by_visitor
+from ui.page.redraw import SHARED, Redraws, View, gated_follower, wire
 from ui.page.outputs import Change, visible
 from ui.page.sections import inside
 from ui.page.tabspec import TabSpec
@@ -335,7 +336,7 @@ class Context:
             self.open_sections.value = [*(self.open_sections.value or []), elem_id]
 
     def after_tab_opened(self, fn: Callable, inputs: list, outputs: list, api_name: str, **kwargs) -> None:
-        """Run fn whenever the viewer opens a tab, after ctx.current_tab names it (the link box)."""
+        """Run fn(request, *inputs) whenever the viewer opens a tab, after ctx.current_tab names it (the link box)."""
         self._tab_followers.append((fn, inputs, outputs, api_name, kwargs))
 
     def finish(self) -> None:
@@ -359,12 +360,17 @@ class Context:
             wire(event, redraws.following(controls), f"redraw_after_{name}", self.repeats, picked=picked, **state)
         if self.current_tab is None:
             return
+        # a tab's select redraws it only when the visitor opened it (ui/runtime/tab_select.py): Gradio sends one as
+        # the page mounts, before the page load has set the view
+        moved = gr.State(False)
         for tab_id, tab in self._tabs.items():
-            opened = tab.select(lambda t=tab_id: t, inputs=None, outputs=[self.current_tab],
+            opened = tab.select(opened_by_visitor(tab_id), inputs=[self.current_tab], outputs=[self.current_tab, moved],
                                 api_name=f"open_{tab_id}", api_visibility="private", queue=False)
-            wire(opened, [v for v in redraws.views if v.tab == tab_id], f"redraw_{tab_id}", self.repeats, **state)
+            wire(opened, [v for v in redraws.views if v.tab == tab_id], f"redraw_{tab_id}", self.repeats, gate=moved,
+                 **state)
             for fn, inputs, outputs, api_name, kwargs in self._tab_followers:
-                self.on(opened, fn, inputs=inputs, outputs=outputs, api_name=f"{api_name}_{tab_id}", **kwargs)
+                self.on(opened, gated_follower(fn), inputs=[moved, *inputs], outputs=outputs,
+                        api_name=f"{api_name}_{tab_id}", **kwargs)
         for name, section in self._sections.items():
             kept = dict(inputs=[self.open_sections], outputs=[self.open_sections], queue=False)
             # the section opened last comes first in the list, and its views first in a redraw (ui/page/sections.py)

@@ -20,6 +20,7 @@ from typing import Callable
 import gradio as gr
 
 from ui.page.messages import warn
+from ui.page.outputs import UNCHANGED
 from ui.runtime.events import repeat_outputs
 from ui.runtime.repeats import Repeats
 from ui.runtime.wire import sent_all
@@ -80,9 +81,10 @@ def dispatcher(views: list[View], outputs: list, where: dict, api_name: str, rep
 
 
 def wire(trigger, views: list[View], api_name: str, repeats: Repeats, tab_state=None, sections_state=None,
-         picked: bool = False) -> None:
+         picked: bool = False, gate=None) -> None:
     """One event for many views: `trigger` is a list of events, or an event to follow (.then). tab_state,
-    sections_state: the gr.State naming the open tab and the open sections (None: every view computes)."""
+    sections_state: the gr.State naming the open tab and the open sections (None: every view computes).
+    gate: a gr.State that says whether to redraw at all (a tab's select, ui/runtime/tab_select.py)."""
     if not views:
         return
     inputs = list(dict.fromkeys(c for v in views for c in v.inputs))
@@ -97,10 +99,34 @@ def wire(trigger, views: list[View], api_name: str, repeats: Repeats, tab_state=
                    api_name=api_name, api_visibility="private", show_progress="minimal",
                    postprocess=False)  # see ui/runtime/wire.py
     fn = dispatch if with_tab else without_tab
+    if gate is not None:
+        options["inputs"] = [gate] + options["inputs"]
+        fn = gated(fn, outputs)
     if isinstance(trigger, list):
         gr.on(triggers=trigger, fn=fn, trigger_mode="always_last", **options)
     else:
         trigger.then(fn, **options)
+
+
+def gated(fn: Callable, outputs: list) -> Callable:
+    """fn behind a gate: (request, go, *values), and when not go every output left as it is."""
+
+    def run(request: gr.Request, go, *values):
+        if go:
+            yield from fn(request, *values)
+        else:
+            yield {output: gr.skip() for output in outputs}
+
+    return run
+
+
+def gated_follower(fn: Callable) -> Callable:
+    """A plain handler fn(request, *values) behind a gate: (request, go, *values), and when not go unchanged."""
+
+    def run(request: gr.Request, go, *values):
+        return fn(request, *values) if go else UNCHANGED
+
+    return run
 
 
 @dataclass

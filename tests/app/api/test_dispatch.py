@@ -404,3 +404,22 @@ def test_a_tile_picked_redraws_the_views_that_follow_the_layer_and_head_as_their
     assert error is None and [list(u) for u in updates] == sent_so_far([endpoint(demo, "head").outputs,
                                                                         endpoint(demo, "quiz").outputs,
                                                                         endpoint(demo, "grid").outputs])
+
+
+@pytest.mark.parametrize("open_now,redrawn", [(None, False), ("positions", False), ("attention", True)])
+def test_a_tab_select_redraws_only_when_the_visitor_moved_to_it(demo, open_now, redrawn):
+    """Gradio selects the first tab as the page mounts (before the page load has set the view, open tab None),
+    and a link or lesson step that opens a tab has drawn it already: only a move from another tab redraws it,
+    and only then does the link box follow (ui/runtime/tab_select.py)."""
+    opened = endpoint(demo, "open_positions")
+    now, moved = opened.fn(open_now)
+    assert moved is redrawn and (now == "positions" if redrawn else is_skip(now))
+    redraw, link = endpoint(demo, "redraw_positions"), endpoint(demo, "link_tab_positions")
+    assert redraw.inputs[0] is link.inputs[0] is opened.outputs[1]  # the gate both read is the one the select set
+    values = [c.value for c in redraw.inputs[3:]]
+    updates = list(redraw.fn(None, moved, "positions", list(redraw.inputs[2].value), *values))
+    skipped = [all(is_skip(value) for value in update.values()) for update in updates]
+    assert skipped == ([False] * len(updates) if redrawn else [True]), skipped
+    assert len(updates) == (3 if redrawn else 1)  # the tab's three views (positions, shuffle, rotary), or nothing
+    written = link.fn(None, moved, *[c.value for c in link.inputs[1:]])
+    assert ("text=" in str(written)) is redrawn
