@@ -2,6 +2,7 @@
 Gradio's own components on a page of their own, without the app."""
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -9,6 +10,24 @@ import gradio as gr
 import pytest
 
 from harness.browser import IDLE_JS
+
+
+@contextlib.contextmanager
+def served(demo: gr.Blocks):
+    """A Gradio page of its own on a free local port, closed afterwards: yields its address."""
+    _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True, server_name="127.0.0.1")
+    try:
+        yield url
+    finally:
+        demo.close()
+
+
+def wait_for_call(page, calls: list, name: str) -> None:
+    """Wait until the server has recorded a call named `name` (a wait for state, not for time)."""
+    deadline = time.monotonic() + 60  # only a failure waits this long
+    while name not in calls:
+        assert time.monotonic() < deadline, f"the call {name!r} never came: {calls}"
+        page.wait_for_timeout(50)
 
 
 @pytest.fixture
@@ -33,11 +52,8 @@ def picker_page():
         picker.input(recorder("input"), inputs=picker, trigger_mode="always_last", **one_at_a_time)
         picker.select(recorder("select"), inputs=picker, **one_at_a_time)
         mark.click(recorder("mark"), **one_at_a_time)
-    _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True, server_name="127.0.0.1")
-    try:
+    with served(demo) as url:
         yield url, calls
-    finally:
-        demo.close()
 
 
 def events_until_marked(page, calls: list) -> list:
@@ -82,11 +98,8 @@ def empty_plot_and_copy_box_page():
         gr.Plot(elem_id="empty-plot")
         gr.Textbox(value="http://example.org/", label="Link to this view", interactive=False, buttons=["copy"],
                    elem_id="copy-box")
-    _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True, server_name="127.0.0.1")
-    try:
+    with served(demo) as url:
         yield url
-    finally:
-        demo.close()
 
 
 def test_gradio_names_a_roleless_placeholder_and_gives_a_copy_boxs_label_to_its_button(
@@ -122,11 +135,8 @@ def two_deferred_listeners_page():
         slow, quick = gr.Number(elem_id="slow"), gr.Number(elem_id="quick")
         slider.input(recorder("slow", 1.0), inputs=slider, outputs=slow, trigger_mode="always_last")
         slider.input(recorder("quick", 0.2), inputs=slider, outputs=quick, trigger_mode="always_last")
-    _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True, server_name="127.0.0.1")
-    try:
+    with served(demo) as url:
         yield url, calls
-    finally:
-        demo.close()
 
 
 def test_a_deferred_listener_sends_its_whole_trigger_again(two_deferred_listeners_page, page):
@@ -170,11 +180,8 @@ def tabs_page():
         first.select(recorder("first"))
         second.select(recorder("second"))
         demo.load(recorder("load"))
-    _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True, server_name="127.0.0.1")
-    try:
+    with served(demo) as url:
         yield url, calls
-    finally:
-        demo.close()
 
 
 def test_gradio_tabs_send_select_as_the_page_mounts(tabs_page, page):
@@ -183,15 +190,9 @@ def test_gradio_tabs_send_select_as_the_page_mounts(tabs_page, page):
     beside) the page's load event: a redraw following it reads the controls as they were before the load."""
     url, calls = tabs_page
     page.goto(url, wait_until="load")
-    deadline = time.monotonic() + 60  # only a failure waits this long
-    while "load" not in calls:
-        assert time.monotonic() < deadline, f"the page's load never came: {calls}"
-        page.wait_for_timeout(50)
+    wait_for_call(page, calls, "load")
     page.get_by_role("tab", name="Second").click()
-    page.wait_for_function("() => document.querySelector('#second-text')?.offsetParent !== null")
-    while "second" not in calls:
-        assert time.monotonic() < deadline, f"the click's select never came: {calls}"
-        page.wait_for_timeout(50)
+    wait_for_call(page, calls, "second")
     assert calls.count("first") == 1, (
         f"the page sent {calls}: Gradio no longer selects the first tab as the page mounts; "
         "ui/runtime/tab_select.py's gate can go")
