@@ -45,8 +45,10 @@ $(AXE):
 	command -v npm >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm)
 	npm install -s --prefix .axe --no-save --no-audit --no-fund axe-core@$(AXE_VERSION)
 
+# Two pytest-xdist workers side by side: one runs the browser tests, the other the rest (tests/conftest.py
+# groups them). `.venv/bin/python -m pytest` alone runs the same tests in one process.
 test: $(VENV)/.dev /usr/bin/chromium $(AXE)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadgroup
 
 # bertviz gets its own environment so its dependencies never touch the app's
 .bench-venv/.ok:

@@ -84,11 +84,13 @@ def start_app(log: Path, env: dict | None = None, command: list[str] | None = No
         if process.poll() is not None:
             raise RuntimeError(f"app.py exited with code {process.returncode} before serving. "
                                f"End of {log}:\n{app.log_text()[-3000:]}")
+        # Only the URL our app printed: Gradio moves to the next port if ours was taken meanwhile, and the port
+        # we picked may then be another server's (the two test workers each start theirs).
         found = URL_LINE.search(app.log_text())
-        if found:  # Gradio moves to the next port if ours was taken meanwhile
+        if found:
             app.url = found.group(1).rstrip("/") + "/"
-        if _serves(app.url):
-            return app
+            if _serves(app.url):
+                return app
         time.sleep(0.5)
     stop_app(app)
     raise RuntimeError(f"app.py did not serve within {timeout:.0f} s. End of {log}:\n{app.log_text()[-3000:]}")

@@ -103,11 +103,17 @@ def smollm2():
 
 def pytest_collection_modifyitems(items):
     """The browser tests (tests/e2e) run last, in each process. Their session-long Playwright keeps an asyncio
-    loop running in the process's thread, and a later test that calls asyncio.run (tests/app/api) fails there:
-    under pytest-xdist a worker takes modules in this order, so none gets a non-browser module after a browser one.
-    Stable: the order within each part is kept."""
+    loop running in the process's thread, and a later test that calls asyncio.run (tests/app/api) fails there.
+    Stable: the order within each part is kept.
+
+    The two parts are also two pytest-xdist groups: `make test` runs `-n 2 --dist loadgroup`, one worker for the
+    browser tests and one for the rest, side by side. Most of a browser test's time is Chromium's work on one core
+    while the server waits, and most of the rest is one core of torch or Python, so the two parts fit the two cores
+    (see the README's Tests section for the figures). A worker never takes a test of the other part."""
     e2e = Path(__file__).parent / "e2e"
     items.sort(key=lambda item: Path(item.path).is_relative_to(e2e))
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group("browser" if Path(item.path).is_relative_to(e2e) else "rest"))
 
 
 def pytest_configure(config):
