@@ -121,6 +121,47 @@ def test_deep_link_opens_the_same_view(page, live, view):
     assert addresses and all(parse_qs(urlsplit(a).query).get("text") == [view["text"]] for a in addresses), addresses
 
 
+def test_a_tab_clicked_before_the_page_load_answers_leaves_a_drawn_page(page, live):
+    """A visitor on a slow phone taps a tab while the page load is still on its way: the page then shows the tab
+    the load opened (the link's), drawn with the link's view, and later redraws compute that tab. It used to keep
+    the tapped tab on screen, never drawn, while the server took the link's tab as the open one."""
+    import json
+    import time
+    import urllib.request
+
+    with urllib.request.urlopen(live.url + "config", timeout=30) as response:
+        config = json.loads(response.read())
+    load = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "load_settings")
+    held = []
+
+    def hold_the_load(route):
+        if json.loads(route.request.post_data or "{}").get("fn_index") == load and not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/gradio_api/queue/join*", hold_the_load)
+    page.goto(live.url + "?" + urlencode({"text": SENTENCE}))
+    page.locator("button[role=tab][data-tab-id=positions]").click()
+    deadline = time.monotonic() + 60
+    while not held:  # the load is sent once the page has mounted; the tab buttons come first
+        assert time.monotonic() < deadline, "the page never sent its load"
+        page.wait_for_timeout(50)
+    assert selected_tab(page) == "Positions", "the tap came before the load: the page shows the tapped tab"
+    held[0].continue_()
+    page.unroute("**/gradio_api/queue/join*")
+
+    wait_for_ticks(page, expected_labels(SENTENCE))
+    wait_until_idle(page)
+    assert selected_tab(page) == tab_names(page)[0], "the page shows another tab than the one the load opened"
+    assert page.locator("#head-detail").is_visible()
+    # the server's open tab is the one shown: a new head redraws it
+    page.locator("#head input[type=number]").fill("2")
+    page.locator("#head input[type=number]").press("Enter")
+    page.wait_for_function("() => /head 2\\b/.test((document.querySelector('#head-detail .gtitle') || {}).textContent)")
+    assert not error_toasts(page)
+
+
 def test_enter_submits_as_the_placeholder_says(page, live):
     """The box's placeholder tells the reader to press Enter: Enter must redraw."""
     open_app(page, live)

@@ -133,7 +133,7 @@ class Player:
     # ---- events -------------------------------------------------------------------------------------------------
 
     def wire(self, ctx: Context, apply_view, view_outputs: list, settings: tuple = ()) -> list:
-        """The player's events: each sets the view through `apply_view(settings, notes, select_tab)` (the page
+        """The player's events: each sets the view through `apply_view(settings, notes)` (the page
         load's own code, ui/page/page_link.py), so the views that follow what it sets redraw, as after a page load.
         settings: the page's linked tab settings (ui.page.links.Linked). Returns the events that change the view (the
         link box follows them)."""
@@ -147,7 +147,7 @@ class Player:
             from ui.page.links import parse_query  # the deep link's parser: a step opens as its link would
             settings, notes = parse_query(self.params(lesson_id, number, presenter, quiz), library.registry,
                                           library.defaults, library.tabs, linked)
-            return {**apply_view(settings, notes, True), **dict(zip(self.outputs, self.values(lesson_id, number,
+            return {**apply_view(settings, notes), **dict(zip(self.outputs, self.values(lesson_id, number,
                                                                                               quiz)))}
 
         def on_pick(lesson_id, current, presenter, quiz):

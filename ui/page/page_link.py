@@ -55,16 +55,17 @@ def wire_link(ctx, player, events: dict) -> None:
     with gr.Row():
         link = gr.Textbox(label="Link to this view", interactive=False, buttons=["copy"], elem_id="view-link")
 
-    def apply_view(settings: ViewSettings, notes: list[str], select_tab: bool = False) -> dict:
+    def apply_view(settings: ViewSettings, notes: list[str]) -> dict:
         """What opening a view sets (the load's outputs below), from settings read as a link is: the page load's
         and a lesson step's (ui/lessons/player.py) one code path."""
         for note in notes:  # they quote the link's parameters, which anyone can write
             warn(note)
         fitted = fit_controls(registry, settings.model, settings.layer, settings.head, settings.kind) \
             if settings.model in registry.available else (UNCHANGED,) * 3
-        # the page opens on the default tab by itself: selecting it again would fire the tab's own redraw
-        # beside the load's, with presenter mode not yet set, and the slower of the two would win
-        tab = Change(selected=settings.tab) if select_tab or settings.tab != defaults.tab else UNCHANGED
+        # The view's tab is selected even when it is the one the page opened on: a visitor may have tapped another
+        # tab while the load was on its way, and the page would show that tab, undrawn, while current_tab names
+        # this one. The tab's own select that follows draws nothing (ui/runtime/tab_select.py): this view does.
+        tab = Change(selected=settings.tab)
         view = {ctx.text: settings.text, ctx.model: settings.model, **dict(zip(controls, fitted)),
                 ctx.presenter: settings.presenter, ctx.tabs: tab, ctx.current_tab: settings.tab, ctx.quiz: settings.quiz}
         for control in linked:
