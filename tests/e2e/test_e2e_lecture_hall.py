@@ -94,10 +94,16 @@ def test_quiz_hides_what_would_give_the_answer_away(page, live):
     page.goto(live.url + "?model=lm&text=The+cat+sat+on+the+mat&quiz=1")
     wait_for_figures(page, DETAIL)
     page.wait_for_selector("#quiz-hidden", state="visible")
+    page.wait_for_selector("#quiz-panel", state="visible")
     assert not page.is_visible("#all-heads") and not page.is_visible("#head-stats")
-    page.click("#quiz input")  # quiz mode off: all of it back
+    page.click("#quiz input")  # quiz mode off: all of it back, and the quiz's pickers gone
     page.wait_for_selector("#all-heads .js-plotly-plot", state="visible")
     assert page.is_visible("#head-stats") and not page.is_visible("#quiz-hidden")
+    page.wait_for_selector("#quiz-panel", state="hidden")
+    page.click("#quiz input")  # and on again by hand: the pickers back, asking about the last token
+    page.wait_for_selector("#quiz-panel", state="visible")
+    page.wait_for_function("() => document.querySelector('#quiz-row input').value === '7: \u2581mat'")
+    assert not page.is_visible("#all-heads")
 
 
 def test_the_address_bar_follows_the_view(page, live):

@@ -18,7 +18,7 @@ from ui.page import components
 from ui.tabs import predictions, sampling
 from ui.page.context import Context, figure_font, screen_height
 from ui.page.messages import InputError, check_beam, check_index, clean_text, warn
-from ui.page.outputs import UNCHANGED, Change, hidden, visible
+from ui.page.outputs import UNCHANGED, Change, visible
 from ui.runtime import tile_click
 from ui.runtime.events import quick
 from model.registry import ModelRegistry, attention_of
@@ -299,9 +299,9 @@ def build(ctx: Context) -> None:
     def run_quiz_panel(text, name, kind, quiz):
         clean_text(text)  # bad input: the one message every view gives, and nothing redrawn
         if not quiz:
-            return hidden(), UNCHANGED, UNCHANGED, ""
+            return UNCHANGED, UNCHANGED, ""
         rows, keys, first = quiz_choices(registry, text, name, kind)
-        return visible(True), Change(choices=rows, value=first), Change(choices=keys, value=None), ""
+        return Change(choices=rows, value=first), Change(choices=keys, value=None), ""
 
     def run_reveal(text, name, layer, head, kind, presenter, row, guess):
         return reveal(registry, text, name, layer, head, kind, presenter, row, guess)
@@ -323,7 +323,7 @@ def build(ctx: Context) -> None:
                quick=small)
     # another head is another question: the class guesses again, and the last head's answer goes
     ctx.listen(run_quiz_panel, inputs=[ctx.text, ctx.model, ctx.kind, ctx.quiz],
-               outputs=[quiz_panel, quiz_row, quiz_guess, quiz_answer], api_name="quiz",
+               outputs=[quiz_row, quiz_guess, quiz_answer], api_name="quiz",
                triggers=ctx.head_triggers + [ctx.quiz.input])
     ctx.on([quiz_reveal.click], run_reveal, inputs=[ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, ctx.presenter,
                                                  quiz_row, quiz_guess], outputs=[detail, quiz_answer],
@@ -340,8 +340,11 @@ def build(ctx: Context) -> None:
     ctx.on([ctx.model.change, ctx.kind.change], lambda name, kind: Change(choices=head_choices(
         registry, name, kind or "self")), inputs=[ctx.model, ctx.kind], outputs=[tile], queue=False)
     ctx.on([download.click], None, inputs=[table, ctx.model], js=CSV_JS)
-    ctx.on([ctx.quiz.change], lambda on: (visible(not on), visible(on)), inputs=[ctx.quiz],
-           outputs=[overview, quiz_hidden], queue=False)
+    # The quiz panel is shown and hidden with the box, never in the message that sets its pickers: Gradio applies a
+    # group's `visible` by re-reading each child's state a tick later, which can put back a picker's old value
+    # (a new head's quiz kept the last guess on screen, its row picker empty, in a loaded test run)
+    ctx.on([ctx.quiz.change], lambda on: (visible(not on), visible(on), visible(on)), inputs=[ctx.quiz],
+           outputs=[overview, quiz_hidden, quiz_panel], queue=False)
     # the detail view sits above the grid: bring it into view as it redraws (setting the layer and head redraws
     # the views that follow them, as the sliders would)
     ctx.on([tile.input], run_pick_tile, inputs=[tile], outputs=[ctx.layer, ctx.head], api_name="pick_head",
