@@ -107,9 +107,9 @@ def pytest_collection_modifyitems(items):
     Stable: the order within each part is kept.
 
     The two parts are also two pytest-xdist groups: `make test` runs `-n 2 --dist loadgroup`, one worker for the
-    browser tests and one for the rest, side by side. Most of a browser test's time is Chromium's work on one core
-    while the server waits, and most of the rest is one core of torch or Python, so the two parts fit the two cores
-    (see the README's Tests section for the figures). A worker never takes a test of the other part."""
+    browser tests and one for the rest, side by side. Alone, the browser tests kept the two cores about 70 % busy
+    (Chromium's page work and the server take turns); the rest fill the gap (the README's "Two commands" has the
+    figures). A worker never takes a test of the other part."""
     e2e = Path(__file__).parent / "e2e"
     items.sort(key=lambda item: Path(item.path).is_relative_to(e2e))
     for item in items:
