@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlencode
 
-from harness.browser import error_toasts, wait_until_idle
+from harness.browser import error_toasts, wait_for_figures, wait_until_idle
 from tests.e2e.conftest import screenshot
 
 TEXT = "The cat sat on the mat and looked at the dog"
@@ -36,6 +36,10 @@ def test_play_steps_and_the_cache_grows_by_the_stated_bytes(page, live):
     slider = int(page.locator("#generation-step-slider input[type=number]").input_value())
     assert slider >= later[0]  # the slider moves with the steps (it may be one tick ahead of the text read)
     page.locator("#generation-pause").click()
-    assert page.locator("#generation-row .js-plotly-plot").count() and page.locator("#generation-cache .js-plotly-plot").count()
+    # once the last streamed step has landed (gr.Plot swaps a figure's element as it redraws, so a count taken
+    # mid-stream can read none: a fresh-clone run did), the row and the cache are both drawn
+    wait_until_idle(page)
+    for scope in ("#generation-row", "#generation-cache"):
+        assert all(f["svg"] and f["marks"] for f in wait_for_figures(page, scope)), scope
     assert not error_toasts(page)
     screenshot(page, "generation-lm", "[role=tabpanel]")
