@@ -42,6 +42,7 @@ from ui.runtime.hundredths import HUNDREDTHS_JS  # noqa: E402
 from ui.runtime.sessions import keep_no_output_values  # noqa: E402
 from ui.runtime.streams import CompressedStreams  # noqa: E402
 from ui.runtime.tile_click import TILE_CLICK_JS  # noqa: E402
+from ui.runtime.titles import TITLE_FIT_JS  # noqa: E402
 from ui.page.slides import SLIDES_JS, page_script  # noqa: E402
 
 keep_no_output_values()  # a session keeps no copy of every figure sent to it (ui/runtime/sessions.py)
@@ -110,7 +111,7 @@ def launch_options() -> dict:
     compressed (ui/runtime/streams.py); no /monitoring pages (Gradio's summary of every visitor's requests,
     open to anyone by default); host and port come from GRADIO_SERVER_*."""
     return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS,
-                js=page_script(DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
+                js=page_script(TITLE_FIT_JS, DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
                                accessibility.PAGE_JS, lesson_player.KEYS_JS),
                 footer_links=["api"], enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)]})

@@ -1,6 +1,7 @@
 """A student following on a phone (390 × 844, touch): every tab can be found, no toolbar lies over a figure's
 title, Step by step's four panels keep a readable width, a head opens from the overview by touch and reads
-whole, Train live trains, the Lens's labels stand apart, and nothing asks to "hover"."""
+whole, Train live trains, the Lens's labels stand apart, every figure's title reads whole, and nothing asks to
+"hover"."""
 from __future__ import annotations
 
 import pytest
@@ -64,6 +65,25 @@ def test_every_tab_is_in_reach_and_no_toolbar_covers_a_title(phone, live):
     overview = phone.inner_text("#overview")
     assert "hover" not in overview.lower(), overview
     screenshot(phone, "phone-every-head")
+    assert not titles_cut(phone), titles_cut(phone)
+    for tab in tabs.all()[1:]:  # every tab's titles read whole (ui/runtime/titles.py breaks them to fit)
+        tab.tap()
+        wait_for_figures(phone, "[role=tabpanel]")
+        wait_until_idle(phone)
+        assert not titles_cut(phone), (tab.inner_text(), titles_cut(phone))
+
+
+def titles_cut(page) -> list[dict]:
+    """Every shown figure whose title runs past its edge, or down into what the figure draws under it."""
+    return page.evaluate(f"""() => [...document.querySelectorAll('[role=tabpanel] {PLOT}')]
+        .filter(p => p.offsetParent && p.querySelector('.gtitle')).map(p => {{
+            const plot = p.getBoundingClientRect(), title = p.querySelector('.gtitle').getBoundingClientRect();
+            const below = [...p.querySelectorAll('.subplot .bg, .xtick text, .g-xtitle, .g-x2title, .g-ytitle')]
+                .map(e => e.getBoundingClientRect()).filter(r => r.width > 0);
+            return {{id: (p.closest('[id]') || {{}}).id, title: p.querySelector('.gtitle').textContent.slice(0, 60),
+                     out: Math.round(title.right - plot.right), left: Math.round(plot.left - title.left),
+                     into: Math.round(title.bottom - Math.min(...below.map(r => r.top), Infinity))}};
+        }}).filter(t => t.out > 0 || t.left > 0 || t.into > 0)""")
 
 
 def test_a_head_opens_from_the_overview_by_touch_and_reads_whole(phone, live):

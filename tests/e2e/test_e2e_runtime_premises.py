@@ -196,3 +196,25 @@ def test_gradio_tabs_send_select_as_the_page_mounts(tabs_page, page):
     assert calls.count("first") == 1, (
         f"the page sent {calls}: Gradio no longer selects the first tab as the page mounts; "
         "ui/runtime/tab_select.py's gate can go")
+
+
+def test_plotly_draws_a_title_on_one_line_past_a_narrow_figures_edge(page):
+    """Delete ui/runtime/titles.py (the page script breaking a title to fit its figure) when this fails: Plotly.js,
+    as gr.Plot draws it, keeps a title on one line however narrow the figure, and the line runs past the figure's
+    edge, where it is cut."""
+    import plotly.graph_objects as go
+
+    title = "The top token after each layer (colour: its probability), as a phone shows it"
+    with gr.Blocks() as demo:
+        gr.Plot(go.Figure(go.Bar(y=[1, 2]), layout=dict(title=dict(text=title, x=0.01), height=300)),
+                elem_id="narrow")
+    with served(demo) as url:
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(url, wait_until="load")
+        page.wait_for_selector("#narrow .gtitle")
+        drawn = page.evaluate("""() => { const p = document.querySelector('#narrow .js-plotly-plot');
+            const t = p.querySelector('.gtitle');
+            return {lines: Math.max(1, t.querySelectorAll('.line').length), text: t.textContent,
+                    past: t.getBoundingClientRect().right - p.getBoundingClientRect().right}; }""")
+    assert drawn["text"] == title and drawn["lines"] == 1 and drawn["past"] > 0, (
+        f"Plotly drew the title as {drawn}: it now fits a title to its figure; delete ui/runtime/titles.py")

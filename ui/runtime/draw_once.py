@@ -25,7 +25,11 @@ DRAW_ONCE_JS = """() => {
     plotly.__drawOnce = true;
     return plotly;
   };
+  // after any page script that wraps Plotly before it (ui/runtime/titles.py): theirs run inside the deferred draw
+  const before = Object.getOwnPropertyDescriptor(window, "Plotly");
   let current = once(window.Plotly);
-  Object.defineProperty(window, "Plotly", {configurable: true, get: () => current, set: (v) => { current = once(v); }});
+  Object.defineProperty(window, "Plotly", {configurable: true,
+    get: () => (before && before.get ? before.get() : current),
+    set: (v) => { if (before && before.set) before.set(v); else current = v; once(window.Plotly); }});
 }"""
 
