@@ -166,6 +166,7 @@ class Context:
     _tab_followers: list = field(default_factory=list, repr=False)
     _hidden_button: gr.Button | None = field(default=None, repr=False)
     _redraws: Redraws | None = field(default=None, repr=False)
+    _wired: bool = field(default=False, repr=False)  # finish() has wired the redraws: nothing may join them now
     repeats: Repeats = field(default_factory=Repeats, repr=False)  # a dropdown's second event (ui/runtime/repeats.py)
 
     def __post_init__(self):
@@ -191,9 +192,17 @@ class Context:
         ids = {id(c) for c in components or []}
         return {name for name in SHARED if id(getattr(self, name)) in ids}
 
+    def _before_finish(self, what: str) -> None:
+        """A view, tab, section or setter joins the redraws only until finish() wires them: one registered later
+        would never be redrawn, with no error anywhere, so it is one here, as the page is built."""
+        if self._wired:
+            raise RuntimeError(f"{what} is registered after Context.finish() wired the redraws, so nothing would "
+                               "redraw it: register it while the tabs are built (app.build_demo), before wire_page")
+
     def tab(self, spec: TabSpec) -> gr.Tab:
         """A tab (`with ctx.tab(TAB):`, TAB a ui.page.tabspec.TabSpec); the views registered after it belong to it.
         Its id is what ?tab=... in a link names."""
+        self._before_finish(f"the tab {spec.id!r}")
         tab = gr.Tab(spec.label, id=spec.id)
         self._building_tab = spec.id
         self._tabs[spec.id] = tab
@@ -219,6 +228,7 @@ class Context:
         cheap enough to run on the server's event loop, where the request arrived. Gradio otherwise runs a
         handler in a worker thread, and on a 2-core server waking that thread, and the event loop again
         afterwards, cost about as much CPU as /analyze's forward pass. A ZeroGPU Space always uses the thread."""
+        self._before_finish(f"the view /{api_name}")
         triggers = triggers or self.triggers
         shared = [t for t in triggers if t in self.head_triggers]
         picks = [t for t in triggers if t not in shared and is_pick(t)]  # sent twice by Gradio (ui/runtime/repeats.py)
@@ -282,6 +292,7 @@ class Context:
         event = gr.on(triggers=triggers, fn=fn, **options) if listed else triggers.then(fn, **options)
         sets = self._shared(outputs)
         if sets and fn is not None:  # the control whose pick triggered it changed too (the model picker's refit)
+            self._before_finish(f"the event {kwargs.get('api_name') or fn.__name__!r}, which sets shared controls,")
             followed = self._shared(getattr(t, "__self__", None) for t in triggers) if listed else set()
             picked = listed and any(is_pick(t) for t in triggers)
             name = kwargs.get("api_name") or f"setter_{len(self._redraws.setters)}"
@@ -322,6 +333,7 @@ class Context:
     def section(self, title: str, elem_id: str, intro: str):
         """A quizzed section inside a tab (`with ctx.section(...) as (numbers, reveal):`): an open accordion with
         its intro, then a row with the section's numbers (Markdown, `<elem_id>-numbers`) and its Reveal button."""
+        self._before_finish(f"the section {elem_id!r}")
         with gr.Accordion(title, open=True, elem_id=elem_id) as accordion:
             gr.Markdown(intro, elem_classes=["tab-intro"])
             with gr.Row(equal_height=True):
@@ -337,12 +349,16 @@ class Context:
 
     def after_tab_opened(self, fn: Callable, inputs: list, outputs: list, api_name: str, **kwargs) -> None:
         """Run fn(request, *inputs) whenever the viewer opens a tab, after ctx.current_tab names it (the link box)."""
+        self._before_finish(f"the tab follower /{api_name}")
         self._tab_followers.append((fn, inputs, outputs, api_name, kwargs))
 
     def finish(self) -> None:
-        """Wire the redraws once every tab has registered its views (app.py calls it): one event per visitor's
+        """Wire the redraws once every tab has registered its views (ui.page.controls.wire_page, last): one event per visitor's
         change to a shared control, one after each event that sets them by code (ui/page/redraw.py), and one when a
-        tab or a folded section is opened."""
+        tab or a folded section is opened. Anything that would join them registered later is an error
+        (_before_finish), never a view left stale."""
+        self._before_finish("a second Context.finish()")
+        self._wired = True
         redraws, state = self._redraws, dict(tab_state=self.current_tab, sections_state=self.open_sections)
         if self.current_tab is None:
             state = {}

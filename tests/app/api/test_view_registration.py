@@ -151,3 +151,25 @@ def test_a_view_in_a_folded_section_computes_on_the_page_only_while_the_section_
     assert call(demo, "inside", "api") == ["API"], "an API caller always gets the view"
     expanded = [f for f in demo.fns.values() if f.api_name == "redraw_folded"]
     assert expanded, "opening the section draws its view"
+
+
+def test_what_would_join_the_redraws_after_they_are_wired_is_an_error_not_a_stale_view():
+    """A view, tab, section or setter registered after finish() would never be redrawn: building the page fails."""
+    with gr.Blocks() as demo:
+        ctx = Context(demo, registry=None, text=gr.Textbox(), model=gr.Dropdown(choices=["lm"], value="lm"),
+                      analyze=gr.Button(), layer=gr.Slider(1, 4), head=gr.Slider(1, 4), kind=gr.Radio(["self"]),
+                      presenter=gr.Checkbox(), current_tab=gr.State(None), open_sections=gr.State([]))
+        with gr.Tabs():
+            with ctx.tab(TabSpec(id="one", label="One")):
+                early, late = gr.Textbox(), gr.Textbox()
+        ctx.listen(lambda text: text, inputs=[ctx.text], outputs=[early], api_name="early")
+        ctx.finish()
+        with pytest.raises(RuntimeError, match=r"/late is registered after Context.finish\(\)"):
+            ctx.listen(lambda text: text, inputs=[ctx.text], outputs=[late], api_name="late")
+        with pytest.raises(RuntimeError, match="'pick', which sets shared controls, is registered after"):
+            ctx.on([late.submit], lambda text: text, inputs=[late], outputs=[ctx.text], api_name="pick")
+        with pytest.raises(RuntimeError, match="'two' is registered after"):
+            ctx.tab(TabSpec(id="two", label="Two"))
+        with pytest.raises(RuntimeError, match="second Context.finish"):
+            ctx.finish()
+        ctx.on([late.submit], lambda text: text, inputs=[late], outputs=[early])  # a tab's own event still may
