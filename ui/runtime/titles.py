@@ -6,7 +6,8 @@ them, as it does not know the screen. This script does, just before Plotly draws
 at the spaces where the next word would cross the figure's edge, measured in the title's own font (Plotly carries
 a <b> or <sub> open at a break on to the next line), and moves the plot area down by the lines it added (the
 figure keeps its height, so a main figure stays on the first screen in presenter mode). A line is broken as " <br>": the space
-stays in the title's text, so what a screen reader or a test reads of it is the title unchanged.
+stays in the title's text, so the text reads as before (Plotly writes a zero-width space where a <sub> goes on
+to the next line, as it does after the title's own breaks).
 
 Only a title that does not fit changes; the figure Gradio holds is not changed (each draw starts from it, so a
 second draw never breaks a title twice). A figure drawn narrow keeps its breaks until its next draw.
