@@ -2,12 +2,12 @@
 
 Plotly.js draws a title on one line, however narrow the figure: on a 390-px phone most titles ran past the
 figure's right edge and were cut ("The top token after each layer (colour: its prob"). The server cannot break
-them, as it does not know the screen. This script does, just before Plotly draws: it breaks each line of the title
-at the spaces where the next word would cross the figure's edge, measured in the title's own font (Plotly carries
-a <b> or <sub> open at a break on to the next line), and moves the plot area down by the lines it added (the
-figure keeps its height, so a main figure stays on the first screen in presenter mode). A line is broken as " <br>": the space
-stays in the title's text, so the text reads as before (Plotly writes a zero-width space where a <sub> goes on
-to the next line, as it does after the title's own breaks).
+them, as it does not know the screen. This script does, just before Plotly draws: it breaks each line of the
+title at the spaces where the next word would cross the figure's edge, measured in the title's own font (Plotly
+carries a <b> or <sub> open at a break on to the next line), and moves the plot area down by the lines it added
+(the figure keeps its height, so a main figure stays on the first screen in presenter mode). A line is broken as
+" <br>": the space stays in the title's text, so the text reads as before (Plotly writes a zero-width space where
+a <sub> goes on to the next line, as it does after the title's own breaks).
 
 Only a title that does not fit changes; the figure Gradio holds is not changed (each draw starts from it, so a
 second draw never breaks a title twice). A figure drawn narrow keeps its breaks until its next draw.
@@ -76,8 +76,9 @@ TITLE_FIT_JS = """() => {
       const draw = plotly[name];
       plotly[name] = function (div, data, layout, ...rest) {
         try {
-          if (data && !Array.isArray(data) && data.layout) data = Object.assign({}, data, {layout: fitted(div, data.layout)});
-          else layout = fitted(div, layout);
+          if (data && !Array.isArray(data) && data.layout) {
+            data = Object.assign({}, data, {layout: fitted(div, data.layout)});
+          } else layout = fitted(div, layout);
         } catch (e) { /* a title left as it was is still a figure */ }
         return draw.call(this, div, data, layout, ...rest);
       };
