@@ -6,6 +6,8 @@ config. Independent of ui/runtime/draw_once.py: either works without the other.
 """
 from __future__ import annotations
 
+from ui.runtime.plotly_loaded import on_plotly
+
 SLIDES_JS = """() => {
   const svgButton = (plotly) => ({
     name: "downloadSvg", title: "Download as SVG (for slides)", icon: plotly.Icons.disk,
@@ -19,12 +21,7 @@ SLIDES_JS = """() => {
     }
     return plotly;
   };
-  const before = Object.getOwnPropertyDescriptor(window, "Plotly");
-  let value = ready(window.Plotly);
-  Object.defineProperty(window, "Plotly", {configurable: true,
-    get: () => (before && before.get ? before.get() : value),
-    set: (v) => { if (before && before.set) before.set(v); else value = v; ready(window.Plotly); }});
-}"""
+""" + on_plotly("ready") + "}"
 
 
 def page_script(*scripts: str) -> str:

@@ -1,4 +1,7 @@
 """gr.Plot drawing each new figure once, not three times (a page script: app.launch_options passes it)."""
+from __future__ import annotations
+
+from ui.runtime.plotly_loaded import on_plotly
 
 # Runs once when the page loads (launch(js=...)). Gradio 6.31's gr.Plot (PlotlyPlot.svelte) draws every new figure three
 # times: into the plot element it is about to throw away, into its replacement, and once more when it
@@ -25,11 +28,6 @@ DRAW_ONCE_JS = """() => {
     plotly.__drawOnce = true;
     return plotly;
   };
-  // after any page script that wraps Plotly before it (ui/runtime/titles.py): theirs run inside the deferred draw
-  const before = Object.getOwnPropertyDescriptor(window, "Plotly");
-  let current = once(window.Plotly);
-  Object.defineProperty(window, "Plotly", {configurable: true,
-    get: () => (before && before.get ? before.get() : current),
-    set: (v) => { if (before && before.set) before.set(v); else current = v; once(window.Plotly); }});
-}"""
+  // after the page scripts installed before it (ui/runtime/titles.py): theirs run inside the deferred draw
+""" + on_plotly("once") + "}"
 

@@ -10,6 +10,8 @@ colour bar and the hover's "0.35" are what they were.
 """
 from __future__ import annotations
 
+from ui.runtime.plotly_loaded import on_plotly
+
 # Runs once when the page loads. Wraps Plotly.react and Plotly.newPlot (gr.Plot draws with react; the
 # slide export reads the figure Plotly keeps, already converted).
 HUNDREDTHS_JS = """() => {
@@ -43,9 +45,4 @@ HUNDREDTHS_JS = """() => {
     plotly.__hundredths = true;
     return plotly;
   };
-  const before = Object.getOwnPropertyDescriptor(window, "Plotly");
-  let value = wrap(window.Plotly);
-  Object.defineProperty(window, "Plotly", {configurable: true,
-    get: () => (before && before.get ? before.get() : value),
-    set: (v) => { if (before && before.set) before.set(v); else value = v; wrap(window.Plotly); }});
-}"""
+""" + on_plotly("wrap") + "}"

@@ -14,6 +14,8 @@ second draw never breaks a title twice). A figure drawn narrow keeps its breaks 
 """
 from __future__ import annotations
 
+from ui.runtime.plotly_loaded import on_plotly
+
 # Runs once when the page loads, first of the page scripts: it wraps Plotly.react and Plotly.newPlot closest to
 # Plotly, after ui/runtime/draw_once.py has deferred the draw to the frame where the figure's element has its width.
 TITLE_FIT_JS = """() => {
@@ -86,9 +88,4 @@ TITLE_FIT_JS = """() => {
     plotly.__titlesFit = true;
     return plotly;
   };
-  const before = Object.getOwnPropertyDescriptor(window, "Plotly");
-  let value = fit(window.Plotly);
-  Object.defineProperty(window, "Plotly", {configurable: true,
-    get: () => (before && before.get ? before.get() : value),
-    set: (v) => { if (before && before.set) before.set(v); else value = v; fit(window.Plotly); }});
-}"""
+""" + on_plotly("fit") + "}"
