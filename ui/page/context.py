@@ -353,9 +353,9 @@ class Context:
         self._tab_followers.append((fn, inputs, outputs, api_name, kwargs))
 
     def finish(self) -> None:
-        """Wire the redraws once every tab has registered its views (ui.page.controls.wire_page, last): one event per visitor's
-        change to a shared control, one after each event that sets them by code (ui/page/redraw.py), and one when a
-        tab or a folded section is opened. Anything that would join them registered later is an error
+        """Wire the redraws once every tab has registered its views (ui.page.controls.wire_page, last): one event per
+        visitor's change to a shared control, one after each event that sets them by code (ui/page/redraw.py), and
+        one when a tab or a folded section is opened. Anything that would join them registered later is an error
         (_before_finish), never a view left stale."""
         self._before_finish("a second Context.finish()")
         self._wired = True

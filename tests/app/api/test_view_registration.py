@@ -123,11 +123,16 @@ def test_a_bug_in_a_handler_is_a_message_without_a_traceback_or_a_path(page):
     assert "Something went wrong" in raised.value.message and "/" not in raised.value.message
 
 
+def tabbed_context(demo) -> Context:
+    """The shared controls, with the open tab and the open sections kept, as on the page."""
+    return Context(demo, registry=None, text=gr.Textbox(), model=gr.Dropdown(choices=["lm"], value="lm"),
+                   analyze=gr.Button(), layer=gr.Slider(1, 4), head=gr.Slider(1, 4), kind=gr.Radio(["self"]),
+                   presenter=gr.Checkbox(), current_tab=gr.State(None), open_sections=gr.State([]))
+
+
 def test_a_view_in_a_folded_section_computes_on_the_page_only_while_the_section_is_open():
     with gr.Blocks() as demo:
-        ctx = Context(demo, registry=None, text=gr.Textbox(), model=gr.Dropdown(choices=["lm"], value="lm"),
-                      analyze=gr.Button(), layer=gr.Slider(1, 4), head=gr.Slider(1, 4), kind=gr.Radio(["self"]),
-                      presenter=gr.Checkbox(), current_tab=gr.State(None), open_sections=gr.State([]))
+        ctx = tabbed_context(demo)
         with gr.Tabs():
             with ctx.tab(TabSpec(id="one", label="One")):
                 always = gr.Textbox()
@@ -156,9 +161,7 @@ def test_a_view_in_a_folded_section_computes_on_the_page_only_while_the_section_
 def test_what_would_join_the_redraws_after_they_are_wired_is_an_error_not_a_stale_view():
     """A view, tab, section or setter registered after finish() would never be redrawn: building the page fails."""
     with gr.Blocks() as demo:
-        ctx = Context(demo, registry=None, text=gr.Textbox(), model=gr.Dropdown(choices=["lm"], value="lm"),
-                      analyze=gr.Button(), layer=gr.Slider(1, 4), head=gr.Slider(1, 4), kind=gr.Radio(["self"]),
-                      presenter=gr.Checkbox(), current_tab=gr.State(None), open_sections=gr.State([]))
+        ctx = tabbed_context(demo)
         with gr.Tabs():
             with ctx.tab(TabSpec(id="one", label="One")):
                 early, late = gr.Textbox(), gr.Textbox()
