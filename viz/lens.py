@@ -17,6 +17,9 @@ from viz.labels import axis_ticks, label_step, token_label, token_labels
 
 COLORSCALE = colorscale("Greens")
 CELL_TEXT_MAX = 40  # past this many positions the cells are too narrow to name their token: the hover does
+# The plot area a 390-px phone leaves the Lens (px). A 1-px white line between cells narrower than 6 px hides them:
+# at 120 positions the phone drew an empty figure. Gaps only where even that width leaves 6 px a cell (as heatmap.py).
+PHONE_PLOT_PX = 140
 
 
 def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title: str = "", value: str = "probability",
@@ -39,7 +42,7 @@ def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title
     cell_px = min(6 * font_size, max(12, 1100 / max(t, 1)))
     trace = dict(type="heatmap", z=z, x=np.arange(t), y=np.arange(layers), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
                  text=np.array(hover, dtype=object), hovertemplate=f"%{{text}}<br>{value}: %{{z:.2f}}<extra></extra>",
-                 xgap=1, ygap=1, colorbar=dict(title=dict(text=value), thickness=12, len=0.9))
+                 xgap=1 if PHONE_PLOT_PX / max(t, 1) >= 6 else 0, ygap=1, colorbar=dict(title=dict(text=value), thickness=12, len=0.9))
     traces = [trace]
     if t <= CELL_TEXT_MAX:  # the top token written in its cell, dark on light cells and light on dark ones
         traces.append(dict(type="scatter", mode="text", x=np.tile(np.arange(t), layers),

@@ -37,6 +37,13 @@ def test_a_long_text_names_its_cells_in_the_hover_only():
     assert len(as_json(fig)["data"]) == 1
 
 
+def test_the_lens_draws_white_lines_between_cells_only_where_a_phone_leaves_them_room():
+    """A 1-px line between cells narrower than 6 px hides them (a phone drew a blank Lens at 120 positions)."""
+    def gap(t):
+        return as_json(viz_lens.lens_heatmap(np.zeros((2, t)), [["w"] * t] * 2, ["w"] * t))["data"][0]["xgap"]
+    assert gap(viz_lens.PHONE_PLOT_PX // 6) == 1 and gap(viz_lens.PHONE_PLOT_PX // 6 + 1) == 0 and gap(120) == 0
+
+
 def test_the_lens_labels_every_position_the_page_may_thin_and_a_long_text_every_kth():
     """Up to 64 positions every one is labelled, and the page script (ui/page/accessibility.py) may label every k-th
     where they would overlap, naming the axis by meta.thin_x; past 64 the figure comes labelled every k-th."""
