@@ -3,16 +3,15 @@ and messages (how a message is cut, escaped and raised).
 
 The checks the registry and training share (`InputError`, the text and index checks, the path-free message)
 are defined in model/inputs.py, because model/ and training/ never import ui/; the views import them from
-here, with the checks only the page makes (beam width, the notice of a cut text). Pure Python until a
-message is raised.
+here, with the checks only the page makes (beam width, the notice of a cut text). How a message is escaped and
+raised is ui/toasts.py (ui/runtime reads it too), handed on from here. Pure Python until a message is raised.
 """
 from __future__ import annotations
-
-import html
 
 from model import inputs
 from model.inputs import InputError, char_limit, check_index, public_message, shortened, shown
 from model.registry import MAX_CHARS, ModelRegistry
+from ui.toasts import inform, refusal, toast, warn
 
 __all__ = ["MAX_BEAM", "MAX_CHARS", "InputError", "char_limit", "check_beam", "check_index", "clean_text",
            "cut_notice", "inform", "public_message", "refusal", "shortened", "shown", "toast", "warn"]
@@ -43,33 +42,3 @@ def cut_notice(registry: ModelRegistry, name: str, truncated: bool) -> str:
     limit = registry.get(name).config.max_len
     return (f"⚠️ The text is longer than {name}'s context: the model reads only its first {limit:,} tokens, so "
             "this view stops there (its last word is the last one kept).\n\n")
-
-
-def toast(message) -> str:
-    """A message as a toast must carry it. Gradio renders a toast's text as HTML (sanitised: no script
-    runs, but a link's `?model=<img src=...>` still put an image in the page), so anything that may hold
-    what a visitor wrote is escaped and shows literally."""
-    return html.escape(str(message), quote=False)
-
-
-def refusal(message):
-    """The gr.Error that tells the visitor `message` (escaped: it may hold what they typed), without a
-    traceback in the server log: bad input is not a bug."""
-    import gradio as gr  # here, not above: the checks are called by tests and bench/ without Gradio
-
-    return gr.Error(toast(message), print_exception=False)
-
-
-def warn(message, escaped: bool = False) -> None:
-    """A warning toast on the visitor's page: the figures stay as they were. `message` is escaped unless it
-    already is (escaped=True: a refusal's text, or markup of our own)."""
-    import gradio as gr
-
-    gr.Warning(str(message) if escaped else toast(message))
-
-
-def inform(message, escaped: bool = False) -> None:
-    """An information toast on the visitor's page (escaped as `warn`)."""
-    import gradio as gr
-
-    gr.Info(str(message) if escaped else toast(message))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 
 import anyio.to_thread
 
-from ui.page.messages import InputError, clean_text
+from model.inputs import InputError, clean_text
 from ui.runtime.wire import is_skip
 
 if TYPE_CHECKING:

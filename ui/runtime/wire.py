@@ -25,7 +25,8 @@ from gradio.data_classes import GradioModel, GradioRootModel
 from gradio.exceptions import ComponentProcessingError
 from gradio.state_holder import SessionState
 
-from ui.page.messages import refusal, shortened
+from model.inputs import shortened
+from ui.toasts import refusal
 
 log = logging.getLogger(__name__)
 
