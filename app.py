@@ -30,7 +30,9 @@ from ui.page import accessibility
 from ui.tabs import attention
 from ui.lessons import player as lesson_player  # noqa: E402
 from ui.tabs import TABS, tab_modules  # noqa: E402,F401 (TABS: the one list of tabs, read by the tests as app.TABS)
-from ui.page.controls import CSS, build_controls, default_settings, tab_ids, wire_page  # noqa: E402
+from ui.page.controls import CSS, build_controls, wire_page  # noqa: E402
+from ui.page.lecture_examples import default_settings  # noqa: E402
+from ui.page.tabspec import tab_ids  # noqa: E402
 from ui.lessons.library import LESSONS_ENV, LessonLibrary  # noqa: E402
 from model.registry import ModelRegistry  # noqa: E402
 from ui.page.labels import model_notes

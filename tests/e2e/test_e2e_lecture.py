@@ -318,12 +318,12 @@ def info_toast(page, pattern: str) -> str:
 
 def test_examples_show_what_they_claim(page, live, shipped):
     from analysis import head_stats as stats
-    from ui.page import controls
+    from ui.page import lecture_examples
 
     page.goto(live.url + "?text=Hello+there")  # not an example: every pick below changes the view
     wait_for_figures(page, DETAIL)
     best = shipped.history("lm").head("previous_token_head")
-    for text in [t for t, m in controls.EXAMPLES if m == "lm"]:
+    for text in [t for t, m in lecture_examples.EXAMPLES if m == "lm"]:
         click_example(page, text, "lm")
         message = info_toast(page, "previous-token head")
         att = shipped.attention("lm", text)
@@ -344,13 +344,13 @@ def test_examples_show_what_they_claim(page, live, shipped):
         # every view is drawn: the dropdown's second event (ui/runtime/repeats.py) has come and said nothing
         said = page.eval_on_selector_all("[data-testid=toast-text]", "els => els.map(e => e.innerText)")
         assert said == [message], f"the pick's message once, and nothing else: {said}"
-    for text, answer in controls.FILLS.items():
+    for text, answer in lecture_examples.FILLS.items():
         click_example(page, text, "mlm")
         assert f"“{answer}”" in info_toast(page, "fills the blank")
         table = wait_for_text(page, "#predictions", rf"▁?{answer}\s+\d+\.\d%")
         first_row = re.search(r"([^\s▁]+)\s+\d+\.\d%", table)  # the first token row, best first
         assert first_row and first_row.group(1) == answer, table
-    for text, iso in controls.DATES.items():
+    for text, iso in lecture_examples.DATES.items():
         click_example(page, text, "dates")
         assert iso in info_toast(page, "writes")
         assert iso in wait_for_text(page, "#predictions", re.escape(iso))

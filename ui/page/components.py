@@ -16,7 +16,10 @@ import pandas as pd
 from model.switches import ABLATION_METHODS
 from viz.figure import title_of
 
+from model.registry import ModelRegistry
+from ui.page.links import whole_number
 from ui.page.messages import InputError, refusal, shortened, shown
+from ui.page.outputs import Change
 
 
 MAX_PICKED = 200  # values one dropdown may be sent at once (a model's every head is at most 144)
@@ -236,3 +239,21 @@ def whole(value, low: int, high: int, what: str) -> int:
     if isinstance(value, bool) or not is_number(value) or value != int(value) or not low <= value <= high:
         raise InputError(f"The {what} must be a whole number between {low} and {high} (got {shown(value)}).")
     return int(value)
+
+
+# The header's layer and head sliders (ModelSlider) and kind radio (KindRadio), fitted to the chosen model
+def slider_max(count: int) -> int:
+    """Gradio sliders need maximum > minimum; a one-layer model (tiny test models) gets a range of 2,
+    and choosing 2 gives a friendly out-of-range message."""
+    return max(int(count), 2)
+
+
+def fit_controls(registry: ModelRegistry, name, layer, head, kind):
+    """Slider ranges and the attention kind for the model (keeps the chosen numbers where they fit)."""
+    kinds = registry.kinds(name)
+    kind = kind if kind in kinds else kinds[0]
+    layers, heads = registry.shape(name, kind)
+    layer, head = min(max(whole_number(layer), 1), layers), min(max(whole_number(head), 1), heads)
+    return (Change(minimum=1, maximum=slider_max(layers), value=layer, step=1),
+            Change(minimum=1, maximum=slider_max(heads), value=head, step=1),
+            Change(value=kind, visible=True) if len(kinds) > 1 else Change(visible=False))

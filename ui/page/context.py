@@ -25,6 +25,7 @@ from ui.runtime.repeats import Repeats, is_pick
 from ui.runtime.tab_select import opened_by_visitor
 from ui.page.redraw import SHARED, Redraws, View, gated_follower, wire
 from ui.page.outputs import Change, visible
+from ui.page.page_link import LinkedControl
 from ui.page.sections import inside
 from ui.page.tabspec import TabSpec
 from ui.runtime.wire import received, received_in_handler, sent_all
@@ -214,8 +215,6 @@ class Context:
         to shown(settings) (default: the setting's value), and the link box reads it back with read(value,
         settings) (default: a number, whole where the setting is). also: other components a link sets, each
         to fn(settings). opens: the folded section a link opens when it sets the setting (not at its default)."""
-        from ui.page.page_link import LinkedControl  # the link box's wiring; it reads Context, not the other way
-
         if any(c.setting.name == setting.name for c in self.linked):
             raise ValueError(f"the link setting {setting.name!r} is registered twice")
         self.linked.append(LinkedControl(setting, component, shown, read, also or {}, opens))

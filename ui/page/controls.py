@@ -1,48 +1,20 @@
 """The controls above the tabs (sentence, model, layer, head, kind, presenter mode, examples)
-and the page-level wiring: fitting the controls to the chosen model, settings from the URL,
-the "link to this view" box and presenter mode."""
+and the page-level wiring: fitting the controls to the chosen model (components.fit_controls), the examples
+(ui/page/lecture_examples.py), the page's link (ui/page/page_link.py) and presenter mode."""
 from __future__ import annotations
 
 import gradio as gr
-import numpy as np
 
-from analysis import head_stats as stats
 from ui.page import components
+from ui.page.components import fit_controls, slider_max
 from ui.page.context import PRESENTER_FIRST, Context  # noqa: F401 - PRESENTER_FIRST: the tabs import it from here too
-from ui.page.links import ViewSettings, whole_number
+from ui.page.lecture_examples import EXAMPLES, default_settings, example_claim, linked_head, previous_token_head
 from model.registry import KINDS_BY_ARCH, ModelRegistry
 from ui.page.labels import KIND_LABELS
-from ui.page.messages import InputError, clean_text, inform
-from ui.page.outputs import UNCHANGED, Change
+from ui.page.messages import InputError, inform
+from ui.page.outputs import UNCHANGED
+from ui.page.page_link import wire_link
 
-# Each example shows what its model really does, measured when clicked (example_claim) and checked against the
-# shipped weights by tests/app/handlers/test_examples.py (lm's previous-token head, fill-ins mlm gets right, dates it reads,
-# minilm's "it" -> "animal") and tests/app/handlers/test_classifier_app.py (training.evaluate.CLASSIFIER_EXAMPLES).
-EXAMPLES = [
-    ("He opened the door and walked into the room", "lm"),
-    ("a person who plays the piano", "lm"),
-    ("Mary gave roses to Susan", "lm"),
-    ("the United <mask> of America", "mlm"),
-    ("a person <mask> plays the piano", "mlm"),
-    ("he was unable <mask> walk", "mlm"),
-    ("Saturday, 21st of November 2026", "dates"),
-    ("3 March 1999", "dates"),
-    ("the 12th of june, 2024", "dates"),
-    ("The animal didn't cross the street because it was too tired.", "minilm"),
-    ("Tokenization splits unbelievably rare words into pieces.", "minilm"),
-    ("Mary gave roses to Susan because she loves her.", "minilm"),
-    ("a large grey animal with a long trunk", "classifier"),
-    ("a tool with a heavy head used for driving nails", "classifier"),
-    ("move quickly on foot", "classifier"),
-]
-DEFAULT_TEXT = EXAMPLES[0][0]
-# Examples that show one link between two words: clicking one opens the head that puts the most attention
-# from the first word on the second, measured on the sentence when clicked (minilm: layer 4, head 2, 0.68).
-LINKED_EXAMPLES = {"The animal didn't cross the street because it was too tired.": ("it", "animal")}
-FILLS = {"the United <mask> of America": "States", "a person <mask> plays the piano": "who",
-         "he was unable <mask> walk": "to"}  # what mlm puts first in each blank
-DATES = {"Saturday, 21st of November 2026": "2026-11-21", "3 March 1999": "1999-03-03",
-         "the 12th of june, 2024": "2024-06-12"}
 # Presenter mode: bigger type everywhere, by overriding the theme's size variables under one class.
 CSS = """
 body.presenter { --text-xxs: 14px; --text-xs: 16px; --text-sm: 18px; --text-md: 22px; --text-lg: 26px;
@@ -88,92 +60,6 @@ body.presenter .presenter-second { order: -1; }  /* right under the main figure 
 PRESENTER_JS = "(on) => { document.body.classList.toggle('presenter', !!on); return []; }"
 
 
-def previous_token_head(registry: ModelRegistry, name: str) -> tuple[int, int]:
-    """1-based (layer, head) the page opens on: the model's strongest previous-token head as measured by
-    `python -m training.evaluate` (a pattern a class recognises at once); for a pretrained model, as measured
-    on its example; else layer 1, head 1."""
-    if name not in registry.available:
-        return 1, 1
-    best = registry.history(name).head("previous_token_head")
-    layers, heads = registry.shape(name)
-    if best is None:  # a pretrained model has no training history: measure it on its example
-        return measured_previous_token_head(registry, name) if registry.get(name).pretrained else (1, 1)
-    layer, head = best.layer + 1, best.head + 1
-    return (layer, head) if 1 <= layer <= layers and 1 <= head <= heads else (1, 1)
-
-
-def measured_previous_token_head(registry: ModelRegistry, name: str) -> tuple[int, int]:
-    """For a model without a training history (a pretrained one): the head that puts the most attention on
-    the previous token, measured on the model's first lecture example (else the page's first sentence)."""
-    text = next((t for t, m in EXAMPLES if m == name), DEFAULT_TEXT)
-    if registry.arch(name) == "encoder-decoder":
-        return 1, 1
-    try:
-        frame = stats.head_stats(registry.attention(name, text, "self").probs)
-    except (InputError, ValueError):
-        return 1, 1
-    best = frame.loc[frame["previous"].idxmax()]
-    return int(best["layer"]), int(best["head_in_layer"])
-
-
-def linked_head(registry: ModelRegistry, name: str, text: str) -> tuple[int, int, float, str, str] | None:
-    """For a LINKED_EXAMPLES sentence: the 1-based (layer, head) that puts the most attention from its first
-    word on its second, that weight, and the two tokens, measured on this model; None for other texts."""
-    words = LINKED_EXAMPLES.get(text)
-    if words is None or name not in registry.available or registry.arch(name) == "encoder-decoder":
-        return None
-    att = registry.attention(name, text, "self")
-    labels = [label.lstrip("▁").lower() for label in att.queries]
-    if words[0] not in labels or words[1] not in labels:
-        return None
-    weight = att.probs[:, :, labels.index(words[0]), labels.index(words[1])]  # (L, H)
-    layer, head = (int(i) for i in np.unravel_index(weight.argmax(), weight.shape))
-    return layer + 1, head + 1, float(weight[layer, head]), words[0], words[1]
-
-
-def example_claim(registry: ModelRegistry, text: str, name: str, layer: int, head: int) -> str | None:
-    """What clicking an example shows, measured now on the shipped weights: the share the opening head puts on
-    the previous token (lm), mlm's first answer for each blank, the dates model's output. None for others."""
-    if name not in registry.available:
-        return None
-    arch = registry.arch(name)
-    if arch == "decoder":
-        att = registry.attention(name, text, "self")
-        share = stats.head_stats(att.probs, att.mask)
-        row = share[(share["layer"] == layer) & (share["head_in_layer"] == head)]
-        if row.empty:
-            return None
-        return (f"Measured on this sentence: layer {layer}, head {head}, {name}'s previous-token head, puts "
-                f"{float(row['previous'].iloc[0]):.2f} of each token's attention on the token just before it.")
-    if arch == "encoder" and registry.get(name).has_lm_head:
-        answers = registry.get(name).fill(clean_text(text, registry.max_chars(name)), 1)
-        if not answers:
-            return None
-        firsts = " and ".join(f"“{token.lstrip('▁')}” ({p:.0%})" for (token, p), *_ in answers)
-        return f"Measured now: {name} fills the blank with {firsts} first (its top 5 are under Predictions)."
-    if arch == "encoder-decoder":
-        return f"Measured now: {name} writes {registry.get(name).translate(clean_text(text))}."
-    if arch == "classifier":
-        category, p = registry.get(name).classify(clean_text(text), 1)[0]
-        return (f"Measured now: {name} names it {category} ({p:.0%}); the Classifier tab shows which tokens "
-                "decided it.")
-    return None
-
-
-def default_settings(registry: ModelRegistry) -> ViewSettings:
-    model = "lm" if "lm" in registry.available else (registry.default or "lm")
-    text = next((t for t, m in EXAMPLES if m == model), DEFAULT_TEXT)
-    kinds = registry.kinds(model) if model in registry.available else ("self",)
-    layer, head = previous_token_head(registry, model)
-    return ViewSettings(text=text, model=model, layer=layer, head=head, kind=kinds[0])
-
-
-def slider_max(count: int) -> int:
-    """Gradio sliders need maximum > minimum; a one-layer model (tiny test models) gets a range of 2,
-    and choosing 2 gives a friendly out-of-range message."""
-    return max(int(count), 2)
-
-
 def kind_choices() -> list[tuple[str, str]]:
     """Every attention kind a model with several kinds offers. The choices never change (a
     stale value could otherwise fail Gradio's check); a model with only "self" hides the radio
@@ -185,17 +71,6 @@ def kind_choices() -> list[tuple[str, str]]:
 # Under the radio's label "Attention": short enough to sit side by side, so a model with several kinds (dates)
 # keeps the header as low as the others (its three long names stacked made it 240 px in presenter mode).
 KIND_SHORT = {"encoder": "encoder self", "decoder": "decoder self (masked)", "cross": "cross"}
-
-
-def fit_controls(registry: ModelRegistry, name, layer, head, kind):
-    """Slider ranges and the attention kind for the model (keeps the chosen numbers where they fit)."""
-    kinds = registry.kinds(name)
-    kind = kind if kind in kinds else kinds[0]
-    layers, heads = registry.shape(name, kind)
-    layer, head = min(max(whole_number(layer), 1), layers), min(max(whole_number(head), 1), heads)
-    return (Change(minimum=1, maximum=slider_max(layers), value=layer, step=1),
-            Change(minimum=1, maximum=slider_max(heads), value=head, step=1),
-            Change(value=kind, visible=True) if len(kinds) > 1 else Change(visible=False))
 
 
 def build_controls(demo: gr.Blocks, registry: ModelRegistry, player=None) -> tuple[Context, gr.Dropdown]:
@@ -236,10 +111,6 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry, player=None) -> tup
     ctx = Context(demo=demo, registry=registry, text=text, model=model, analyze=analyze, layer=layer, head=head,
                   kind=kind, presenter=presenter, current_tab=current_tab, quiz=quiz, open_sections=gr.State([]))
     return ctx, examples
-
-
-def tab_ids(tabs: gr.Tabs) -> list[str]:
-    return [str(child.id) for child in tabs.children if getattr(child, "id", None) is not None]
 
 
 def wire_page(ctx: Context, examples: gr.Dropdown, player=None) -> None:
@@ -286,6 +157,6 @@ def wire_page(ctx: Context, examples: gr.Dropdown, player=None) -> None:
                            outputs=[ctx.text, ctx.model] + controls + [examples], api_name="example")
 
     # the page load, a lesson's steps and the link box follow what these set (ui/page/page_link.py)
-    from ui.page.page_link import wire_link  # it builds on this module
     wire_link(ctx, player, {"model": model_event, "example": example_event})
+    ctx.on([ctx.presenter.change], None, inputs=[ctx.presenter], js=PRESENTER_JS, api_name="presenter_css")
     ctx.finish()

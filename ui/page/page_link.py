@@ -12,12 +12,14 @@ from typing import Callable
 
 import gradio as gr
 
-from ui.page.controls import PRESENTER_JS, default_settings, fit_controls, tab_ids
+from ui.page.components import fit_controls
+from ui.page.lecture_examples import default_settings
 from ui.page.links import Linked, ViewSettings, lesson_link, make_link, parse_query
 from ui.page.messages import warn
 from model.registry import MAX_CHARS
 from ui.page.messages import InputError, clean_text
 from ui.page.outputs import UNCHANGED, Change
+from ui.page.tabspec import tab_ids
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,6 @@ def wire_link(ctx, player, events: dict) -> None:
            + [c.component.change for c in linked if hasattr(c.component, "change")],
            view_link, inputs=link_inputs, outputs=[link], api_name="link", show_progress="hidden",
            trigger_mode="always_last", queue=False, preprocess=False)
-    ctx.on([ctx.presenter.change], None, inputs=[ctx.presenter], js=PRESENTER_JS, api_name="presenter_css")
     # the address bar follows the view: a refresh or a copied address keeps it (replaced, so Back still leaves)
     ctx.on([link.change], None, inputs=[link],
            js="(l) => { try { history.replaceState(null, '', new URL(l).search); } catch (e) {} }")

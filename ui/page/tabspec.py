@@ -15,3 +15,8 @@ class TabSpec:
     label: str
     figure: str = FIRST_FIGURE  # CSS selector of the tab's main figure (or of a block holding it)
     query: str = ""  # what a link adds to open the tab on a model it applies to, e.g. "&model=dates"
+
+
+def tab_ids(tabs) -> list[str]:
+    """The ids of the tabs a gr.Tabs holds, in its order (what ?tab=... in a link may name)."""
+    return [str(child.id) for child in tabs.children if getattr(child, "id", None) is not None]

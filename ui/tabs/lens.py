@@ -7,7 +7,7 @@ from experiments.lens import NoLensError, lens_stack, logit_lens
 from ui.page.tabspec import TabSpec
 from ui.page import components
 from ui.page.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
-from ui.page.controls import fit_controls
+from ui.page.components import fit_controls
 from model.registry import ModelRegistry
 from ui.page.messages import InputError, clean_text, cut_notice
 from viz import lens as viz_lens

@@ -147,7 +147,7 @@ SHIPPED_LM_PREVIOUS_TOKEN_HEAD = (1, 4)  # 1-based (layer, head)
 
 
 def test_the_page_opens_on_the_heads_evaluation_measured(registry):
-    from ui.page.controls import default_settings, previous_token_head
+    from ui.page.lecture_examples import default_settings, previous_token_head
 
     start = default_settings(registry)
     assert (start.model, start.layer, start.head) == ("lm", *SHIPPED_LM_PREVIOUS_TOKEN_HEAD)

@@ -15,7 +15,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 
 from model import api
 from ui.tabs import attention, learning, masking, multihead, positions, predictions, steps
-from ui.page import controls
+from ui.page import lecture_examples
 from model.registry import ModelRegistry
 from ui.page.labels import head_choices
 from ui.page.messages import InputError
@@ -71,13 +71,13 @@ def test_predictions_say_plainly_there_are_none(registry):
 
 
 def test_the_animal_example_opens_on_the_measured_head(registry):
-    assert (ANIMAL, "minilm") in [tuple(e) for e in controls.EXAMPLES]
-    layer, head, weight, source, target = controls.linked_head(registry, "minilm", ANIMAL)
+    assert (ANIMAL, "minilm") in [tuple(e) for e in lecture_examples.EXAMPLES]
+    layer, head, weight, source, target = lecture_examples.linked_head(registry, "minilm", ANIMAL)
     assert (layer, head, source, target) == (4, 2, "it", "animal") and weight == pytest.approx(0.68, abs=0.01)
     att = registry.attention("minilm", ANIMAL)
     assert weight == pytest.approx(att.probs[3, 1, att.queries.index("it"), att.queries.index("animal")])
-    assert controls.linked_head(registry, "minilm", "The cat sat") is None
-    assert controls.previous_token_head(registry, "minilm") == (1, 3)  # measured on its first example
+    assert lecture_examples.linked_head(registry, "minilm", "The cat sat") is None
+    assert lecture_examples.previous_token_head(registry, "minilm") == (1, 3)  # measured on its first example
 
 
 def test_steps_multihead_and_positions_work_on_minilm(registry):

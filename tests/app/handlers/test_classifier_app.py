@@ -80,13 +80,13 @@ def test_ablation_input_is_checked(registry):
 
 
 def test_the_classifier_examples_above_the_tabs_are_checked_here_and_say_what_was_measured(registry):
-    from ui.page import controls
+    from ui.page import lecture_examples
 
-    shown = [text for text, model in controls.EXAMPLES if model == "classifier"]
+    shown = [text for text, model in lecture_examples.EXAMPLES if model == "classifier"]
     expected = dict(CLASSIFIER_EXAMPLES)
     assert shown and set(shown) <= set(expected)
     for text in shown:
-        claim = controls.example_claim(registry, text, "classifier", 1, 1)
+        claim = lecture_examples.example_claim(registry, text, "classifier", 1, 1)
         assert f"names it {expected[text]}" in claim, claim
 
 

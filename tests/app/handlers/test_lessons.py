@@ -6,7 +6,7 @@ import pytest
 
 from analysis import lessons as fmt
 from ui.lessons import library as lessons
-from ui.page.controls import default_settings
+from ui.page.lecture_examples import default_settings
 from ui.page.links import setting_names  # every tab's linked settings, and the view's own
 from ui.page.messages import InputError
 
