@@ -27,9 +27,8 @@ import gradio as gr  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
 from ui.page import accessibility
-from ui.tabs import attention
 from ui.lessons import player as lesson_player  # noqa: E402
-from ui.tabs import TABS, tab_modules  # noqa: E402,F401 (TABS: the one list of tabs, read by the tests as app.TABS)
+import ui.tabs  # noqa: E402 (ui.tabs.TABS: the one list of tabs, read when the page is built)
 from ui.page.controls import CSS, build_controls, wire_page  # noqa: E402
 from ui.page.lecture_examples import default_settings  # noqa: E402
 from ui.page.tabspec import tab_ids  # noqa: E402
@@ -69,7 +68,7 @@ THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
 
 def tab_specs() -> list:
     """Every tab's TabSpec, in the page's order (ui.tabs.TABS)."""
-    return [module.TAB for module in tab_modules()]
+    return [module.TAB for module in ui.tabs.TABS]
 
 
 def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None = None) -> gr.Blocks:
@@ -82,7 +81,7 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
         # the tabs: on a narrow screen they wrap onto rows (Gradio's default folds most into a "⋯" menu)
         with gr.Tabs(overflow_behavior="wrap") as tabs:
             ctx.tabs = tabs
-            for module in tab_modules():
+            for module in ui.tabs.TABS:
                 module.build(ctx)
         player.only_tabs(tab_ids(tabs))
         player.panel()
@@ -93,15 +92,10 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
                 gr.Markdown(notes)
         wire_page(ctx, examples, player)
 
-        def translate(text: str, beam: int = 1) -> str:
-            """The dates model's ISO 8601 reading of `text`; beam is the beam width (1 = greedy, up to 8)."""
-            return attention.translate(registry, text, beam)
-
         def ping() -> str:
             """Does nothing; for measuring the round trip."""
             return "ok"
 
-        ctx.api(translate, api_name="translate")
         gr.api(ping, api_name="ping", concurrency_limit=None, queue=False)
     demo.registry = registry  # handy in notebooks and tests
     return demo

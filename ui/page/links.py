@@ -11,7 +11,6 @@ the page (the controls a tab registers with ctx.link). Layer and head are 1-base
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -91,16 +90,16 @@ def _finite(value: float) -> bool:
 
 def every_setting() -> tuple[Linked, ...]:
     """Every tab's linked settings: a lesson checked without a page, or a link parsed without one, may name any.
-    Importing a tab module declares its settings, so the tab list (ui.tabs.TABS) is imported here, when asked:
-    imported by name, as the page imports them, since the tabs import this module."""
-    importlib.import_module("ui.tabs").tab_modules()
+    A tab module declares its settings when it is imported, and importing ui.tabs (or any one tab) imports every
+    tab; this module, below the tabs, never imports them: whoever reads links imports the tabs first (app.py,
+    ui/lessons)."""
     return tuple(DECLARED.values())
 
 
 def declared(name: str) -> Linked:
     """The declaration of a tab setting, by its URL name (KeyError for no setting)."""
     if name not in DECLARED:
-        every_setting()
+        raise KeyError(f"no tab declares a link setting {name!r}" + ("" if DECLARED else ": no tab is imported yet"))
     return DECLARED[name]
 
 

@@ -2,15 +2,13 @@
 with the sections that live inside a tab beside it (qk in Step by step, sampling in Every head, flow in
 Interventions, routes in Causal tracing). A tab imports no other tab: what tabs share lives in ui/page/ or below."""
 
-import importlib
+# imported in teaching order: the order the tabs declare their linked settings, which a link writes them in
+from ui.tabs import (attention, steps, masking, positions, encoder_decoder, learning, multihead,  # noqa: I001
+                     interventions, patching, lens, generation, induction, classifier, live)
 
-# The tabs, in teaching order: each module has a TAB (ui.page.tabspec.TabSpec) and a build(ctx). A missing one is an
-# error. This list is the only one: the page (app.py) is built from it, every test that walks the tabs reads it,
-# and a link or a lesson read without a page learns every tab's linked settings from it (ui.page.links).
-TABS = ["ui.tabs.attention", "ui.tabs.steps", "ui.tabs.masking", "ui.tabs.positions", "ui.tabs.encoder_decoder",
-        "ui.tabs.learning", "ui.tabs.multihead", "ui.tabs.interventions", "ui.tabs.patching", "ui.tabs.lens",
-        "ui.tabs.generation", "ui.tabs.induction", "ui.tabs.classifier", "ui.tabs.live"]
-
-
-def tab_modules(names=TABS) -> list:
-    return [importlib.import_module(name) for name in names]
+# The tabs, in teaching order: each module has a TAB (ui.page.tabspec.TabSpec) and a build(ctx). This tuple is the
+# only list: the page (app.py) is built from it and every test that walks the tabs reads it. Importing it (or any
+# tab) imports every tab, and a tab module declares its linked settings when imported (ui.page.links.Linked), so a
+# link or a lesson read without a page knows every tab's settings once the tabs are imported.
+TABS = (attention, steps, masking, positions, encoder_decoder, learning, multihead, interventions, patching, lens,
+        generation, induction, classifier, live)

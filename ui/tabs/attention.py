@@ -17,7 +17,7 @@ from ui.page.tabspec import TabSpec
 from ui.page import components
 from ui.tabs import predictions, sampling
 from ui.page.context import Context, figure_font, screen_height
-from ui.page.messages import InputError, check_beam, check_index, clean_text, warn
+from ui.page.messages import InputError, check_index, clean_text, warn
 from ui.page.outputs import UNCHANGED, Change, visible
 from ui.runtime import tile_click
 from ui.runtime.events import quick
@@ -198,12 +198,6 @@ def reveal(registry: ModelRegistry, text, name, layer, head, kind, presenter, ro
         verdict = "Right!" if guess == best else f"It ranks {rank} of {int(att.mask[row].sum())} keys."
         answer += f" The class guessed **{keys[guess]}**: {weights[guess]:.0%}. {verdict}"
     return figure, answer
-
-
-def translate(registry: ModelRegistry, text, beam=1) -> str:
-    """The dates model's ISO 8601 output for `text` (beam width 1 = greedy)."""
-    beam = check_beam(beam)
-    return registry.get("dates").translate(clean_text(text, registry.max_chars("dates")), beam=beam)
 
 
 def pick_tile(choice: str) -> tuple[int, int]:

@@ -174,6 +174,12 @@ def view(registry: ModelRegistry, text, head_label, step, presenter, enc_head="L
     return summary, heat, bars, enc_fig, dec_fig, slider
 
 
+def iso_date(registry: ModelRegistry, text, beam=1) -> str:
+    """The dates model's ISO 8601 output for `text` (beam width 1 = greedy): the API's /translate."""
+    beam = check_beam(beam)
+    return registry.get(MODEL).translate(clean_text(text, registry.max_chars(MODEL)), beam=beam)
+
+
 def beams_view(registry: ModelRegistry, text, width):
     """Greedy output and the `width` best beams, as tables with log-probabilities and probabilities."""
     loaded = registry.get(MODEL)
@@ -222,6 +228,12 @@ def build(ctx: Context) -> None:
         with gr.Row():
             greedy_table = gr.Dataframe(label="greedy (beam width 1)", interactive=False)
             beam_table = gr.Dataframe(label="beam search", interactive=False, elem_id="beam-table")
+
+        def translate(text: str, beam: int = 1) -> str:
+            """The dates model's ISO 8601 reading of `text`; beam is the beam width (1 = greedy, up to 8)."""
+            return iso_date(ctx.registry, text, beam)
+
+        ctx.api(translate, api_name="translate")  # API-only: the tab shows the same reading as its tables
 
     def on_view(text, head_label, step_value, presenter, enc_label, dec_label):
         return view(ctx.registry, text, head_label, step_value, presenter, enc_label, dec_label)

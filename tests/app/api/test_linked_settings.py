@@ -1,8 +1,9 @@
 """A tab setting that links keep is declared once, beside its control (ui.page.links.Linked), and registered with it
 (ctx.link): the page load sets it, the link box writes it, a lesson may name it. Adding a tab with one linked
-setting is one new module and one line in ui.tabs.TABS: the page below is the shipped one plus such a module."""
+setting is one new module and one entry in ui.tabs.TABS: the page below is the shipped one plus such a module."""
 from __future__ import annotations
 
+import importlib
 import sys
 import textwrap
 from urllib.parse import parse_qsl, urlsplit
@@ -55,11 +56,10 @@ def page_with_extra_tab(shipped_registry, tmp_path, monkeypatch):
     """The app with one more tab module in ui.tabs.TABS; what it declares is forgotten afterwards."""
     (tmp_path / "extra_tab.py").write_text(textwrap.dedent(EXTRA_TAB))
     monkeypatch.syspath_prepend(str(tmp_path))
-    tabs.TABS.append("extra_tab")  # the one line a new tab adds (tab_modules reads this list)
+    monkeypatch.setattr(tabs, "TABS", tabs.TABS + (importlib.import_module("extra_tab"),))  # the entry a new tab adds
     try:
         yield app.build_demo(registry=shipped_registry)
     finally:
-        tabs.TABS.remove("extra_tab")
         sys.modules.pop("extra_tab", None)
         links.DECLARED.pop("extra_width", None)
 

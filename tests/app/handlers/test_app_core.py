@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from analysis import head_stats as stats
-from ui.tabs import attention, predictions
+from ui.tabs import attention, encoder_decoder, predictions
 from ui.page.links import ViewSettings, make_link, parse_query
 from model.registry import ModelRegistry
 from ui.page.labels import head_choices
@@ -105,10 +105,10 @@ def test_dates_kinds_translation_and_cross_attention_stats(registry):
     out = attention.analyze(registry, "Saturday, 21st of November 2026", "dates", "cross")
     assert predictions.predictions(registry, "dates", "Saturday, 21st of November 2026") == "**ISO 8601:** `2026-11-21`"
     assert np.isnan(out[4]["previous"]).all()  # no "previous token" across two sequences
-    iso = attention.translate(registry, "Saturday, 21st of November 2026")
+    iso = encoder_decoder.iso_date(registry, "Saturday, 21st of November 2026")
     assert iso == registry.get("dates").translate("Saturday, 21st of November 2026")
     with pytest.raises(InputError, match="beam width"):
-        attention.translate(registry, "3 March 1999", beam=99)
+        encoder_decoder.iso_date(registry, "3 March 1999", beam=99)
 
 
 def test_long_text_is_truncated_with_a_visible_notice(registry):
