@@ -20,9 +20,11 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from experiments import patching
+from experiments.patch_cells import BATCH_BYTES, Hooks, answer_diff, differing
 from model.kv_cache import KVCache, LayerCache
 from model.switches import Switches
+
+PASS_TOKENS = 256  # packed suffix tokens a pass holds: more makes its attention (n × n) cost more than it saves
 
 
 def applies(loaded, t: int) -> bool:
@@ -98,10 +100,10 @@ def exact_rows(loaded, pair, site: str, runs) -> Iterator[tuple[int, np.ndarray]
     t, k = len(pair.corrupted_ids), runs.corrupted["residual"].shape[-1]
     layers, device = runs.n_layers, loaded.device
     kv = corrupted_cache(loaded, pair.corrupted_ids)
-    most = max(t, min(patching.PASS_TOKENS, patching.BATCH_BYTES // (k * 4 * 24)))  # packed tokens a pass holds
+    most = max(t, min(PASS_TOKENS, BATCH_BYTES // (k * 4 * 24)))  # packed tokens a pass holds
     units, rows = [], {}  # units: (layer, cell, join, start, stream, clean value a hook patches in) in join order
     for layer in range(layers):
-        clean, cells = patching.differing(pair, site, runs, layer)
+        clean, cells = differing(pair, site, runs, layer)
         rows[layer] = torch.zeros(len(clean), dtype=torch.float32)
         for cell in cells.tolist():
             if site == "residual":  # the stream after this layer, patched, enters the next layer
@@ -125,12 +127,12 @@ def exact_rows(loaded, pair, site: str, runs) -> Iterator[tuple[int, np.ndarray]
                 index = (0, cell, at) if site == "heads" else (0, at)
                 patches.setdefault((site, layer), []).append((index, value))
             at += t - start
-        hooks = patching.Hooks(patches={
+        hooks = Hooks(patches={
             key: (tuple(torch.tensor(i, device=device) for i in zip(*(ix for ix, _ in got))),
                   torch.stack([v for _, v in got])) for key, got in patches.items()})
         answers = run_cells(loaded, [u[2] for u in group], [u[3] for u in group],
                            [u[4] for u in group], kv, pair.position, hooks)
-        diffs = runs.normalise(patching.answer_diff(loaded, pair, answers)).float().cpu()
+        diffs = runs.normalise(answer_diff(loaded, pair, answers)).float().cpu()
         for (layer, cell, *_), diff in zip(group, diffs):
             rows[layer][cell] = diff
         done += len(group)

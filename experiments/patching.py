@@ -27,43 +27,18 @@ from typing import Iterator
 import numpy as np
 import torch
 
+from experiments import patch_suffixes
+from experiments.patch_cells import BATCH_BYTES, Hooks, answer_diff, differing, final_head
 from model import tokenizer as tok
 from model.switches import Switches
 
 SITES = ("residual", "attention", "mlp", "heads")
 GRID_SITES = SITES[:3]  # layers × positions; heads is layers × heads at the answer position
 MAX_TOKENS = 48  # a pair longer than this is refused: the exact grid is layers × tokens forward passes
-PASS_TOKENS = 256  # packed suffix tokens a pass holds: more makes its attention (n × n) cost more than it saves
-BATCH_BYTES = 64 << 20  # activations one batched forward pass may hold (rows × tokens × width × 4 bytes × ~24)
 
 
 class PatchingError(ValueError):
     """Input causal tracing cannot use; the message says what to change."""
-
-
-class Hooks:
-    """What one forward pass records and replaces (model/switches.py, hooks).
-
-    record   the sites whose tensors to keep: recorded[site][layer] is what the pass used there
-    patches  (site, layer) -> (index, values): tensor.index_put(index, values) replaces those entries, e.g.
-             index (rows, positions) for a (b, t, k) site, (rows, heads, positions) for "heads" (b, h, t, d)
-    track    start the autograd graph at the stream entering the first block run (attribution patching)
-    """
-
-    def __init__(self, record=(), patches: dict | None = None, track: bool = False):
-        self.record, self.patches, self.track = frozenset(record), patches or {}, track
-        self.recorded: dict[str, dict[int, torch.Tensor]] = {}
-
-    def edit(self, site: str, layer: int, value: torch.Tensor) -> torch.Tensor:
-        if self.track and site == "residual_in":
-            value, self.track = value.detach().requires_grad_(True), False
-        patch = self.patches.get((site, layer))
-        if patch is not None:
-            index, values = patch
-            value = value.index_put(index, values.to(value.dtype))
-        if site in self.record:
-            self.recorded.setdefault(site, {})[layer] = value
-        return value
 
 
 @dataclass
@@ -211,27 +186,10 @@ class Runs:
 RECORDED = ("residual_in", "residual", "attention", "mlp", "heads")
 
 
-def _head(loaded):
-    """(transform, weights, bias) reading a final vector as the model's logits (lm_transform then to_vocab)."""
-    model = loaded.model
-    return model.lm_transform, model.to_vocab.weight, model.to_vocab.bias
-
-
 def logit_diff(loaded, pair: Pair, features: torch.Tensor) -> torch.Tensor:
     """(b,) target − contrast logits at the answer position from the final vectors (b, t, k): only the two
     rows of the unembedding are read, not the whole vocabulary."""
     return answer_diff(loaded, pair, features[:, pair.position])
-
-
-def answer_diff(loaded, pair: Pair, answers: torch.Tensor) -> torch.Tensor:
-    """(b,) target − contrast logits from the final vectors at the answer position (b, k)."""
-    transform, weight, bias = _head(loaded)
-    h = transform(answers)  # (b, k)
-    rows = weight[[pair.target, pair.contrast]]  # (2, k)
-    logits = h.float() @ rows.float().T  # (b, 2)
-    if bias is not None:
-        logits = logits + bias[[pair.target, pair.contrast]].float()
-    return logits[:, 0] - logits[:, 1]
 
 
 def _run(loaded, ids: list[int], hooks: Hooks) -> torch.Tensor:
@@ -251,7 +209,7 @@ def record(loaded, pair: Pair) -> Runs:
     for which, ids in (("clean", pair.clean_ids), ("corrupted", pair.corrupted_ids)):
         hooks = Hooks(RECORDED)
         features = _run(loaded, ids, hooks)
-        transform, weight, bias = _head(loaded)
+        transform, weight, bias = final_head(loaded)
         logits = torch.nn.functional.linear(transform(features[0, pair.position]), weight, bias)
         probs = torch.softmax(loaded._no_specials(logits, keep=_keep(loaded)), -1)
         out[which] = (_stacked(hooks), float(logit_diff(loaded, pair, features)[0]),
@@ -305,8 +263,6 @@ def exact_rows(loaded, pair: Pair, site: str, runs: Runs) -> Iterator[tuple[int,
     model = loaded.model
     t, k = len(pair.corrupted_ids), runs.corrupted["residual"].shape[-1]
     device = loaded.device
-    from experiments import patch_suffixes  # it builds on this module's Hooks and measure
-
     if patch_suffixes.applies(loaded, t):
         yield from patch_suffixes.exact_rows(loaded, pair, site, runs)
         return
@@ -329,16 +285,6 @@ def exact_rows(loaded, pair: Pair, site: str, runs: Runs) -> Iterator[tuple[int,
                 features = model.resume(x, layer, Switches(hooks=hooks))
             row[cells.cpu()] = runs.normalise(logit_diff(loaded, pair, features)).float().cpu()
         yield layer, row.numpy()
-
-
-def differing(pair: Pair, site: str, runs: Runs, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(clean, cells): the site's clean activations at one layer, (t, k) or (h, d) for heads at the answer
-    position, and the cells whose clean activation differs from the corrupted one. The others change nothing:
-    exactly 0, no pass needed (in a causal model every position before the first changed token)."""
-    clean, corrupted = runs.clean[site][layer], runs.corrupted[site][layer]  # (t, k), or (h, t, d)
-    if site == "heads":
-        clean, corrupted = clean[:, pair.position], corrupted[:, pair.position]  # (h, d)
-    return clean, (clean != corrupted).any(-1).nonzero()[:, 0]
 
 
 def exact(loaded, pair: Pair, site: str, runs: Runs | None = None) -> np.ndarray:

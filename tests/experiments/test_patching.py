@@ -178,7 +178,7 @@ def test_passes_of_a_few_tokens_give_the_same_grid_in_layer_order(tiny, site, mo
     pair = patching.prepare(tiny, *TINY_PAIR, target, contrast)
     runs = patching.record(tiny, pair)
     whole = patching.exact(tiny, pair, site, runs)
-    monkeypatch.setattr(patching, "PASS_TOKENS", 1)
+    monkeypatch.setattr(patch_suffixes, "PASS_TOKENS", 1)
     rows = list(patching.exact_rows(tiny, pair, site, runs))
     assert [layer for layer, _ in rows] == list(range(runs.n_layers))
     np.testing.assert_allclose(np.stack([row for _, row in rows]), whole, atol=1e-5)
