@@ -7,6 +7,9 @@ import, also those inside a function, without importing anything.
     viz/          figures: no torch, no Gradio, no model/ or experiments/
     training/     data and optimisation: never ui/
     ui/, app.py   Gradio: no torch of their own
+
+and no module imports itself through others (a cycle), not even through an import inside a function, which would
+only hide the cycle: the graph below holds every import at any depth, and `importlib.import_module("...")` too.
 """
 from __future__ import annotations
 
@@ -29,8 +32,9 @@ FORBIDDEN = {  # room -> the top-level packages its modules must not import
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
-    """(line, dotted module) for every import in the file, at any depth (a function's own import too); a
-    `from package import name` also counts as `package.name`, which may be a module."""
+    """(line, dotted module) for every import in the file, at any depth (a function's own import too), and every
+    importlib.import_module("...") of a name written out; a `from package import name` also counts as
+    `package.name`, which may be a module."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
@@ -38,7 +42,19 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module != "__future__":
             found.append((node.lineno, node.module))
             found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+        elif by_name := imported_by_name(node):
+            found.append((node.lineno, by_name))
     return found
+
+
+def imported_by_name(node: ast.AST) -> str | None:
+    """The module an `importlib.import_module("a.b")` (or `__import__("a.b")`) call imports, else None."""
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str) and (getattr(node.func, "attr", None) == "import_module"
+                                                        or getattr(node.func, "id", None) in ("import_module",
+                                                                                             "__import__")):
+        return node.args[0].value
+    return None
 
 
 def sources(room: str) -> list[Path]:
@@ -96,9 +112,12 @@ def test_the_scan_finds_an_import_inside_a_function_and_one_through_our_own_modu
                                         "analysis/late.py:5 imports torch.nn"]
 
 
-# ui/'s own rooms (ui/*/__init__.py): the page's parts and the runtime are below the tabs, and the lessons above them
-UI_FORBIDDEN = {"runtime": {"ui.tabs", "ui.lessons.library"}, "page": {"ui.tabs", "ui.lessons.library"},
-                "tabs": {"ui.lessons.library"}, "lessons": set()}
+# ui/'s own rooms (ui/*/__init__.py), from the bottom: the leaves at ui/'s top (ui/toasts.py) import nothing of ui/;
+# the runtime (Gradio's workarounds) nothing of the page, which uses it; the page's parts no tab; the lessons read
+# the tabs, which never read the lessons
+UI_FORBIDDEN = {"": {"ui.runtime", "ui.page", "ui.tabs", "ui.lessons"},
+                "runtime": {"ui.page", "ui.tabs", "ui.lessons"}, "page": {"ui.tabs", "ui.lessons"},
+                "tabs": {"ui.lessons"}, "lessons": set()}
 # the sections that live inside a tab (ui/tabs/__init__.py): the one tab that holds each may import it
 SECTIONS = {"qk": "steps", "sampling": "attention", "predictions": "attention", "flow": "interventions", "routes": "patching"}
 
@@ -106,12 +125,12 @@ SECTIONS = {"qk": "steps", "sampling": "attention", "predictions": "attention", 
 def broken_ui_rules(root: Path = ROOT) -> list[str]:
     found = []
     for room, forbidden in UI_FORBIDDEN.items():
-        for path in sorted((root / "ui" / room).glob("*.py")):
+        for path in sorted((root / "ui" / room).glob("*.py") if room else [p for p in (root / "ui").glob("*.py")]):
             for line, name in imported_modules(path):
                 where = f"{path.relative_to(root)}:{line} imports {name}"
                 if any(name == f or name.startswith(f + ".") for f in forbidden):
                     found.append(where)
-                elif room == "tabs" and name.startswith("ui.tabs."):
+                elif room == "tabs" and name.startswith("ui.tabs.") and path.stem != "__init__":  # TABS lists them
                     other = name.split(".")[2]
                     if other != path.stem and SECTIONS.get(other) != path.stem:
                         found.append(where + " (another tab)")
@@ -128,7 +147,122 @@ def test_the_ui_scan_finds_a_tab_importing_another_and_the_page_importing_a_tab(
         (tmp_path / "ui" / room).mkdir(parents=True)
     (tmp_path / "ui" / "tabs" / "steps.py").write_text("from ui.tabs import qk\n")  # its own section: allowed
     (tmp_path / "ui" / "tabs" / "lens.py").write_text("from ui.tabs import steps\nfrom ui.page import links\n")
+    (tmp_path / "ui" / "tabs" / "__init__.py").write_text("from ui.tabs import lens, steps\n")  # the tab list
     (tmp_path / "ui" / "page" / "controls.py").write_text("def f():\n    from ui.tabs.steps import x\n")
+    (tmp_path / "ui" / "runtime" / "wire.py").write_text("from ui.page.messages import refusal\n")
+    (tmp_path / "ui" / "toasts.py").write_text("import ui.runtime.env\n")
     assert broken_ui_rules(tmp_path) == ["ui/page/controls.py:2 imports ui.tabs.steps",
                                          "ui/page/controls.py:2 imports ui.tabs.steps.x",
-                                         "ui/tabs/lens.py:1 imports ui.tabs.steps (another tab)"]
+                                         "ui/runtime/wire.py:1 imports ui.page.messages",
+                                         "ui/runtime/wire.py:1 imports ui.page.messages.refusal",
+                                         "ui/tabs/lens.py:1 imports ui.tabs.steps (another tab)",
+                                         "ui/toasts.py:1 imports ui.runtime.env"]
+
+
+# ---- cycles ---------------------------------------------------------------------------------------------------------
+# our modules: every room's, the CLIs' and harnesses' (bench/, harness/), and app.py
+PACKAGES = ("model", "experiments", "analysis", "viz", "training", "ui", "bench", "harness", "app.py")
+
+
+def our_modules(root: Path = ROOT) -> dict[str, Path]:
+    """dotted name -> file, for every module of PACKAGES (a package is its __init__.py)."""
+    found = {}
+    for package in PACKAGES:
+        for path in _sources_under(root, package):
+            parts = path.relative_to(root).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _sources_under(root: Path, package: str) -> list[Path]:
+    path = root / package
+    return [path] if path.suffix == ".py" and path.is_file() else sorted(path.rglob("*.py"))
+
+
+def import_arrows(path: Path, modules: dict[str, Path]) -> list[tuple[int, str, bool]]:
+    """(line, our module imported, inside a function?) for every import in the file, at any depth, and every
+    importlib.import_module("...") of a name written out. `from package import name` is an arrow to the module
+    package.name where there is one (as Python imports it, the package's __init__ already running), else to the
+    package itself."""
+    def ours(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    arrows = []
+
+    def visit(node, inside: bool):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module != "__future__":
+            names = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                     for alias in node.names]
+        elif by_name := imported_by_name(node):
+            names = [by_name]
+        arrows.extend((node.lineno, target, inside) for target in map(ours, names) if target is not None)
+        for child in ast.iter_child_nodes(node):
+            visit(child, inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    visit(ast.parse(path.read_text(), str(path)), False)
+    return arrows
+
+
+def import_cycles(root: Path = ROOT) -> list[list[str]]:
+    """Each set of our modules that import one another round in a circle (a strongly connected component of the
+    import graph, every import at any depth), as its arrows "a.py:12 -> b (inside a function)"; [] for none."""
+    modules = our_modules(root)
+    graph = {name: {} for name in modules}  # module -> {module it imports: [(line, inside a function)]}
+    for name, path in modules.items():
+        for line, target, inside in import_arrows(path, modules):
+            if target != name:
+                graph[name].setdefault(target, []).append((line, inside))
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def connect(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while not component or v not in component:
+                component.add(stack.pop())
+            on_stack.difference_update(component)
+            if len(component) > 1:
+                cycles.append(sorted({
+                    f"{modules[a].relative_to(root)}:{line} -> {b}" + (" (inside a function)" if inside else "")
+                    for a in component for b, lines in graph[a].items() if b in component for line, inside in lines}))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return sorted(cycles)
+
+
+def test_no_module_imports_itself_through_others():
+    assert len(our_modules()) > 100, "is the layout still this one?"
+    assert import_cycles() == [], "an import cycle: move what both need below both (an import inside a " \
+                                  "function only hides it)"
+
+
+def test_the_cycle_scan_sees_an_import_inside_a_function_and_one_by_importlib(tmp_path):
+    (tmp_path / "ui" / "page").mkdir(parents=True)
+    (tmp_path / "ui" / "tabs").mkdir()
+    (tmp_path / "ui" / "__init__.py").write_text("")
+    (tmp_path / "ui" / "page" / "context.py").write_text("def link():\n    from ui.page.page_link import wire\n")
+    (tmp_path / "ui" / "page" / "page_link.py").write_text("from ui.page import context\n\ndef wire():\n    pass\n")
+    (tmp_path / "ui" / "page" / "links.py").write_text("import importlib\n\n\ndef every():\n"
+                                                        "    importlib.import_module('ui.tabs')\n")
+    (tmp_path / "ui" / "tabs" / "__init__.py").write_text("from ui.tabs import steps\n")  # the tab list: no cycle
+    (tmp_path / "ui" / "tabs" / "steps.py").write_text("from ui.tabs import qk\nfrom ui.page import links\n")
+    (tmp_path / "ui" / "tabs" / "qk.py").write_text("import ui.page.context\n")
+    assert import_cycles(tmp_path) == [
+        ["ui/page/context.py:2 -> ui.page.page_link (inside a function)", "ui/page/page_link.py:1 -> ui.page.context"],
+        ["ui/page/links.py:5 -> ui.tabs (inside a function)", "ui/tabs/__init__.py:1 -> ui.tabs.steps",
+         "ui/tabs/steps.py:2 -> ui.page.links"]]
