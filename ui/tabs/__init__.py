@@ -3,7 +3,7 @@ with the sections that live inside a tab beside it (qk in Step by step, sampling
 Interventions, routes in Causal tracing). A tab imports no other tab: what tabs share lives in ui/page/ or below."""
 
 # imported in teaching order: the order the tabs declare their linked settings, which a link writes them in
-from ui.tabs import (attention, steps, masking, positions, encoder_decoder, learning, multihead,  # noqa: I001
+from ui.tabs import (attention, steps, masking, positions, encoder_decoder, learning, multihead,
                      interventions, patching, lens, generation, induction, classifier, live)
 
 # The tabs, in teaching order: each module has a TAB (ui.page.tabspec.TabSpec) and a build(ctx). This tuple is the
