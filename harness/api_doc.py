@@ -59,8 +59,7 @@ NOTES = {
     "toy_predict": "The model this session trained, on an input.",
 }
 
-# Sliders whose range is the default model's: a call is checked against the model it names instead (the attention
-# kind's radio, Kindradio, likewise)
+# Sliders whose range is the default model's: a call is checked against the model it names instead
 FITTED = {"Modelslider"}
 UNNAMED = re.compile(r"^(value_\d+|\d+(st|nd|rd|th))$")  # Gradio's labels for a component given none
 
