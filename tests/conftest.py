@@ -108,7 +108,7 @@ def pytest_collection_modifyitems(items):
 
     The two parts are also two pytest-xdist groups: `make test` runs `-n 2 --dist loadgroup`, one worker for the
     browser tests and one for the rest, side by side. Alone, the browser tests kept the two cores about 70 % busy
-    (Chromium's page work and the server take turns); the rest fill the gap (the README's "Two commands" has the
+    (Chromium's page work and the server take turns); the rest fill the gap (docs/testing.md has the
     figures). A worker never takes a test of the other part."""
     e2e = Path(__file__).parent / "e2e"
     items.sort(key=lambda item: Path(item.path).is_relative_to(e2e))

@@ -114,42 +114,6 @@ def read_here(block_fn) -> bool:
                 and received_in_handler(block_fn.inputs))
 
 
-# outputs whose value is text, numbers or lists and dicts of them, never a file: Gradio walks every value sent to
-# any output for file payloads (async_move_files_to_cache, and then add_root_url), a walk of every token and table cell
-# of /analyze's answer; a value Gradio would find a file in is sent by Gradio (a JSON output may hold anything)
-_NO_FILES = (gr.Markdown, gr.HTML, gr.Textbox, gr.Number, gr.Slider, gr.Checkbox, gr.Dropdown, gr.Radio, gr.Plot,
-             gr.HighlightedText, gr.Dataframe, gr.Label)
-
-
-def sent_here(block_fn, values) -> bool:
-    """Whether Blocks sends these values itself (Blocks._sent_here): an event whose handler sends its outputs as the
-    browser receives them (postprocess=False: ui.page.context), one value per output, each a plain value of an
-    output that holds no file (an update, which Gradio turns into a new component for the session, goes to Gradio)."""
-    return (not block_fn.postprocess and not block_fn.batch and len(values) == len(block_fn.outputs)
-            and all(isinstance(block, _NO_FILES) and not block.stateful for block in block_fn.outputs)
-            and not any(is_update(value) or value is gr.components._Keywords.FINISHED_ITERATING for value in values))
-
-
-class NoFiles(list):
-    """Outputs Blocks._sent_here sent: they hold no file, so no file URL for add_root_url to find in them."""
-
-
-_add_root_url = processing_utils.add_root_url
-
-
-def add_root_url(data, root_url: str, previous_root_url: str | None):
-    """Gradio's processing_utils.add_root_url (which walks every value of an answer again, for file URLs), leaving
-    NoFiles outputs as they are."""
-    if type(data) is NoFiles:
-        return data
-    return _add_root_url(data, root_url, previous_root_url)
-
-
-def no_root_urls_where_no_files() -> None:
-    """Gradio's process_api adds no root URL to the outputs Blocks._sent_here sent (idempotent)."""
-    processing_utils.add_root_url = add_root_url
-
-
 SKIP = {"__type__": "update"}  # gr.skip() as Gradio sends it: the page leaves the output as it is
 
 
@@ -209,16 +173,6 @@ class Blocks(gr.Blocks):
                     block_fn, i, block, inputs[i], is_input=True, original_error=err)) from err
         return values
 
-    def _sent_here(self, block_fn, values, state) -> list:
-        """Gradio 6.31's postprocess_data for outputs already as sent (postprocess=False), step for step (each
-        component's value kept in the session), without walking every value for files (sent_here)."""
-        state = state or SessionState(self)
-        for block, value in zip(block_fn.outputs, values):
-            if block._id not in state:
-                state[block._id] = block
-            state._update_value_in_config(block._id, value)
-        return NoFiles(values)
-
     async def postprocess_data(self, block_fn, predictions, state):
         outputs = list(block_fn.outputs)
         values = predictions
@@ -238,8 +192,6 @@ class Blocks(gr.Blocks):
             return await super().postprocess_data(block_fn, predictions, state)  # Gradio says what is wrong
         skipped = [is_skip(v) and not block.stateful for block, v in zip(outputs, values)]
         if not any(skipped):
-            if sent_here(block_fn, values):
-                return self._sent_here(block_fn, values, state)
             return await super().postprocess_data(block_fn, predictions, state)
         kept = [i for i, skip in enumerate(skipped) if not skip]
         data = []

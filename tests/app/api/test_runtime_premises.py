@@ -61,41 +61,6 @@ def test_gradio_reads_inputs_and_writes_outputs_in_worker_threads():
         "Gradio now postprocesses outputs on the event loop: delete ui.runtime.wire.sent (postprocess=False)"
 
 
-def test_gradio_walks_every_output_value_for_files_even_when_already_postprocessed():
-    """Delete: ui.runtime.wire.Blocks._sent_here (wire.sent_here)."""
-    table = {"headers": ["a"], "data": [["x"], ["y"]], "metadata": None}
-    with gr.Blocks() as demo:
-        out = gr.Dataframe()
-        gr.Button().click(lambda: table, None, out, postprocess=False)
-    sent = run_once(demo, [])["data"][0]
-    assert sent == table
-    assert sent is not table and sent["data"] is not table["data"], \
-        "Gradio now sends an output's value without walking it for files: delete ui.runtime.wire.Blocks._sent_here"
-
-
-def test_gradio_walks_every_answer_again_for_file_urls():
-    """Delete: ui.runtime.wire.add_root_url (no_root_urls_where_no_files, NoFiles)."""
-    from gradio import processing_utils
-
-    table = {"headers": ["a"], "data": [["x"]], "metadata": None}
-    with gr.Blocks() as demo:
-        gr.Button().click(lambda: table, None, gr.Dataframe(), postprocess=False)
-    walked = []
-    original = processing_utils.add_root_url  # Gradio's, or app.py's wire.add_root_url in front of it
-
-    def add_root_url(data, root_url, previous_root_url):  # records what process_api hands it
-        walked.append(data)
-        return original(data, root_url, previous_root_url)
-
-    processing_utils.add_root_url = add_root_url
-    try:
-        asyncio.run(demo.process_api(0, [], state=SessionState(demo), root_path="http://127.0.0.1:7860"))
-    finally:
-        processing_utils.add_root_url = original
-    assert walked and walked[0][0] == table, \
-        "Gradio no longer walks an answer for file URLs (processing_utils.add_root_url): delete ui.runtime.wire.add_root_url"
-
-
 def test_gradio_runs_a_plain_handler_in_a_worker_thread():
     """Delete: ui.runtime.events.on_event_loop (the quick path of ui.page.context.listen)."""
     ran = {}

@@ -1,5 +1,5 @@
 """The "Causal tracing" tab's handlers on the shipped models: every sentence it writes about a number is checked
-against the numbers its figures draw, the lecture example's claims (README) are measured, and bad input is refused
+against the numbers its figures draw, the lecture example's claims (docs/tabs.md) are measured, and bad input is refused
 with a message."""
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_the_lecture_example_restores_the_answer_where_the_readme_says(example):
     _, _, found, exact = example
     assert (found.pair.target_label, found.pair.contrast_label) == ("▁T", "▁S")
     t = found.pair.clean_tokens.index("▁T")
-    assert round(float(exact["mlp"][0, t]), 2) == 0.91  # README: the feed-forward of layer 1 at "▁T"
+    assert round(float(exact["mlp"][0, t]), 2) == 0.91  # docs/tabs.md: the feed-forward of layer 1 at "▁T"
     assert numbers.strongest(exact["mlp"], 1)[0][:2] == (0, t)
     heads = numbers.strongest(exact["heads"], 2)
     assert [(l, h, round(v, 2)) for l, h, v in heads] == [(2, 3, 0.44), (3, 1, 0.38)]  # L3 H4, L4 H2

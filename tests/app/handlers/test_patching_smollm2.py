@@ -1,4 +1,4 @@
-"""The Causal tracing tab's lecture examples on smollm2 (README, "Causal tracing"): the fact (where " Paris" is
+"""The Causal tracing tab's lecture examples on smollm2 (docs/tabs.md, "Causal tracing"): the fact (where " Paris" is
 restored) and the name (which heads restore " Mary"), measured here with the app's own functions and read back
 from the summary the tab writes."""
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_the_fact_pair_has_one_token_count_and_its_own_answers(smollm2, eiffel):
 
 
 def test_paris_is_restored_at_iffel_then_at_the_last_position(eiffel):
-    """README: patching the residual stream at "iffel" restores at least half of " Paris" at layers 1–23, at the
+    """docs/tabs.md: patching the residual stream at "iffel" restores at least half of " Paris" at layers 1–23, at the
     last token ("▁of") at layers 24–30; "▁Tower", the subject's last token, at most 0.48."""
     found, exact = eiffel
     grid = exact["residual"]
@@ -56,7 +56,7 @@ def test_paris_is_restored_at_iffel_then_at_the_last_position(eiffel):
     (TOM, "▁Tom", [(23, 3, 0.42), (29, 1, 0.25), (20, 0, 0.22)], "1–20"),
 ])
 def test_the_name_is_carried_by_the_same_heads_in_both_pairs(smollm2, prompts, answer, heads, name_layers):
-    """README: the heads whose output at the last position restores the indirect object most are L24 H4, then
+    """docs/tabs.md: the heads whose output at the last position restores the indirect object most are L24 H4, then
     L30 H2 and L21 H1, in both pairs; the residual stream at the second name restores it up to layer 23 (Mary)
     or 20 (Tom), and at the last token from layer 24 on."""
     found, exact = traced(smollm2, *prompts, ("heads", "residual"))

@@ -1,7 +1,7 @@
-"""The lecture examples the README states for smollm2 (SmolLM2-135M-Instruct, 4-bit), each measured here with the
+"""The lecture examples docs/models.md states for smollm2 (SmolLM2-135M-Instruct, 4-bit), each measured here with the
 app's own functions on the same weights: the logit lens on a recalled fact, induction heads on repeated random
 words, the heads that copy a name and what knocking them out does, and the heads that park their weight on the
-first token. A change of model, loader or analysis that moves a number the README quotes fails here."""
+first token. A change of model, loader or analysis that moves a number docs/models.md quotes fails here."""
 from __future__ import annotations
 
 import numpy as np

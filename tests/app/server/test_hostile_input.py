@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.hostile_strings import HOSTILE, LONE_SURROGATES, MAX_CHARS, expects_result
-from harness.live_app import ROOT, Endpoints, assert_clear_message
+from harness import api_doc
+from harness.live_app import Endpoints, assert_clear_message
 from viz.labels import label_step
 
 NORMAL = "The cat sat on the mat"
@@ -316,24 +317,20 @@ def test_a_quiz_guess_the_mask_hides_is_said_so(client, api):
 
 PAGE_EVENTS = ("fit_controls", "fit_kind", "restore_view", "restore_heads", "toy_preview", "learning_snapshot",
                "pick_head", "month_head", "example", "steps_live", "decoding_step", "shuffle_again", "toy_stop")
-README_ENDPOINT = re.compile(r"^- `/(\w+)\(([^)]*)\)`", re.M)
 
 
-def readme_endpoints() -> dict[str, list[str]]:
-    """The README's list of public endpoints ("#### Every endpoint"): name -> parameter names."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("#### Every endpoint")
-    section = text[start:text.index("\n#", start + 1)]
-    return {name: [p.strip() for p in params.split(",") if p.strip()]
-            for name, params in README_ENDPOINT.findall(section)}
+def documented_endpoints() -> dict[str, list[str]]:
+    """docs/api.md's list of public endpoints (written by harness/api_doc.py): name -> parameter names."""
+    return api_doc.documented(api_doc.API_MD.read_text(encoding="utf-8"))
 
 
-def test_the_readme_lists_exactly_the_endpoints_the_server_publishes(api):
+def test_the_api_doc_lists_exactly_the_endpoints_the_server_publishes(api):
     published = {name.lstrip("/"): [p["parameter_name"] for p in info["parameters"]] for name, info in api.info.items()}
-    listed = readme_endpoints()
-    assert listed == published, (f"README lists but the server does not publish: {sorted(set(listed) - set(published))}; "
-                                 f"published, not in the README: {sorted(set(published) - set(listed))}; parameters "
-                                 f"differ: {sorted(n for n in set(listed) & set(published) if listed[n] != published[n])}")
+    listed = documented_endpoints()
+    assert listed == published, (
+        f"docs/api.md lists but the server does not publish: {sorted(set(listed) - set(published))}; published, not in "
+        f"docs/api.md: {sorted(set(published) - set(listed))}; parameters differ: "
+        f"{sorted(n for n in set(listed) & set(published) if listed[n] != published[n])}")
     assert not any(p.startswith("param_") for params in published.values() for p in params)
     for name in ("analyze", "head", "predict", "translate", "ablate", "classify", "train_toy", "ping"):
         assert name in published

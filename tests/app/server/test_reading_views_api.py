@@ -78,7 +78,7 @@ def test_quiz_mode_hides_the_lens(client):
 
 def test_a_switch_is_true_or_false_and_any_kind_is_taken(client):
     """quiz="no" is refused, not read as true; kind "self" (which the dates-only radio does not list) is taken by
-    /head and /steps as the README says."""
+    /head and /steps as docs/api.md says."""
     with pytest.raises(AppError, match="must be true or false"):
         client.predict("not able to", "lm", False, "no", api_name="/logit_lens")
     figure = client.predict("The cat sat on the mat", "lm", 1, 2, "self", False, False, api_name="/head")
