@@ -100,7 +100,8 @@ def test_the_scan_finds_an_import_inside_a_function_and_one_through_our_own_modu
 UI_FORBIDDEN = {"runtime": {"ui.tabs", "ui.lessons.library"}, "page": {"ui.tabs", "ui.lessons.library"},
                 "tabs": {"ui.lessons.library"}, "lessons": set()}
 # the sections that live inside a tab (ui/tabs/__init__.py): the one tab that holds each may import it
-SECTIONS = {"qk": "steps", "sampling": "attention", "predictions": "attention", "flow": "interventions", "routes": "patching"}
+SECTIONS = {"qk": "steps", "sampling": "attention", "predictions": "attention", "flow": "interventions", "routes": "patching",
+            "patching_summary": "patching"}
 
 
 def broken_ui_rules(root: Path = ROOT) -> list[str]:
