@@ -60,3 +60,17 @@ def test_the_routes_graph_draws_the_route_and_says_it():
     assert sorted(zip(nodes["x"], nodes["y"])) == [(0, 1), (1, 1), (1, 2)]
     with pytest.raises(ValueError, match="mlp must be"):
         routes_figure(graph, ["<s>", "cat"], 2, mlp[:1], 1)
+
+
+def test_the_preview_is_labelled_an_estimate_and_its_wrong_cells_are_marked():
+    preview = np.array([[0.1, 0.9], [-0.8, 1.2]])
+    exact = np.array([[0.2, 0.8], [0.9, 1.0]])
+    waiting = comparison_figure(preview, None, ["a", "b"], "T", "position")
+    assert waiting.layout.annotations[0].text == "preview: an estimate"
+    wrong = np.array([[False, False], [True, False]])
+    fig = comparison_figure(preview, exact, ["a", "b"], "T", "position", wrong=wrong)
+    assert fig.layout.annotations[0].text == "preview: an estimate, × wrong"
+    marks = [t for t in fig.data if t["type"] == "scatter" and t["mode"] == "markers"]
+    assert len(marks) == 1 and marks[0]["xaxis"] == "x"  # on the preview's panel only
+    assert list(marks[0]["x"]) == [0] and list(marks[0]["y"]) == [1]
+    assert "×" not in comparison_figure(preview, exact, ["a", "b"], "T", "position").layout.annotations[0].text

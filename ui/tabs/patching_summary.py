@@ -32,10 +32,6 @@ def _minus(value: float) -> str:
     return f"− {value:.2f}" if value >= 0 else f"+ {-value:.2f}"
 
 
-def _signed(value: float) -> str:
-    return f"{value:.2f}".replace("-", "−")
-
-
 def target_warnings(found: patching.Tracing) -> list[str]:
     """The sentences that say when the measure does not mean what the tab says it means: the clean run does not
     prefer the target (logit difference <= 0), the corrupted run does not prefer the contrast (>= 0), and what a
@@ -46,10 +42,10 @@ def target_warnings(found: patching.Tracing) -> list[str]:
     said = []
     if found.clean_diff <= 0:
         said.append(f"The clean run does not prefer {t} to {c}: its logit difference {t} − {c} is "
-                    f"{_signed(found.clean_diff)}, not above 0.")
+                    f"{found.clean_diff:.2f}, not above 0.")
     if found.corrupted_diff >= 0:
         said.append(f"The corrupted run does not prefer {c} to {t}: its logit difference {t} − {c} is "
-                    f"{_signed(found.corrupted_diff)}, not below 0.")
+                    f"{found.corrupted_diff:.2f}, not below 0.")
     if said:
         more, less = ("more", "less") if found.clean_diff > found.corrupted_diff else ("less", "more")
         said.append(f"So 1 is only the clean run's logit difference, not the clean answer coming back, and 0 the "
@@ -96,9 +92,9 @@ def _places(found: patching.Tracing, site: str, mask) -> str:
     return listed + (f" (and {rest} more cell{'s' if rest > 1 else ''})" if rest else "")
 
 
-def preview_wrong(found: patching.Tracing, exact: dict, site: str) -> str:
+def preview_wrong(found: patching.Tracing, exact: dict, site: str, why: bool = True) -> str:
     """One sentence: where the site's preview was wrong against its exact grid (analysis.patching.wrong_cells),
-    or "" where it was not."""
+    and (why) why a preview can be; "" where it was not wrong."""
     backwards, off = numbers.wrong_cells(found.preview[site], exact[site])
     count = int(backwards.sum() + off.sum())
     if not count:
@@ -109,11 +105,15 @@ def preview_wrong(found: patching.Tracing, exact: dict, site: str) -> str:
     if off.any():
         parts.append(f"was off by more than {numbers.OFF_BY:g} at {_places(found, site, off)}")
     return (f"The preview of {SITE_WORDS[site]} {' and '.join(parts)} ({count} of {backwards.size} cells, "
-            f"marked × on the preview): {WHY_WRONG}.")
+            f"marked × on the preview)" + (f": {WHY_WRONG}." if why else "."))
 
 
 def previews_wrong(found: patching.Tracing, exact: dict) -> list[str]:
-    return [said for said in (preview_wrong(found, exact, site) for site in patching.SITES) if said]
+    """preview_wrong for every site where it was wrong, the first saying why."""
+    said = []
+    for site in patching.SITES:
+        said += [s for s in [preview_wrong(found, exact, site, why=not said)] if s]
+    return said
 
 
 def warned(sentences: list[str], text: str) -> str:
