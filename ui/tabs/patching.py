@@ -26,8 +26,7 @@ from ui.page.messages import InputError, clean_text
 from ui.page.outputs import UNCHANGED, Change
 from ui.page.tabspec import TabSpec
 from ui.runtime import tile_click
-from ui.tabs.patching_summary import (SITE_TITLES, api_warnings, estimating, exact_summary, pair_summary,
-                                     strongest_head)
+from ui.tabs.patching_summary import SITE_TITLES, api_warnings, estimating, exact_summary, strongest_head
 from ui.tabs.routes import ROUTES_EXPLANATION, THRESHOLD, routes_numbers, routes_view
 from viz import describe
 from viz import patching as viz
@@ -56,10 +55,10 @@ differs in a word, each with its answer: the *target* (by default the clean prom
 *contrast* (the corrupted prompt's). Then run the corrupted prompt again with **one** activation copied in from
 the clean run, and measure the logit difference target − contrast: **0** is the corrupted run, **1** the clean
 run. A cell near 1 holds what the model needs to give the clean answer. The **preview** estimates every cell at
-once from one backward pass (gradient × the change, *attribution patching*); the **exact** grid runs one
-patched forward pass per cell, and the agreement between the two is stated as a correlation.
+once from one backward pass (gradient × the change, *attribution patching*): an estimate. The **exact** grid
+runs one patched forward pass per cell; once it is in, each preview cell it shows wrong is marked × and the
+summary says where.
 """
-
 
 
 def _prompt(text, which: str, limit: int) -> str:
@@ -190,9 +189,7 @@ def pick(registry: ModelRegistry, chosen, clean, corrupted, name, target, contra
 def on_click(registry: ModelRegistry, value, clean, corrupted, name, target, contrast, presenter):
     """pick() for a cell clicked in the heads map ("L3 H1 #4"); an empty box changes nothing."""
     chosen = tile_click.tile_name(value)
-    if not chosen:
-        return UNCHANGED, UNCHANGED, UNCHANGED
-    return pick(registry, chosen, clean, corrupted, name, target, contrast, presenter)
+    return pick(registry, chosen, clean, corrupted, name, target, contrast, presenter) if chosen else (UNCHANGED,) * 3
 
 
 def view(registry: ModelRegistry, clean, corrupted, name, target, contrast, presenter=False, position=0,
@@ -385,10 +382,9 @@ def build(ctx: Context) -> None:
         latest.pick(visitor(request), chosen)
         return pick(registry, chosen, *values)
 
-    def on_tile(request: gr.Request, value, *values):
-        if tile_click.tile_name(value):
-            latest.pick(visitor(request), tile_click.tile_name(value))
-        return on_click(registry, value, *values)
+    def on_tile(request: gr.Request, value, *values):  # on_click, the head kept as the visitor's pick
+        chosen = tile_click.tile_name(value)
+        return on_pick(request, chosen, *values) if chosen else on_click(registry, value, *values)
 
     pair_inputs = [clean, corrupted, ctx.model, target, contrast, ctx.presenter]
     ctx.on([head.input], on_pick, inputs=[head, *pair_inputs], outputs=[head, head_plot, heads],
