@@ -41,9 +41,12 @@ def test_the_text_alternative_names_the_most_restored_cell():
     preview = np.array([[0.1, 0.9], [0.0, 0.3]])
     partial = np.array([[0.2, 0.7], [np.nan, np.nan]])
     alt = describe.patching_alt("Patching x", preview, partial, ["“a”", "“b”"])
-    assert alt.startswith("Patching x. Preview: from 0.00 to 0.90, the most restored at layer 1, ")
-    assert "Exact grid (1 of 2 layers so far): from 0.20 to 0.70" in alt
+    assert alt.startswith("Patching x. Preview (an estimate): from 0.00 to 0.90, the most restored at layer 1, ")
+    assert "Exact grid (1 of 2 layers so far): from 0.20 to 0.70" in alt and "marked wrong" not in alt
     assert "Exact grid: not computed yet" in describe.patching_alt("T", preview, None, ["a", "b"])
+    wrong = np.array([[False, True], [False, False]])
+    assert describe.patching_alt("T", preview, partial, ["a", "b"], wrong).endswith(
+        ". 1 preview cell marked wrong by the exact grid.")
 
 
 def test_the_routes_graph_draws_the_route_and_says_it():

@@ -151,7 +151,7 @@ def figures(found: patching.Tracing, exact: dict, presenter, head: str | None = 
         out.append(viz.comparison_figure(found.preview[site], grid, names, SITE_TITLES[site], axis, font_size=font,
                                          mark=best, meta=clickable, wrong=wrong,
                                          alt=describe.patching_alt(SITE_TITLES[site], found.preview[site], grid,
-                                                                   names)))
+                                                                   names, wrong)))
     return out
 
 
