@@ -378,17 +378,16 @@ def build(ctx: Context) -> None:
            outputs=[summary, residual, attention, mlp, heads, head, head_plot], trigger_mode="multiple",
            show_progress="minimal", concurrency_limit=2, concurrency_id="causal-tracing")
 
-    def on_pick(request: gr.Request, chosen, *values):
+    def on_pick(request: gr.Request, chosen, *values):  # the head's attention and the heads map outlining it
         latest.pick(visitor(request), chosen)
-        return pick(registry, chosen, *values)
+        return pick(registry, chosen, *values)[1:]
 
     def on_tile(request: gr.Request, value, *values):  # on_click, the head kept as the visitor's pick
         chosen = tile_click.tile_name(value)
-        return on_pick(request, chosen, *values) if chosen else on_click(registry, value, *values)
+        return (chosen, *on_pick(request, chosen, *values)) if chosen else on_click(registry, value, *values)
 
     pair_inputs = [clean, corrupted, ctx.model, target, contrast, ctx.presenter]
-    ctx.on([head.input], on_pick, inputs=[head, *pair_inputs], outputs=[head, head_plot, heads],
-           trigger_mode="always_last")
+    ctx.on([head.input], on_pick, inputs=[head, *pair_inputs], outputs=[head_plot, heads], trigger_mode="always_last")
     # a click on a cell of the heads map is the same pick, typed by the page script into a hidden box; the page
     # brings the head's attention into view
     ctx.on([clicked.change], on_tile, inputs=[clicked, *pair_inputs], outputs=[head, head_plot, heads],
