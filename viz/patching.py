@@ -120,9 +120,10 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
                    showgrid=False, automargin=False),
         yaxis2=dict(anchor="x2", tickvals=list(range(layers)), showticklabels=False, showgrid=False,
                     matches="y"),
-        annotations=[dict(text=left, x=0.23, xref="paper", y=1.0, yref="paper",
+        # each panel's name starts at its left edge: a phone shows the left of a wide figure first
+        annotations=[dict(text=left, x=0, xanchor="left", xref="paper", y=1.0, yref="paper",
                           yanchor="bottom", showarrow=False, font=dict(size=font_size)),
-                     dict(text=right, x=0.75, xref="paper", y=1.0, yref="paper", yanchor="bottom",
+                     dict(text=right, x=0.52, xanchor="left", xref="paper", y=1.0, yref="paper", yanchor="bottom",
                           showarrow=False, font=dict(size=font_size))],
         # wide: on a phone, a readable width scrolled sideways (ui/page/accessibility.py)
         meta=dict(alt=alt, wide=True, **(meta or {})),
