@@ -18,6 +18,8 @@ corrupted run and 1 the clean run. Sites, at (layer, position):
 Every run is the model's one forward pass with a Hooks object in its switches (model/switches.py); the exact
 grid restarts each layer's batch from the corrupted run's residual stream entering that layer (model.resume);
 a causal model's runs each cell on the positions from the patch on only (experiments/patch_suffixes.py).
+The pair itself (the prompts, the answer position, the target and contrast tokens and the single tokens
+that spell the same words) is experiments/patch_pair.py's.
 """
 from __future__ import annotations
 
