@@ -18,9 +18,8 @@ SITE_WORDS = {"residual": "the residual stream", "attention": "the attention's o
               "mlp": "the feed-forward's output", "heads": "the heads"}
 LOW_P = 0.01  # a token a run gives less probability than this is one the run hardly considers
 PLACES = 3  # the wrong places a sentence names; the rest are counted
-WHY_WRONG = ("attribution patching is a first-order estimate: it follows the corrupted run's gradient in a straight "
-             "line, and copying a whole activation in from the clean run is a step too large for a straight line "
-             "to follow")
+WHY_WRONG = ("attribution patching is a first-order estimate, a straight line from the corrupted run, and copying a "
+             "whole activation in from the clean run is too large a step for it")
 
 
 def quoted(token) -> str:
