@@ -40,3 +40,30 @@ def layer_runs(layers: list[int]) -> str:
             runs.append(f"{start + 1}" if start == previous else f"{start + 1}–{previous + 1}")
             start = current
     return runs[0] if len(runs) == 1 else ", ".join(runs[:-1]) + " and " + runs[-1]
+
+
+SIGN_LEVEL = 0.1  # an exact cell at least this far from 0 has a sign the preview must get right
+OFF_BY = 0.3  # a preview cell further than this from the exact one is wrong, whatever its sign
+
+
+def wrong_cells(preview, exact) -> tuple[np.ndarray, np.ndarray]:
+    """(backwards, off): boolean (L, n) masks of the preview's wrong cells. backwards: the exact cell is at least
+    SIGN_LEVEL from 0 and the preview's sign differs; off: not backwards, but more than OFF_BY from the exact cell.
+    A cell not computed yet (NaN) is neither."""
+    p = np.asarray(preview, dtype=np.float64)
+    e = np.asarray(exact, dtype=np.float64)
+    if p.shape != e.shape:
+        raise ValueError(f"the preview {p.shape} and the exact grid {e.shape} differ in shape")
+    known = np.isfinite(e)
+    e0 = np.where(known, e, 0.0)
+    backwards = known & (np.abs(e0) >= SIGN_LEVEL) & (np.sign(p) != np.sign(e0))
+    off = known & ~backwards & (np.abs(p - e0) > OFF_BY)
+    return backwards, off
+
+
+def wrong_places(mask) -> list[tuple[int, list[int]]]:
+    """[(column, layers)]: each column with wrong cells and its wrong layers (0-based), the column with the most
+    wrong cells first (ties: left to right)."""
+    z = np.asarray(mask, dtype=bool)
+    columns = [(c, [int(l) for l in np.flatnonzero(z[:, c])]) for c in range(z.shape[1])]
+    return sorted([(c, ls) for c, ls in columns if ls], key=lambda cl: (-len(cl[1]), cl[0]))

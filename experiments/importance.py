@@ -36,6 +36,7 @@ from model.switches import Switches
 # The arithmetic the exact map may cost (a few seconds on the 2-core CPU a Space has): minilm is knocked out
 # exactly up to 44 tokens, lm and mlm at any length; smollm2 and a 12 × 12-head BERT or GPT-2 hardly ever.
 EXACT_FLOPS = 40e9
+MEASURED = 3  # where estimated, the estimate's first heads knocked out for real (each a forward pass from its layer)
 ESTIMATED = ("decoder", "encoder")  # the batched knock-outs' models; dates and the classifier are always exact
 
 
@@ -74,6 +75,8 @@ class HeadMap:
     estimated  whether `maps` is the estimate
     checked    where estimated: the head the estimate ranks first, knocked out alone for real: (kind, layer, head,
                change), 0-based
+    measured   where estimated: the estimate's first MEASURED heads knocked out alone for real, the largest
+               measured change first (checked among them)
     tokens     the text's length in tokens, which decided
     """
 
@@ -81,6 +84,7 @@ class HeadMap:
     estimated: bool
     tokens: int
     checked: tuple[str, int, int, float] | None = None
+    measured: tuple[tuple[str, int, int, float], ...] = ()
 
 
 def importance(loaded, text: str, kinds: dict[str, tuple[int, int]], method: str = "zero") -> HeadMap:
@@ -91,10 +95,13 @@ def importance(loaded, text: str, kinds: dict[str, tuple[int, int]], method: str
         return HeadMap(interventions.head_importance(loaded, text, kinds, method), False, tokens)
     (kind, (layers, _)), = kinds.items()  # a decoder's or encoder's one kind, "self"
     effect, before, entering = _estimate(loaded, text, layers, method)
-    layer, head = (int(i) for i in np.unravel_index(int(np.argmax(effect)), effect.shape))
-    change = _knocked_out_alone(loaded, text, before, entering[layer], Switches(ablate={(kind, layer, head)},
-                                                                                 method=method), layer)
-    return HeadMap({kind: effect}, True, tokens, (kind, layer, head, change))
+    measured = []
+    for index in np.argsort(-effect, axis=None, kind="stable")[:MEASURED]:
+        layer, head = (int(i) for i in np.unravel_index(int(index), effect.shape))
+        change = _knocked_out_alone(loaded, text, before, entering[layer], Switches(ablate={(kind, layer, head)},
+                                                                                     method=method), layer)
+        measured.append((kind, layer, head, change))
+    return HeadMap({kind: effect}, True, tokens, measured[0], tuple(sorted(measured, key=lambda m: -m[3])))
 
 
 @torch.no_grad()

@@ -18,146 +18,32 @@ corrupted run and 1 the clean run. Sites, at (layer, position):
 Every run is the model's one forward pass with a Hooks object in its switches (model/switches.py); the exact
 grid restarts each layer's batch from the corrupted run's residual stream entering that layer (model.resume);
 a causal model's runs each cell on the positions from the patch on only (experiments/patch_suffixes.py).
+The pair itself (the prompts, the answer position, the target and contrast tokens and the single tokens
+that spell the same words) is experiments/patch_pair.py's.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import numpy as np
 import torch
 
-from experiments import patch_suffixes
+from experiments import patch_pair, patch_suffixes
 from experiments.patch_cells import BATCH_BYTES, Hooks, answer_diff, differing, final_head
-from model import tokenizer as tok
+from experiments.patch_pair import (  # noqa: F401 (the pair is part of this module's API)
+    MAX_TOKENS, Pair, PatchingError, answer_position, check_model, keep_tokens, prepare, token_id)
 from model.switches import Switches
 
 SITES = ("residual", "attention", "mlp", "heads")
 GRID_SITES = SITES[:3]  # layers × positions; heads is layers × heads at the answer position
-MAX_TOKENS = 48  # a pair longer than this is refused: the exact grid is layers × tokens forward passes
 
 
-class PatchingError(ValueError):
-    """Input causal tracing cannot use; the message says what to change."""
-
-
-@dataclass
-class Pair:
-    """Two prompts of the same token count and the answer they are compared on.
-
-    clean_ids, corrupted_ids   the token ids;  clean_tokens, corrupted_tokens  their readable labels
-    position    the answer position (0-based): the last token, or a masked model's <mask>
-    target, contrast   token ids; target_label, contrast_label their labels
-    """
-
-    clean_ids: list[int]
-    corrupted_ids: list[int]
-    clean_tokens: list[str]
-    corrupted_tokens: list[str]
-    position: int
-    target: int
-    contrast: int
-    target_label: str
-    contrast_label: str
-
-    @property
-    def changed(self) -> list[int]:
-        """The positions where the two prompts differ (0-based)."""
-        return [i for i, (a, b) in enumerate(zip(self.clean_ids, self.corrupted_ids)) if a != b]
-
-
-def tokens_in_words(tokens: list[str]) -> str:
-    return " | ".join(tokens)
-
-
-def _keep(loaded) -> tuple[str, ...]:
-    return (tok.EOS,) if loaded.arch == "decoder" else ()
-
-
-def check_model(loaded) -> None:
-    """PatchingError unless the model predicts a token at some position (a causal lm, or a masked lm)."""
-    if loaded.arch == "classifier":
-        raise PatchingError(f"{loaded.name} names a category for the whole text, not a next token: there is no "
-                            "target token whose logit a patch could restore. Choose lm or a GPT-2/Llama model.")
-    if loaded.arch == "encoder-decoder":
-        raise PatchingError(f"{loaded.name} writes a whole ISO date through an encoder and a decoder; causal "
-                            "tracing here patches one stack's next-token prediction. Choose lm or mlm.")
-    if getattr(loaded.model, "to_vocab", None) is None:
-        raise PatchingError(f"{loaded.name} has no word-prediction head (it was published to turn a sentence into "
-                            "one vector), so there is no token logit to restore. Choose lm, mlm or a GPT-2/Llama model.")
-
-
-def answer_position(loaded, ids: list[int], which: str) -> int:
-    """The last position (causal model), or the first <mask> (masked model)."""
-    if loaded.arch == "decoder":
-        return len(ids) - 1
-    mask = loaded._template[2] if loaded.config.tokenizer == "template" else loaded.special(tok.MASK)
-    where = [i for i, t in enumerate(ids) if t == mask]
-    if not where:
-        raise PatchingError(f"{loaded.name} is a masked model: put <mask> in the {which} prompt where the answer "
-                            "goes, at the same place in both, e.g. 'The capital of France is <mask>.'")
-    return where[0]
-
-
-def token_id(loaded, text: str, what: str) -> int:
-    """A target or contrast typed as text (" Paris") or as its label ("▁Paris", "ĠParis"): exactly one token."""
-    if not isinstance(text, str) or not text.strip(" "):
-        raise PatchingError(f"The {what} token is empty: type one token (with its leading space, e.g. ' Paris'), "
-                            "or leave it out to use the prompt's own top next token.")
-    known = loaded.tokenizer.token_to_id(text)
-    if known is not None:
-        return known
-    for spelling in dict.fromkeys((text, text.replace(tok.SPACE_MARK, " "))):  # a label's ▁ is a space
-        ids = loaded.tokenizer.encode(spelling, add_special_tokens=False).ids
-        if len(ids) == 1:
-            return ids[0]
-    ids = loaded.tokenizer.encode(text.replace(tok.SPACE_MARK, " "), add_special_tokens=False).ids
-    pieces = " | ".join(loaded.label(i) for i in ids) or "nothing"
-    first = f"try its first piece ({loaded.label(ids[0])!r}), or " if ids else ""
-    raise PatchingError(f"The {what} {text!r} is not one token of {loaded.name}: it reads as {len(ids)} "
-                        f"({pieces}). The measure compares two single tokens; {first}leave it out to use the "
-                        "prompt's own top next token.")
-
-
-@torch.inference_mode()
-def _top_token(loaded, ids: list[int], position: int) -> int:
-    logits, _ = loaded.model(torch.tensor([ids], device=loaded.device))
-    return int(loaded._no_specials(logits[0, position], keep=_keep(loaded)).argmax())
-
-
-def prepare(loaded, clean: str, corrupted: str, target: str | None = None, contrast: str | None = None) -> Pair:
-    """The pair as the model reads it, or PatchingError saying what to change. target/contrast None or "":
-    the clean and the corrupted prompt's own top next tokens."""
-    check_model(loaded)
-    encoded = {}
-    for which, text in (("clean", clean), ("corrupted", corrupted)):
-        if not isinstance(text, str) or not text.strip():
-            raise PatchingError(f"The {which} prompt is empty: type two prompts that differ in one word, e.g. "
-                                "'The Eiffel Tower is in the city of' and 'The Colosseum is in the city of'.")
-        encoded[which] = loaded.encode(text)
-    a, b = encoded["clean"], encoded["corrupted"]
-    if len(a.ids) != len(b.ids):
-        raise PatchingError(
-            f"The prompts must have the same number of tokens, since a patch copies position i of one run into "
-            f"position i of the other. The clean prompt is {len(a.ids)} tokens ({tokens_in_words(a.tokens)}); the "
-            f"corrupted one is {len(b.ids)} ({tokens_in_words(b.tokens)}). Change a word for one of the same "
-            "token count (a name for a name that splits the same way), or add or drop a word in one of them.")
-    if len(a.ids) > MAX_TOKENS:
-        raise PatchingError(f"The prompts are {len(a.ids)} tokens; causal tracing runs one forward pass per layer "
-                            f"and token, so it takes at most {MAX_TOKENS}. Shorten both.")
-    position = answer_position(loaded, a.ids, "clean")
-    if answer_position(loaded, b.ids, "corrupted") != position:
-        raise PatchingError("Put the <mask> at the same place in both prompts.")
-    goal = token_id(loaded, target, "target") if target else _top_token(loaded, a.ids, position)
-    other = token_id(loaded, contrast, "contrast") if contrast else _top_token(loaded, b.ids, position)
-    if goal == other:
-        raise PatchingError(
-            f"The target and the contrast are the same token ({loaded.label(goal)!r}): "
-            + ("both prompts predict it, so the corrupted prompt does not change the answer. Type a contrast "
-               "token (the answer you expect from the corrupted prompt), or make the prompts differ more."
-               if not (target or contrast) else "choose two different tokens."))
-    return Pair(list(a.ids), list(b.ids), list(a.tokens), list(b.tokens), position, goal, other,
-                loaded.label(goal), loaded.label(other))
+class Token(NamedTuple):
+    """A token as the views name it: its label ("▁Paris"), as typed (' Paris') and its probability on a run."""
+    label: str
+    typed: str
+    p: float
 
 
 @dataclass
@@ -168,6 +54,9 @@ class Runs:
                        "heads" (L, h, t, d)
     clean_diff, corrupted_diff   the logit difference target − contrast of each run
     clean_probs, corrupted_probs  (target, contrast) probabilities of each run
+    likelier    "target": the target's spellings (Pair.target_spellings) on the clean run, "contrast": the
+                contrast's on the corrupted run, each a list of Token, the likeliest first; "clean", "corrupted":
+                [that run's top token]
     """
 
     clean: dict[str, torch.Tensor]
@@ -178,6 +67,7 @@ class Runs:
     corrupted_probs: tuple[float, float] = (0.0, 0.0)
     n_layers: int = 0
     n_heads: int = 0
+    likelier: dict[str, list[Token]] = field(default_factory=dict)
 
     def normalise(self, diff):
         return (diff - self.corrupted_diff) / (self.clean_diff - self.corrupted_diff)
@@ -205,22 +95,30 @@ def _stacked(hooks: Hooks) -> dict[str, torch.Tensor]:
 @torch.inference_mode()
 def record(loaded, pair: Pair) -> Runs:
     """Both runs, every site recorded."""
-    out = {}
+    out, likelier = {}, {}
     for which, ids in (("clean", pair.clean_ids), ("corrupted", pair.corrupted_ids)):
         hooks = Hooks(RECORDED)
         features = _run(loaded, ids, hooks)
         transform, weight, bias = final_head(loaded)
         logits = torch.nn.functional.linear(transform(features[0, pair.position]), weight, bias)
-        probs = torch.softmax(loaded._no_specials(logits, keep=_keep(loaded)), -1)
+        probs = torch.softmax(loaded._no_specials(logits, keep=keep_tokens(loaded)), -1)
         out[which] = (_stacked(hooks), float(logit_diff(loaded, pair, features)[0]),
                       (float(probs[pair.target]), float(probs[pair.contrast])))
+        spelt = pair.target_spellings if which == "clean" else pair.contrast_spellings
+        likelier[which] = [_token(loaded, int(probs.argmax()), probs)]
+        likelier["target" if which == "clean" else "contrast"] = sorted(
+            (_token(loaded, i, probs) for i in spelt), key=lambda t: -t.p)
     (clean, d_clean, p_clean), (corrupted, d_corrupted, p_corrupted) = out["clean"], out["corrupted"]
     if abs(d_clean - d_corrupted) < 1e-6:
         raise PatchingError(f"Both prompts give the same logit difference {pair.target_label!r} − "
                             f"{pair.contrast_label!r} ({d_clean:.3f}), so there is nothing to restore: choose "
                             "prompts (or tokens) on which the model's answers differ.")
     layers, heads = clean["heads"].shape[:2]
-    return Runs(clean, corrupted, d_clean, d_corrupted, p_clean, p_corrupted, layers, heads)
+    return Runs(clean, corrupted, d_clean, d_corrupted, p_clean, p_corrupted, layers, heads, likelier)
+
+
+def _token(loaded, token: int, probs: torch.Tensor) -> Token:
+    return Token(loaded.label(token), patch_pair.typed(loaded, token), float(probs[token]))
 
 
 @torch.inference_mode()
@@ -321,6 +219,7 @@ class Tracing:
     pair         the prompts and tokens;  clean_diff, corrupted_diff  the raw logit differences
     preview      site -> (L, t) (heads: (L, h)) attribution-patching estimate
     exact        site -> the exact grid, where computed
+    likelier     the target's and the contrast's spellings and each run's top token (Runs.likelier)
     """
 
     pair: Pair
@@ -330,6 +229,12 @@ class Tracing:
     corrupted_probs: tuple[float, float]
     preview: dict[str, np.ndarray]
     exact: dict[str, np.ndarray] = field(default_factory=dict)
+    likelier: dict[str, list[Token]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, pair: Pair, runs: Runs, preview: dict[str, np.ndarray]) -> "Tracing":
+        return cls(pair, runs.clean_diff, runs.corrupted_diff, runs.clean_probs, runs.corrupted_probs, preview,
+                   likelier=runs.likelier)
 
 
 def trace(loaded, clean: str, corrupted: str, target: str | None = None, contrast: str | None = None,
@@ -337,8 +242,7 @@ def trace(loaded, clean: str, corrupted: str, target: str | None = None, contras
     """The preview and the exact grids of `sites` for one pair."""
     pair = prepare(loaded, clean, corrupted, target, contrast)
     runs = record(loaded, pair)
-    found = Tracing(pair, runs.clean_diff, runs.corrupted_diff, runs.clean_probs, runs.corrupted_probs,
-                    preview(loaded, pair, runs))
+    found = Tracing.of(pair, runs, preview(loaded, pair, runs))
     for site in sites:
         found.exact[site] = exact(loaded, pair, site, runs)
     return found

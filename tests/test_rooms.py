@@ -119,7 +119,8 @@ UI_FORBIDDEN = {"": {"ui.runtime", "ui.page", "ui.tabs", "ui.lessons"},
                 "runtime": {"ui.page", "ui.tabs", "ui.lessons"}, "page": {"ui.tabs", "ui.lessons"},
                 "tabs": {"ui.lessons"}, "lessons": set()}
 # the sections that live inside a tab (ui/tabs/__init__.py): the one tab that holds each may import it
-SECTIONS = {"qk": "steps", "sampling": "attention", "predictions": "attention", "flow": "interventions", "routes": "patching"}
+SECTIONS = {"qk": "steps", "sampling": "attention", "predictions": "attention", "flow": "interventions", "routes": "patching",
+            "patching_summary": "patching"}
 
 
 def broken_ui_rules(root: Path = ROOT) -> list[str]:

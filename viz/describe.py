@@ -250,11 +250,12 @@ def grid_alt(title: str, tiles, names, limit: int = 8) -> str:
     return f"{plain(title)}. {count} maps. " + "; ".join(said + tail) + "."
 
 
-def patching_alt(title: str, preview, exact, columns) -> str:
-    """A causal-tracing figure: where the preview and (when computed) the exact grid restore the most.
-    preview, exact (L, n); columns: the n column labels."""
+def patching_alt(title: str, preview, exact, columns, wrong=None) -> str:
+    """A causal-tracing figure: where the preview (an estimate) and (when computed) the exact grid restore the most,
+    and how many preview cells the exact grid shows wrong. preview, exact (L, n); columns: the n column labels;
+    wrong: boolean (L, n) or None."""
     parts = [plain(title)]
-    for name, grid in (("Preview", preview), ("Exact grid", exact)):
+    for name, grid in (("Preview (an estimate)", preview), ("Exact grid", exact)):
         if grid is None:
             parts.append(f"{name}: not computed yet")
             continue
@@ -267,6 +268,9 @@ def patching_alt(title: str, preview, exact, columns) -> str:
         parts.append(f"{name}{'' if done == z.shape[0] else f' ({done} of {z.shape[0]} layers so far)'}: "
                      f"from {np.nanmin(z):.2f} to {np.nanmax(z):.2f}, the most restored at layer {layer + 1}, "
                      f"{_name(columns, int(column))} ({z[layer, column]:.2f})")
+    if wrong is not None and np.any(wrong):
+        count = int(np.sum(wrong))
+        parts.append(f"{count} preview cell{'' if count == 1 else 's'} marked wrong by the exact grid")
     return ". ".join(parts) + "."
 
 

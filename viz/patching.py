@@ -4,7 +4,8 @@ Rows are layers, the first at the bottom (the residual stream rises through the 
 labelled with the clean prompt's tokens (a position where the corrupted prompt differs is marked with *), or the
 heads. A cell is the normalised logit difference with that one activation patched in: 0 is the corrupted run,
 1 the clean run; red is above 0, blue below. An exact grid still being computed has its missing layers blank
-(NaN). Numbers come from experiments/patching.py.
+(NaN). The preview is labelled an estimate, and each of its cells the exact grid shows wrong (analysis.patching.wrong_cells)
+is marked ×. Numbers come from experiments/patching.py.
 """
 from __future__ import annotations
 
@@ -55,11 +56,23 @@ def _panel(z, column_names, hover_names, axis: str, bound: float, numbers: bool,
     return traces
 
 
+def _wrong_marks(wrong, size: float) -> list[dict]:
+    """A × on each wrong cell of the preview panel (wrong: boolean (L, n))."""
+    ls, cs = np.nonzero(np.asarray(wrong, dtype=bool))
+    if not len(ls):
+        return []
+    return [dict(type="scatter", mode="markers", x=cs, y=ls, xaxis="x", yaxis="y", showlegend=False,
+                 hovertemplate="the exact grid shows the preview wrong here<extra></extra>",
+                 marker=dict(symbol="x-thin", size=size, color="black", line=dict(color="black", width=2)))]
+
+
 def comparison_figure(preview, exact, columns: list[str], title: str, column_title: str, font_size: int = 12,
-                      mark: tuple[int, int] | None = None, alt: str = "", meta: dict | None = None) -> go.Figure:
+                      mark: tuple[int, int] | None = None, alt: str = "", meta: dict | None = None,
+                      wrong=None) -> go.Figure:
     """Two panels, the preview (left) and the exact grid (right; None: not computed yet), each (L, n).
     columns: the n column labels (escaped). mark (layer, column), 0-based: outlined in both panels.
-    meta: more of layout.meta (the heads map's clickable cells: ui/runtime/tile_click.py)."""
+    meta: more of layout.meta (the heads map's clickable cells: ui/runtime/tile_click.py).
+    wrong: boolean (L, n), the preview's cells the exact grid shows wrong: each marked × on the preview."""
     preview = np.asarray(preview, dtype=np.float64)
     exact_z = np.full_like(preview, np.nan) if exact is None else np.asarray(exact, dtype=np.float64)
     if exact_z.shape != preview.shape or len(columns) != preview.shape[1]:
@@ -75,10 +88,15 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
     numbers = n <= CELL_NUMBERS_MAX and row >= font_size + 4
     every = int(np.ceil(1.2 * font_size / row))
     hover_names = [plain(c) for c in columns]
+    wrong = np.zeros(preview.shape, dtype=bool) if wrong is None else np.asarray(wrong, dtype=bool)
+    if wrong.shape != preview.shape:
+        raise ValueError(f"the wrong cells {wrong.shape} and the preview {preview.shape} must agree")
     traces = (_panel(preview, columns, hover_names, "", bound, numbers, font_size, False)
-              + _panel(exact_z, columns, hover_names, "2", bound, numbers, font_size, True))
+              + _panel(exact_z, columns, hover_names, "2", bound, numbers, font_size, True)
+              + _wrong_marks(wrong, max(6.0, min(0.9 * row, 16.0))))
     layer_names = [f"layer {l + 1}" for l in range(layers)]
     done = int(np.isfinite(exact_z).all(axis=1).sum())
+    left = "preview: an estimate" + (", × wrong" if wrong.any() else "")
     right = ("exact" if exact is not None and done == layers else
              f"exact: {done} of {layers} layers…" if exact is not None else "exact: not computed yet")
     axis = dict(tickmode="array", tickvals=list(range(n)), ticktext=columns, tickangle=-45, showgrid=False,
@@ -102,9 +120,10 @@ def comparison_figure(preview, exact, columns: list[str], title: str, column_tit
                    showgrid=False, automargin=False),
         yaxis2=dict(anchor="x2", tickvals=list(range(layers)), showticklabels=False, showgrid=False,
                     matches="y"),
-        annotations=[dict(text="preview", x=0.23, xref="paper", y=1.0, yref="paper",
+        # each panel's name starts at its left edge: a phone shows the left of a wide figure first
+        annotations=[dict(text=left, x=0, xanchor="left", xref="paper", y=1.0, yref="paper",
                           yanchor="bottom", showarrow=False, font=dict(size=font_size)),
-                     dict(text=right, x=0.75, xref="paper", y=1.0, yref="paper", yanchor="bottom",
+                     dict(text=right, x=0.52, xanchor="left", xref="paper", y=1.0, yref="paper", yanchor="bottom",
                           showarrow=False, font=dict(size=font_size))],
         # wide: on a phone, a readable width scrolled sideways (ui/page/accessibility.py)
         meta=dict(alt=alt, wide=True, **(meta or {})),

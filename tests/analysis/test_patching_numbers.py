@@ -42,3 +42,17 @@ def test_the_route_walks_down_from_the_prediction():
         (2, 2, 2, "residual"), (2, 0, 2, "attention"), (1, 0, 0, "residual")}
     (edge,) = strongest_edges(graph)
     assert (edge.head, edge.weight) == (1, 0.3)
+
+
+def test_a_preview_cell_is_wrong_when_backwards_or_far_off():
+    """Backwards: the exact cell is at least 0.1 from 0 and the preview's sign differs; off: more than 0.3 away.
+    A cell not computed yet (NaN) is neither."""
+    exact = np.array([[1.0, 0.05, 0.5, np.nan], [-0.2, 0.9, 0.0, 0.4]])
+    preview = np.array([[-0.9, -0.05, 0.1, 5.0], [0.1, 0.85, 0.2, 0.35]])
+    backwards, off = numbers.wrong_cells(preview, exact)
+    assert backwards.tolist() == [[True, False, False, False], [True, False, False, False]]
+    assert off.tolist() == [[False, False, True, False], [False, False, False, False]]
+    assert numbers.wrong_places(np.array([[True, False, True], [True, False, False], [False, False, True]])) == \
+        [(0, [0, 1]), (2, [0, 2])]
+    with pytest.raises(ValueError, match="differ in shape"):
+        numbers.wrong_cells(preview, exact[0])

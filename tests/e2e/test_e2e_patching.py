@@ -49,7 +49,8 @@ def test_prompts_of_different_lengths_are_refused_on_the_page(page, live):
 
 
 def test_a_click_on_a_cell_of_the_heads_map_opens_that_head(page, live):
-    """As in the every-head grid (ui/runtime/tile_click.py): the head's attention is drawn and the dropdown follows."""
+    """As in the every-head grid (ui/runtime/tile_click.py): the head's attention is drawn, the dropdown follows, the
+    cell is outlined in the heads map and the head's attention is scrolled into view."""
     page.goto(live.url + "?tab=patching&model=lm")
     wait_for_figures(page, "#patching-heads")
     page.wait_for_function("() => (document.querySelector('#patching-head-attention .gtitle') || {}).textContent"
@@ -64,4 +65,9 @@ def test_a_click_on_a_cell_of_the_heads_map_opens_that_head(page, live):
     page.wait_for_function("() => (document.querySelector('#patching-head-attention .gtitle') || {}).textContent"
                            "?.startsWith('L2 H1 on the clean prompt')")
     page.wait_for_function("() => document.querySelector('#patching-head input').value === 'L2 H1'")
+    # the clicked cell is outlined (layer 2 is row 1, head 1 column 0), and the head's figure is scrolled into view
+    page.wait_for_function("""() => { const s = ((document.querySelector('#patching-heads .js-plotly-plot') || {})
+        .layout || {}).shapes || []; return s.length > 0 && s.every(r => r.y0 === 0.5 && r.x0 === -0.5); }""")
+    page.wait_for_function("() => { const r = document.querySelector('#patching-head-attention')"
+                           ".getBoundingClientRect(); return r.top >= -5 && r.top < window.innerHeight / 2; }")
     assert not error_toasts(page)

@@ -98,6 +98,15 @@ def test_an_estimated_map_measures_the_head_it_ranks_first(models, monkeypatch, 
     assert (layer, head) == np.unravel_index(int(np.argmax(found.maps["self"])), (layers, heads))
     before, after = interventions.compare(loaded, text, Switches(ablate={(kind, layer, head)}, method=method))
     assert change == pytest.approx(interventions.change(before, after), abs=1e-5)
+    # the estimate's first MEASURED heads are each knocked out for real too, named by measured change
+    first = np.argsort(-found.maps["self"], axis=None, kind="stable")[:importance.MEASURED]
+    assert sorted((l, h) for _, l, h, _ in found.measured) == sorted(
+        tuple(int(i) for i in np.unravel_index(int(f), (layers, heads))) for f in first)
+    assert [m[3] for m in found.measured] == sorted((m[3] for m in found.measured), reverse=True)
+    assert found.checked in found.measured
+    kind, layer, head, change = found.measured[-1]
+    before, after = interventions.compare(loaded, text, Switches(ablate={(kind, layer, head)}, method=method))
+    assert change == pytest.approx(interventions.change(before, after), abs=1e-5)
 
 
 def test_a_short_text_is_knocked_out_exactly(models):

@@ -41,9 +41,12 @@ def test_the_text_alternative_names_the_most_restored_cell():
     preview = np.array([[0.1, 0.9], [0.0, 0.3]])
     partial = np.array([[0.2, 0.7], [np.nan, np.nan]])
     alt = describe.patching_alt("Patching x", preview, partial, ["“a”", "“b”"])
-    assert alt.startswith("Patching x. Preview: from 0.00 to 0.90, the most restored at layer 1, ")
-    assert "Exact grid (1 of 2 layers so far): from 0.20 to 0.70" in alt
+    assert alt.startswith("Patching x. Preview (an estimate): from 0.00 to 0.90, the most restored at layer 1, ")
+    assert "Exact grid (1 of 2 layers so far): from 0.20 to 0.70" in alt and "marked wrong" not in alt
     assert "Exact grid: not computed yet" in describe.patching_alt("T", preview, None, ["a", "b"])
+    wrong = np.array([[False, True], [False, False]])
+    assert describe.patching_alt("T", preview, partial, ["a", "b"], wrong).endswith(
+        ". 1 preview cell marked wrong by the exact grid.")
 
 
 def test_the_routes_graph_draws_the_route_and_says_it():
@@ -60,3 +63,17 @@ def test_the_routes_graph_draws_the_route_and_says_it():
     assert sorted(zip(nodes["x"], nodes["y"])) == [(0, 1), (1, 1), (1, 2)]
     with pytest.raises(ValueError, match="mlp must be"):
         routes_figure(graph, ["<s>", "cat"], 2, mlp[:1], 1)
+
+
+def test_the_preview_is_labelled_an_estimate_and_its_wrong_cells_are_marked():
+    preview = np.array([[0.1, 0.9], [-0.8, 1.2]])
+    exact = np.array([[0.2, 0.8], [0.9, 1.0]])
+    waiting = comparison_figure(preview, None, ["a", "b"], "T", "position")
+    assert waiting.layout.annotations[0].text == "preview: an estimate"
+    wrong = np.array([[False, False], [True, False]])
+    fig = comparison_figure(preview, exact, ["a", "b"], "T", "position", wrong=wrong)
+    assert fig.layout.annotations[0].text == "preview: an estimate, × wrong"
+    marks = [t for t in fig.data if t["type"] == "scatter" and t["mode"] == "markers"]
+    assert len(marks) == 1 and marks[0]["xaxis"] == "x"  # on the preview's panel only
+    assert list(marks[0]["x"]) == [0] and list(marks[0]["y"]) == [1]
+    assert "×" not in comparison_figure(preview, exact, ["a", "b"], "T", "position").layout.annotations[0].text

@@ -45,7 +45,7 @@ log-probability of what the intact model predicted (for a sentence encoder witho
 1 − the cosine similarity of its sentence vector). A head can look striking and matter little; a plain
 one can carry the answer. Pick a head under the map to see its attention. Where knocking out every head would
 take many forward passes (a long text, a model with many heads), the map is an estimate from one pass, and
-the summary above it says so and measures the head the estimate ranks first.
+the summary above it says so and measures the heads the estimate ranks first.
 """
 ATTRIBUTION_EXPLANATION = """
 **Attention is not explanation.** Three answers to "which input tokens does this output depend on?":
@@ -153,8 +153,9 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     single = list(maps) == ["self"]
     strongest = head_label(top[0], int(top[1]), int(top[2]), single)
     summary = _summary(result, note) + "  \n" + (
-        estimate_note(registry, name, found, strongest, result["what"]) if found.estimated else
-        f"For this input, knocking out **{strongest}** alone moves the output most ({maps[top[0]][top[1], top[2]]:.3f}).")
+        estimate_note(registry, name, found, result["what"]) if found.estimated else
+        f"Every head was measured, knocked out alone: for this input, knocking out **{strongest}** moves the output "
+        f"most ({maps[top[0]][top[1], top[2]]:.3f}). " + CAUSAL_TRACING)
     return (summary, guesses, importance, Change(choices=choices, value=kept or [], multiselect=True),
             Change(choices=[c for c in choices if not c.endswith(" all")], value=strongest),
             Change(visible=month is not None, value=f"Knock out the month head ({month})" if month else ""))
@@ -169,26 +170,38 @@ def importance_maps(registry: ModelRegistry, text, name, method) -> head_map.Hea
         registry.get(name), text, kinds_of(registry, name), method))
 
 
-ESTIMATES = {"first order": "the output's gradient (one backward pass) times what knocking the head out changes in "
-                            "its output, to first order",
+ESTIMATES = {"first order": "how fast the output's score changes with the head's output (one backward pass), "
+                            "times how much knocking the head out changes that output: a straight-line guess, "
+                            "which can understate a head whose removal changes the model a lot",
              "through the norms": "what knocking the head out adds to the residual stream, carried up to the sentence "
                                   "vector through the layer norms alone (how the later heads and feed-forward layers "
                                   "would answer it is left out)"}
+# how this map and Causal tracing's heads map differ (ui/tabs/patching.py): two questions, two rankings
+CAUSAL_TRACING = ("This map asks which heads this one text's prediction needs (each head removed, the text "
+                  "unchanged); Causal tracing's heads map asks which heads carry the difference between two prompts "
+                  "(each head's output copied in from the other prompt's run), so a head can rank high here and "
+                  "near 0 there.")
 
 
-def estimate_note(registry: ModelRegistry, name, found: head_map.HeadMap, strongest: str, what: str) -> str:
-    """What the reader is told when the map is an estimate: why, how, and the head it ranks first measured."""
+def estimate_note(registry: ModelRegistry, name, found: head_map.HeadMap, what: str) -> str:
+    """What the reader is told when the map is an estimate: what was measured, what estimated and how, and the
+    heads measured, by their measured change."""
     config = registry.get(name).config
     heads = sum(layers * per_layer for layers, per_layer in kinds_of(registry, name).values())
     exact = head_map.exact_tokens(config)
-    where = (f"{name} is knocked out exactly up to {exact} token{'' if exact == 1 else 's'}" if exact else
-             f"{name} is never knocked out exactly")
+    where = (f"{name} has every head measured only on texts of at most {exact} token{'' if exact == 1 else 's'}"
+             if exact else f"{name} never has every head measured")
     how = ESTIMATES["through the norms" if what == "sentence vector" else "first order"]
-    return (f"**This map is estimated, not measured**: the text has {found.tokens} tokens, and knocking out each of "
-            f"the {heads} heads alone would cost about {head_map.forward_passes(config):.0f} forward passes of it "
-            f"({where}). Each head's change is estimated from one forward pass: {how}. The estimate ranks **{strongest}** "
-            f"first; knocked out alone, it moves the output by **{found.checked[3]:.3f}**. Knock out any head above "
-            "to measure it.")
+    single = list(kinds_of(registry, name)) == ["self"]
+    measured = ", ".join(f"**{head_label(kind, layer, head, single)}** by **{change:.3f}**"
+                         for kind, layer, head, change in found.measured)
+    kind, layer, head, _ = found.checked
+    return (f"**This map is estimated, not measured.** Measuring a head means running the model again with that head "
+            f"knocked out; for all {heads} heads on this {found.tokens}-token text that would cost about "
+            f"{head_map.forward_passes(config):.0f} runs of it ({where}). So each head's change is estimated from "
+            f"one run instead: {how}. The estimate ranks **{head_label(kind, layer, head, single)}** first. Measured, "
+            f"each knocked out alone, its first {len(found.measured)} heads move the output most to least: "
+            f"{measured}. Knock out any other head above to measure it. " + CAUSAL_TRACING)
 
 
 def head_view(registry: ModelRegistry, text, name, picked, presenter):

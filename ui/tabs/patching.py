@@ -26,7 +26,8 @@ from ui.page.messages import InputError, clean_text
 from ui.page.outputs import UNCHANGED, Change
 from ui.page.tabspec import TabSpec
 from ui.runtime import tile_click
-from ui.tabs.routes import ROUTES_EXPLANATION, THRESHOLD, quoted, routes_numbers, routes_view
+from ui.tabs.patching_summary import SITE_TITLES, api_warnings, estimating, exact_summary, strongest_head
+from ui.tabs.routes import ROUTES_EXPLANATION, THRESHOLD, routes_numbers, routes_view
 from viz import describe
 from viz import patching as viz
 from viz.heatmap import attention_heatmap
@@ -37,13 +38,15 @@ TAB_ID = TAB.id
 # lm: "Monday, Tuesday," predicts " T", "Friday, Saturday," predicts " S" (tests/app/handlers/test_patching_app.py)
 CLEAN, CORRUPTED = "Monday, Tuesday,", "Friday, Saturday,"
 MAX_TOKEN_CHARS = 100
-SITE_TITLES = {"residual": "Patching the residual stream after each layer",
-               "attention": "Patching the attention's output", "mlp": "Patching the feed-forward's output",
-               "heads": "Patching one head's output at the answer position"}
 # the order the exact grids stream in: where the answer is restored, then which heads carry it (cheaper: one
 # position), then the two sublayers
 STREAMED = ("residual", "heads", "attention", "mlp")
 PROGRESS_S = 0.3  # the exact grids are redrawn at most this often while they stream in
+# a click on a cell of the heads map brings the head's attention, drawn below the map, into view
+SCROLL_TO_HEAD_JS = """(...values) => {
+    const el = document.getElementById('patching-head-attention');
+    if (el && String(values[0] || '').trim()) el.scrollIntoView({behavior: 'smooth', block: 'start'});
+    return values; }"""
 
 EXPLANATION = """
 **Which activations carry the answer?** Attention weights say where a head looks, not what made the answer.
@@ -52,10 +55,10 @@ differs in a word, each with its answer: the *target* (by default the clean prom
 *contrast* (the corrupted prompt's). Then run the corrupted prompt again with **one** activation copied in from
 the clean run, and measure the logit difference target − contrast: **0** is the corrupted run, **1** the clean
 run. A cell near 1 holds what the model needs to give the clean answer. The **preview** estimates every cell at
-once from one backward pass (gradient × the change, *attribution patching*); the **exact** grid runs one
-patched forward pass per cell, and the agreement between the two is stated as a correlation.
+once from one backward pass (gradient × the change, *attribution patching*): an estimate. The **exact** grid
+runs one patched forward pass per cell; once it is in, each preview cell it shows wrong is marked × and the
+summary says where.
 """
-
 
 
 def _prompt(text, which: str, limit: int) -> str:
@@ -98,8 +101,7 @@ def tracing(registry: ModelRegistry, job: dict) -> patching.Tracing:
             runs = patching.record(loaded, pair)
         except PatchingError as e:
             raise InputError(str(e)) from None
-        return patching.Tracing(pair, runs.clean_diff, runs.corrupted_diff, runs.clean_probs, runs.corrupted_probs,
-                                patching.preview(loaded, pair, runs))
+        return patching.Tracing.of(pair, runs, patching.preview(loaded, pair, runs))
 
     return registry.cached(_key(job, "patching"), make)
 
@@ -125,52 +127,10 @@ def cached_grids(registry: ModelRegistry, job: dict) -> dict:
     return grids if all(grid is not None for grid in grids.values()) else {}
 
 
-def _minus(value: float) -> str:
-    """"− 1.70" or "+ 1.70": subtracting a negative number, written as people write it."""
-    return f"− {value:.2f}" if value >= 0 else f"+ {-value:.2f}"
-
-
-def pair_summary(found: patching.Tracing) -> str:
-    """The two runs and the measure, in numbers."""
-    pair = found.pair
-    t, c = quoted(pair.target_label), quoted(pair.contrast_label)
-    changed = [i + 1 for i in pair.changed]
-    where = ", ".join(str(i) for i in changed) if changed else "no position"
-    return (f"**Clean run:** p({t}) = {found.clean_probs[0]:.3f}, p({c}) = {found.clean_probs[1]:.3f}. "
-            f"**Corrupted run:** p({t}) = {found.corrupted_probs[0]:.3f}, p({c}) = {found.corrupted_probs[1]:.3f}. "
-            f"The logit difference {t} − {c} is {found.clean_diff:.2f} on the clean run and "
-            f"{found.corrupted_diff:.2f} on the corrupted run; each cell shows "
-            f"(d {_minus(found.corrupted_diff)}) / ({found.clean_diff:.2f} {_minus(found.corrupted_diff)}). "
-            f"The prompts differ at position{'s' if len(changed) != 1 else ''} {where} (marked *), both "
-            f"{len(pair.clean_ids)} tokens; the answer is read at position {pair.position + 1}.")
-
-
-def exact_summary(found: patching.Tracing, exact: dict) -> str:
-    """Where each exact grid restores the most, how far the preview agrees, and the strongest heads."""
-    pair = found.pair
-    lines = []
-    for site in patching.GRID_SITES:
-        (layer, position, value), = numbers.strongest(exact[site], 1)
-        r = numbers.agreement(found.preview[site], exact[site])
-        lines.append(f"- **{SITE_TITLES[site]}** restores the most at layer {layer + 1}, "
-                     f"{quoted(pair.clean_tokens[position])} (position {position + 1}): {value:.2f}. "
-                     f"Preview against exact: r = {r:.2f}.")
-    restored = [(i, numbers.restoring_layers(exact["residual"], i)) for i in pair.changed]
-    said = [f"{quoted(pair.clean_tokens[i])} (position {i + 1}) at layer{'s' if len(ls) > 1 else ''} "
-            f"{numbers.layer_runs(ls)}" for i, ls in restored if ls]
-    if said:
-        lines[0] += (f" At the changed tokens, patching the residual stream restores at least {numbers.RESTORES:g} "
-                     f"of the answer: {'; '.join(said)}.")
-    heads = numbers.strongest(exact["heads"], 3)
-    r = numbers.agreement(found.preview["heads"], exact["heads"])
-    listed = ", ".join(f"{head_name(l, h)} {v:.2f}" for l, h, v in heads)
-    lines.append(f"- **Heads** (each head's output at position {pair.position + 1}): the most restoring are "
-                 f"{listed}. Preview against exact: r = {r:.2f}.")
-    return pair_summary(found) + "\n\n" + "\n".join(lines)
-
-
-def figures(found: patching.Tracing, exact: dict, presenter) -> list:
-    """The four comparison figures: residual, attention, mlp (layers × positions) and heads (layers × heads)."""
+def figures(found: patching.Tracing, exact: dict, presenter, head: str | None = None) -> list:
+    """The four comparison figures: residual, attention, mlp (layers × positions) and heads (layers × heads).
+    The heads map outlines `head` (None: the strongest, as strongest_head chooses it); each preview marks the
+    cells its exact grid, where computed, shows wrong."""
     font = figure_font(presenter)
     pair = found.pair
     columns = viz.column_labels(pair.clean_tokens, pair.corrupted_tokens)
@@ -180,19 +140,19 @@ def figures(found: patching.Tracing, exact: dict, presenter) -> list:
         names, axis = ((columns, "position (clean token; * = changed)") if site != "heads"
                        else ([f"H{h + 1}" for h in range(heads)], "head"))
         grid = exact.get(site)
-        best = numbers.strongest(grid if grid is not None and np.isfinite(grid).all() else found.preview[site], 1)[0]
+        done = grid is not None and np.isfinite(grid).all()
+        if site == "heads":
+            best = parse_head_name(head or strongest_head(found, exact if done else {}))
+        else:
+            best = numbers.strongest(grid if done else found.preview[site], 1)[0][:2]
         clickable = (tile_click.cell_tiles([head_name(l, h) for l in range(layers) for h in range(heads)],
                                            heads) if site == "heads" else None)
+        wrong = None if grid is None else np.logical_or(*numbers.wrong_cells(found.preview[site], grid))
         out.append(viz.comparison_figure(found.preview[site], grid, names, SITE_TITLES[site], axis, font_size=font,
-                                         mark=best[:2], meta=clickable,
+                                         mark=best, meta=clickable, wrong=wrong,
                                          alt=describe.patching_alt(SITE_TITLES[site], found.preview[site], grid,
-                                                                   names)))
+                                                                   names, wrong)))
     return out
-
-
-def strongest_head(found: patching.Tracing, exact: dict) -> str:
-    layer, head, _ = numbers.strongest(exact.get("heads", found.preview["heads"]), 1)[0]
-    return head_name(layer, head)
 
 
 def head_view(registry: ModelRegistry, name, clean, chosen, presenter):
@@ -209,18 +169,34 @@ def head_view(registry: ModelRegistry, name, clean, chosen, presenter):
                              mask=att.mask, font_size=figure_font(presenter))
 
 
-def on_click(registry: ModelRegistry, value, name, clean, presenter):
-    """(the dropdown's pick, the head's attention) for a cell clicked in the heads map ("L3 H1 #4")."""
+def heads_map(registry: ModelRegistry, job: dict, presenter, head: str):
+    """The heads map redrawn with `head` outlined, from what is already computed for the request (UNCHANGED
+    where its preview is not: a pick never starts a trace)."""
+    found = registry.cache.peek(_key(job, "patching"))
+    if found is None:
+        return UNCHANGED
+    grid = registry.cache.peek(_key(job, "patching-heads"))
+    return figures(found, {} if grid is None else {"heads": grid}, presenter, head)[3]
+
+
+def pick(registry: ModelRegistry, chosen, clean, corrupted, name, target, contrast, presenter):
+    """(the picker's head, its attention, the heads map with its cell outlined) for a head picked or clicked."""
+    figure = head_view(registry, name, clean, chosen, presenter)
+    job = job_of(registry, clean, corrupted, name, target, contrast)
+    return chosen, figure, heads_map(registry, job, presenter, chosen)
+
+
+def on_click(registry: ModelRegistry, value, clean, corrupted, name, target, contrast, presenter):
+    """pick() for a cell clicked in the heads map ("L3 H1 #4"); an empty box changes nothing."""
     chosen = tile_click.tile_name(value)
-    if not chosen:
-        return UNCHANGED, UNCHANGED
-    return chosen, head_view(registry, name, clean, chosen, presenter)
+    return pick(registry, chosen, clean, corrupted, name, target, contrast, presenter) if chosen else (UNCHANGED,) * 3
 
 
 def view(registry: ModelRegistry, clean, corrupted, name, target, contrast, presenter=False, position=0,
          threshold=THRESHOLD):
     """(summary, residual, attention, mlp, heads, head choice, head attention, routes text, routes, job): the
-    preview at once; the exact grids where already computed, else a job for exact_stream."""
+    preview at once; the exact grids where already computed, else a job for exact_stream. The head picker, the
+    heads map's outlined cell and the head's attention name one head."""
     font = figure_font(presenter)
     try:
         patching.check_model(registry.get(name))
@@ -231,12 +207,11 @@ def view(registry: ModelRegistry, clean, corrupted, name, target, contrast, pres
     job = job_of(registry, clean, corrupted, name, target, contrast)
     found = tracing(registry, job)
     exact = cached_grids(registry, job)
-    grids = figures(found, exact or {}, presenter)
+    chosen = strongest_head(found, exact)
+    grids = figures(found, exact, presenter, chosen)
     layers, heads = found.preview["heads"].shape
     choices = [head_name(l, h) for l in range(layers) for h in range(heads)]
-    chosen = strongest_head(found, exact or {})
-    summary = exact_summary(found, exact) if exact else (
-        pair_summary(found) + "\n\n*Preview shown; computing the exact grids…*")
+    summary = exact_summary(found, exact) if exact else estimating(found)
     route_text, route_figure = routes_view(registry, name, job["clean"], position, threshold, presenter)
     ticket = UNCHANGED if exact else json.dumps({**job, "nonce": uuid.uuid4().hex})
     return (summary, *grids, Change(choices=choices, value=chosen),
@@ -244,29 +219,41 @@ def view(registry: ModelRegistry, clean, corrupted, name, target, contrast, pres
 
 
 class Latest:
-    """The newest exact-grid job of each visitor (the last `most` visitors): an older stream of theirs stops."""
+    """The newest exact-grid job of each visitor (the last `most` visitors): an older stream of theirs stops.
+    It also keeps the head the visitor picked since their job started, which the stream then outlines and keeps."""
 
     def __init__(self, most: int = 4096):
-        self._jobs: OrderedDict = OrderedDict()
+        self._jobs: OrderedDict = OrderedDict()  # visitor -> [job, picked head or None]
         self._lock = threading.Lock()
         self._most = most
 
     def start(self, visitor: str, job: str) -> None:
         with self._lock:
-            self._jobs[visitor] = job
+            self._jobs[visitor] = [job, None]
             self._jobs.move_to_end(visitor)
             while len(self._jobs) > self._most:
                 self._jobs.popitem(last=False)
 
     def is_latest(self, visitor: str, job: str) -> bool:
         with self._lock:
-            return self._jobs.get(visitor) == job
+            return (self._jobs.get(visitor) or [None])[0] == job
+
+    def pick(self, visitor: str, head: str) -> None:
+        with self._lock:
+            if visitor in self._jobs:
+                self._jobs[visitor][1] = head
+
+    def picked(self, visitor: str) -> str | None:
+        with self._lock:
+            return (self._jobs.get(visitor) or [None, None])[1]
 
 
-def exact_stream(registry: ModelRegistry, ticket, presenter, wanted=lambda: True):
-    """Yields (summary, residual, attention, mlp, heads, head choice) as the exact grids come in, a layer at a
-    time; the last yield has every grid and the agreements. wanted(): False once the visitor has asked for
-    another pair, and the stream stops (a real model's four grids take a minute on two cores)."""
+def exact_stream(registry: ModelRegistry, ticket, presenter, wanted=lambda: True, picked=lambda: None):
+    """Yields (summary, residual, attention, mlp, heads, head choice, head attention) as the exact grids come in, a
+    layer at a time; the last yield has every grid and the agreements. wanted(): False once the visitor has asked
+    for another pair, and the stream stops (a real model's four grids take a minute on two cores). picked(): the
+    head the visitor opened since the stream began, or None; the heads map outlines it, and at the end the exact
+    grid's strongest head replaces the preview's only where the visitor opened none (the summary says which)."""
     if not ticket:
         return
     try:
@@ -275,6 +262,7 @@ def exact_stream(registry: ModelRegistry, ticket, presenter, wanted=lambda: True
         raise InputError("This causal tracing request is damaged: press Trace again.") from None
     job.pop("nonce", None)
     found = tracing(registry, job)
+    first = strongest_head(found, {})  # the head view() opened
     layers = found.preview["heads"].shape[0]
     partial = {site: np.full_like(found.preview[site], np.nan) for site in patching.SITES}
     shown_at = time.monotonic()
@@ -286,12 +274,15 @@ def exact_stream(registry: ModelRegistry, ticket, presenter, wanted=lambda: True
             registry.cache.put(_key(job, f"patching-{site}"), partial[site])
         if time.monotonic() - shown_at >= PROGRESS_S:
             shown_at = time.monotonic()
-            done = step + 1
-            yield (pair_summary(found) + f"\n\n*Computing the exact grids: {done} of {layers * len(patching.SITES)} "
-                   f"layers done ({SITE_TITLES[site].lower()}, layer {layer + 1} of {layers})…*",
-                   *figures(found, partial, presenter), UNCHANGED)
-    exact = partial
-    yield exact_summary(found, exact), *figures(found, exact, presenter), Change(value=strongest_head(found, exact))
+            progress = (f"Computing the exact grids: {step + 1} of {layers * len(patching.SITES)} layers done "
+                        f"({SITE_TITLES[site].lower()}, layer {layer + 1} of {layers})…")
+            yield (estimating(found, progress), *figures(found, partial, presenter, picked() or first), UNCHANGED,
+                   UNCHANGED)
+    exact, opened = partial, picked()
+    shown = opened or strongest_head(found, exact)
+    head = (UNCHANGED, UNCHANGED) if opened or shown == first else (
+        Change(value=shown), head_view(registry, job["model"], job["clean"], shown, presenter))
+    yield exact_summary(found, exact, shown), *figures(found, exact, presenter, shown), *head
 
 
 def patch_numbers(registry: ModelRegistry, clean, corrupted, model, target, contrast, site) -> dict:
@@ -312,7 +303,8 @@ def patch_numbers(registry: ModelRegistry, clean, corrupted, model, target, cont
             "rows": "layers", "columns": "heads" if site == "heads" else "positions",
             "exact": exact[site].astype(float).round(4).tolist(),
             "preview": found.preview[site].astype(float).round(4).tolist(),
-            "agreement": round(numbers.agreement(found.preview[site], exact[site]), 4)}
+            "agreement": round(numbers.agreement(found.preview[site], exact[site]), 4),
+            "warnings": api_warnings(found, exact[site], site)}
 
 
 def build(ctx: Context) -> None:
@@ -372,20 +364,34 @@ def build(ctx: Context) -> None:
                          target.submit, contrast.submit])
     latest = Latest()
 
+    def visitor(request: gr.Request) -> str:
+        return getattr(request, "session_hash", None) or uuid.uuid4().hex
+
     def on_exact(request: gr.Request, value, presenter):
-        visitor = getattr(request, "session_hash", None) or uuid.uuid4().hex
-        latest.start(visitor, value)
-        yield from exact_stream(registry, value, presenter, lambda: latest.is_latest(visitor, value))
+        who = visitor(request)
+        latest.start(who, value)
+        yield from exact_stream(registry, value, presenter, lambda: latest.is_latest(who, value),
+                                lambda: latest.picked(who))
 
     # a newer pair of the same visitor stops the older stream (Latest); two streams at once for the whole server
     ctx.on([ticket.change], on_exact, inputs=[ticket, ctx.presenter],
-           outputs=[summary, residual, attention, mlp, heads, head], trigger_mode="multiple", show_progress="minimal",
-           concurrency_limit=2, concurrency_id="causal-tracing")
-    ctx.on([head.input], lambda name, text, chosen, presenter: head_view(registry, name, text, chosen, presenter),
-           inputs=[ctx.model, clean, head, ctx.presenter], outputs=[head_plot], trigger_mode="always_last")
-    # a click on a cell of the heads map is the same pick, typed by the page script into a hidden box
-    ctx.on([clicked.change], lambda value, name, text, presenter: on_click(registry, value, name, text, presenter),
-           inputs=[clicked, ctx.model, clean, ctx.presenter], outputs=[head, head_plot], trigger_mode="always_last")
+           outputs=[summary, residual, attention, mlp, heads, head, head_plot], trigger_mode="multiple",
+           show_progress="minimal", concurrency_limit=2, concurrency_id="causal-tracing")
+
+    def on_pick(request: gr.Request, chosen, *values):  # the head's attention and the heads map outlining it
+        latest.pick(visitor(request), chosen)
+        return pick(registry, chosen, *values)[1:]
+
+    def on_tile(request: gr.Request, value, *values):  # on_click, the head kept as the visitor's pick
+        chosen = tile_click.tile_name(value)
+        return (chosen, *on_pick(request, chosen, *values)) if chosen else on_click(registry, value, *values)
+
+    pair_inputs = [clean, corrupted, ctx.model, target, contrast, ctx.presenter]
+    ctx.on([head.input], on_pick, inputs=[head, *pair_inputs], outputs=[head_plot, heads], trigger_mode="always_last")
+    # a click on a cell of the heads map is the same pick, typed by the page script into a hidden box; the page
+    # brings the head's attention into view
+    ctx.on([clicked.change], on_tile, inputs=[clicked, *pair_inputs], outputs=[head, head_plot, heads],
+           trigger_mode="always_last", js=SCROLL_TO_HEAD_JS)
     ctx.on([threshold.input, position.submit],
            lambda name, text, at, level, presenter: routes_view(registry, name, text, at, level, presenter),
            inputs=[ctx.model, clean, position, threshold, ctx.presenter], outputs=[route_text, route_plot],

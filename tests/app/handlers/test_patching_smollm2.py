@@ -3,12 +3,16 @@ restored) and the name (which heads restore " Mary"), measured here with the app
 from the summary the tab writes."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from analysis import patching as numbers
 from experiments import patching
+from ui.page.messages import InputError
 from ui.tabs import patching as tab
+from ui.tabs import patching_summary as words
 
 EIFFEL = ("The Eiffel Tower is in the city of", "The Colosseum is in the city of")
 MARY = ("When Mary and John went to the store, John gave a drink to",
@@ -67,3 +71,101 @@ def test_the_name_is_carried_by_the_same_heads_in_both_pairs(smollm2, prompts, a
     assert numbers.layer_runs(numbers.restoring_layers(exact["residual"], 9)) == name_layers
     assert numbers.layer_runs(numbers.restoring_layers(exact["residual"], 13)) == "24–30"
     assert tab.strongest_head(found, exact) == "L24 H4"  # the head the tab opens first
+
+
+# ---- issue 56: the preview against the exact grid, the target checked, one head (the tab's own functions) ----
+@pytest.fixture(scope="module")
+def registry(smollm2, model_assets):
+    from model.registry import ModelRegistry
+    registry = ModelRegistry.load(model_assets, names=("lm",), extra={}, device="cpu")
+    registry.models["smollm2"] = smollm2  # the session's one copy, as ModelRegistry.load would share it
+    return registry
+
+
+def said_places(part: str) -> list[tuple[list[int], str]]:
+    """"layers 1, 4 and 6 at “▁Tower” and layer 1 at “▁E”" -> [([0, 3, 5], "▁Tower"), ([0], "▁E")] (0-based)."""
+    found = []
+    for runs, token in re.findall(r"layers? ([0-9–, and]+?) at “(.+?)”", part):
+        layers = []
+        for run in re.split(r", | and ", runs):
+            first, _, last = run.partition("–")
+            layers += list(range(int(first) - 1, int(last or first)))
+        found.append((layers, token))
+    return found
+
+
+def test_the_summary_says_where_the_preview_got_the_fact_wrong(eiffel):
+    """Issue 56: on the Eiffel Tower pair the residual-stream and feed-forward previews contradict the exact grids at
+    the subject's tokens; the summary names every place it lists, each place is wrong in the exact grid's terms
+    (backwards: the exact cell at least 0.1 from 0 and of the other sign; off: more than 0.3 away), and counts them."""
+    found, exact = eiffel
+    summary = tab.exact_summary(found, exact)
+    assert "**Where the preview was wrong.** The preview of the residual stream got " in summary
+    tokens = found.pair.clean_tokens
+    for site in ("residual", "mlp"):
+        said = words.preview_wrong(found, exact, site, why=site == "residual")  # the first says why
+        assert said and said in summary
+        backwards, off = numbers.wrong_cells(found.preview[site], exact[site])
+        got, _, rest = said.partition(" backwards")
+        for part, mask in ((got, backwards), (rest.split("(")[0], off)):
+            for layers, token in said_places(part):
+                assert mask[layers, tokens.index(token)].all(), (site, layers, token)
+        assert f"({int(backwards.sum() + off.sum())} of {backwards.size} cells" in said
+    # the feed-forward at layer 1 reverses the subject's tokens, as the issue saw
+    backwards, _ = numbers.wrong_cells(found.preview["mlp"], exact["mlp"])
+    assert backwards[0, [1, 2, 3]].all() and "layer 1 at “▁E”" in words.preview_wrong(found, exact, "mlp")
+    assert words.WHY_WRONG in summary and summary.count(words.WHY_WRONG) == 1
+
+
+def test_the_head_the_exact_grid_finds_replaces_the_previews_with_a_sentence(registry):
+    """Issue 56: with the tab's default pair on smollm2 the preview's favourite head is L24 H4 and the exact grid's
+    L13 H9; the picker, the heads map's outline and the head's figure name the preview's first, and all three move
+    to the exact grid's together, said in the summary."""
+    args = (tab.CLEAN, tab.CORRUPTED, "smollm2", "", "")
+    out = tab.view(registry, *args, False)
+    assert out[5]["value"] == "L24 H4" and out[6].layout.title.text.startswith("L24 H4 on the clean prompt")
+    shape = out[4].layout.shapes[0]
+    assert (round(shape["y0"] + 0.5), round(shape["x0"] + 0.5)) == (23, 3)
+    steps = list(tab.exact_stream(registry, out[-1], False))
+    for step in steps[:-1]:  # while the grids stream in, the outline stays on the head shown
+        shape = step[4].layout.shapes[0]
+        assert (round(shape["y0"] + 0.5), round(shape["x0"] + 0.5)) == (23, 3)
+    final = steps[-1]
+    exact = tab.cached_grids(registry, tab.job_of(registry, *args))
+    assert numbers.strongest(exact["heads"], 1)[0][:2] == (12, 8)
+    assert final[5]["value"] == "L13 H9" and final[6].layout.title.text.startswith("L13 H9 on the clean prompt")
+    shape = final[4].layout.shapes[0]
+    assert (round(shape["y0"] + 0.5), round(shape["x0"] + 0.5)) == (12, 8)
+    assert (f"The exact grid's strongest head is L13 H9 ({exact['heads'][12, 8]:.2f}), not the preview's L24 H4 "
+            f"(exact {exact['heads'][23, 3]:.2f}). The head picker, its outlined cell and the attention below show "
+            "L13 H9.") in final[0]
+
+
+def test_a_target_the_model_does_not_prefer_is_said_first(registry):
+    """Issue 56: " Lyon" against " Rome" on the Eiffel Tower pair: the clean run prefers " Rome", so the summary
+    starts by saying so and what a value above 1 or below 0 means; /patch's warnings say the same."""
+    args = (*EIFFEL, "smollm2", " Lyon", " Rome")
+    found = tab.tracing(registry, tab.job_of(registry, *args))
+    assert found.clean_diff <= 0 and found.clean_probs[0] < words.LOW_P
+    said = words.target_warnings(found)
+    assert said[0] == (f"The clean run does not prefer “▁Lyon” to “▁Rome”: its logit difference “▁Lyon” − “▁Rome” is "
+                       f"{found.clean_diff:.2f}, not above 0.")
+    assert "a cell above 1 makes the patched run prefer “▁Lyon” to “▁Rome” more than the clean run does" in said[1]
+    top = found.likelier["clean"][0]
+    assert top.label == "▁Paris" and (f"The clean run gives the target “▁Lyon” almost no probability "
+                                      f"(p = {found.clean_probs[0]:.3f}); the clean run's own top token is “▁Paris” "
+                                      f"(p = {top.p:.3f}).") in said
+    summary = tab.view(registry, *args, False)[0]
+    assert summary.startswith("⚠️ **" + " ".join(said) + "**")
+
+
+def test_paris_without_its_space_is_taken_with_a_warning_and_lowercase_is_refused(registry):
+    found = tab.tracing(registry, tab.job_of(registry, *EIFFEL, "smollm2", "Paris", ""))
+    assert found.pair.target_label == "Paris" and found.clean_probs[0] < 0.001
+    spelt = found.likelier["target"][0]
+    assert (spelt.label, spelt.typed) == ("▁Paris", "' Paris'") and spelt.p > 0.5
+    assert (f"the same word spelt ' Paris' is likelier (p = {spelt.p:.3f}): type that as the target."
+            in " ".join(words.target_warnings(found)))
+    with pytest.raises(InputError, match=r"'paris' is not one token of smollm2: it reads as 2 \(par \| is\).*"
+                                         r"spell the same word: ' Paris', 'Paris'"):
+        tab.tracing(registry, tab.job_of(registry, *EIFFEL, "smollm2", "paris", ""))
