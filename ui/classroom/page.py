@@ -245,11 +245,11 @@ class ClassPanel:
         outputs = view_outputs + player.outputs + student_out
         inputs = [self.following, self.student, ctx.presenter, ctx.quiz]
         stepped = ctx.on([self.step_button.click, self.follow.click], follow_step, inputs=inputs, outputs=outputs,
-                         api_name="class_step", trigger_mode="always_last")
+                         api_name="class_step", trigger_mode="always_last", queue=False)
         ctx.shared_redraws["class_step"] = shared_views(self.views)
         joined_event = ctx.on([self.join_button.click, self.code_box.submit], join_code,
                               inputs=[self.code_box, self.student, ctx.presenter, ctx.quiz], outputs=outputs,
-                              api_name="class_join")
+                              api_name="class_join", queue=False)
         ctx.on([self.tick.click], lambda code: self.student_values(code) if code else (UNCHANGED,) * 7,
                inputs=[self.following], outputs=self.student_outputs, api_name="class_tick", queue=False)
 

@@ -21,6 +21,9 @@ body:not(.presenter) #class-start { display: none !important; }  /* the lecturer
 #class-choices label { min-height: 44px; min-width: 64px; align-items: center; font-size: 18px !important; }
 #class-choices input[type=radio] { width: 22px; height: 22px; }
 #class-status .class-line { font-size: 16px; }
+/* a following page: the class first (above the header, on a phone the first screen), the page's intro out */
+#class-student { order: -3; }
+body:has(#class-status [data-class-code]) #intro { display: none; }
 #class-after .prose, #class-after p { font-size: 20px !important; }
 body.presenter #class-after .prose, body.presenter #class-after p { font-size: 24px !important; }
 """
