@@ -113,7 +113,7 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
         ctx.api(translate, api_name="translate")
         gr.api(ping, api_name="ping", concurrency_limit=None, queue=False)
     demo.registry = registry  # handy in notebooks and tests
-    demo.classes = classroom.classes  # the follow route's (launch_options)
+    demo.classroom, demo.classes = classroom, classroom.classes  # the follow route's (launch_options), the bench's
     return demo
 
 

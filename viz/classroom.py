@@ -19,26 +19,27 @@ def class_answers(choices: list[str], answers: dict[str, int], model_answer: str
                   height: int | None = None):
     """A horizontal bar per choice (choices: the question's answers, in order; answers: {choice: how many}),
     on integer positions, so two choices that read alike (a token twice) stay two rows. The model's answer's bar
-    is orange and its label says "model's answer"."""
+    is orange and its text says "the model's answer"."""
     if not choices:
         raise ValueError("class_answers needs the question's choices (a non-empty list)")
     counts = np.array([int(answers.get(c, 0)) for c in choices], dtype=np.float32)
     total = int(counts.sum())
-    labels = [token_label(c) + (" ◀ model's answer" if c == model_answer else "") for c in choices]
+    labels = [token_label(c) for c in choices]
     colours = [MODEL_COLOUR if c == model_answer else CLASS_COLOUR for c in choices]
     row = max(26, int(font_size * 2))  # a bar a label's height and a half: readable at 30 rows
     positions = np.arange(len(choices), dtype=np.float32)
-    shares = [f"{int(n)} ({n / total:.0%})" if total else "0" for n in counts]
+    shares = [(f"{int(n)} ({n / total:.0%})" if total else "0") + (" · the model's answer" if c == model_answer else "")
+              for n, c in zip(counts, choices)]
     data = [{"type": "bar", "orientation": "h", "x": counts, "y": positions, "marker": {"color": colours},
              "text": shares, "textposition": "outside", "cliponaxis": False, "hoverinfo": "text",
              "hovertext": [f"{label}: {share}" for label, share in zip(labels, shares)], "name": "the class"}]
     layout = {
-        "title": {"text": f"The class's answers ({total}) and the model's", "font": {"size": font_size + 2}},
+        "title": {"text": f"The class's {total} answers; in orange, the model's", "font": {"size": font_size + 2}},
         "height": height or 90 + row * len(choices),
-        "margin": {"l": 10, "r": 40, "t": 50, "b": 40},
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 40},
         "font": {"size": font_size},
         "xaxis": {"title": {"text": "students"}, "rangemode": "tozero", "dtick": max(1, int(np.ceil(counts.max() / 5)))
-                  if counts.max() > 0 else 1, "range": [0, max(1.0, float(counts.max()) * 1.25)]},
+                  if counts.max() > 0 else 1, "range": [0, max(1.0, float(counts.max())) * 1.9]},  # room for the text
         "yaxis": {"tickvals": positions, "ticktext": labels, "autorange": "reversed", "automargin": True},
         "showlegend": False, "bargap": 0.25,
     }

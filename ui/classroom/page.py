@@ -93,7 +93,7 @@ class ClassPanel:
             self.choices = gr.Radio([], label="Your answer (tap one; the last counts)", elem_id="class-choices",
                                     visible=False)
             self.answered = gr.Markdown("", elem_id="class-answered")
-            with gr.Row(visible=False, elem_id="class-student-results") as self.student_results:
+            with gr.Column(visible=False, elem_id="class-student-results") as self.student_results:
                 self.student_chart = components.Plot(elem_id="class-student-chart", show_label=False)
                 self.student_after = gr.Markdown("", elem_id="class-student-after")
             self.follow = gr.Button("Follow the lecturer", elem_id="class-follow", size="sm")

@@ -99,8 +99,6 @@ class Classes:
 def question_choices(library, lesson_id: str, number: int) -> tuple[list[str], str]:
     """The step's answers to choose from and the model's answer (ui.lessons.library.LessonLibrary.choices and
     model_answer); ([], "") for a step that asks nothing the class can tap, or whose answer was not measured."""
-    if not hasattr(library, "choices"):  # a library from before questions had kinds: nothing to tap
-        return [], ""
     choices = list(library.choices(lesson_id, number))
     if not choices:
         return [], ""
