@@ -28,6 +28,8 @@ from harness.live_app import ARTIFACTS, live_app
 STUDENTS = 300
 LESSON, STEP = "causal-mask", 2  # step 2 asks a token question
 TARGETS = {"within_s": 10.0, "follow_s": 3.0}
+SHARED_IDS = {"sentence": "text", "model": "model", "layer": "layer", "head": "head", "kind": "kind",
+              "presenter": "presenter"}  # the header's controls by elem_id -> the step's setting
 THINK_S = (1.0, 5.0)  # a student reads the question before tapping: spread evenly over these seconds
 
 
@@ -145,11 +147,9 @@ def views_shared(students: int = STUDENTS) -> dict:
         settings = {**follow["settings"], "presenter": False}
         values = []
         for component in redraw.inputs:
-            name = next((n for n in ("text", "model", "layer", "head", "kind", "presenter")
-                         if getattr(component, "elem_id", None) == n), None)
+            name = SHARED_IDS.get(getattr(component, "elem_id", None))
             values.append(settings.get(name) if name else component.value)
-        values[0], values[1] = follow["tab"], None  # the open tab, the open sections (as a fresh page's)
-        values[1] = redraw.inputs[1].value
+        values[0], values[1] = follow["tab"], redraw.inputs[1].value  # the open tab and sections, as a fresh page's
         computed_before = demo.classroom.views.computed
 
         def one(_):
@@ -183,3 +183,37 @@ if __name__ == "__main__":
     figures = run(int(sys.argv[1]) if len(sys.argv) > 1 else STUDENTS)
     print(json.dumps(figures, indent=2))
     sys.exit(0 if figures["met"] else 1)
+
+
+def section(results: dict) -> list[str]:
+    """The report's lines (bench/report.py), or none when the class was not measured."""
+    figures = results.get("classroom")
+    if not figures:
+        return []
+    http, views = figures["http"], figures["views"]
+    verdict = "**met**" if figures["met"] else "**missed**"
+    return [
+        "", f"## A class of {http['students']} (bench/classroom.py)", "",
+        f"{verdict}: {http['students']} simulated phones follow the lecturer's move to a step with a question and "
+        f"answer it within {figures['targets']['within_s']:.0f} s, each seeing the new step within "
+        f"{figures['targets']['follow_s']:.0f} s, with 0 errors, the count exact and the step's views computed once.",
+        "",
+        "| figure | measured |", "|---|---|",
+        f"| errors | {http['errors']} |",
+        f"| the lecturer's count | {http['answered']} ({'exact' if http['count_exact'] else 'NOT exact'}) |",
+        f"| the move (/class_drive, through the queue) | {_s(http['drive_s'])} |",
+        f"| a phone sees the new step: first, p50, last | {_s(http['first_seen_s'])}, {_s(http['follow_p50_s'])}, "
+        f"{_s(http['follow_max_s'])} |",
+        f"| the last answer in (each phone reads {http['think_s'][0]:.0f}–{http['think_s'][1]:.0f} s first) | "
+        f"{_s(http['all_answered_s'])} |",
+        f"| server CPU for the move, 300 replies and 300 answers | {http['server_cpu_s']} s |",
+        f"| the page's redraw for {views['followers']} followers: views computed | {views['views_computed']} "
+        f"(each follower draws {views['views_drawn_per_follower']}) |",
+        f"| … its time for all, against one follower's unshared × {views['followers']} | "
+        f"{_s(views['all_followers_s'])} vs {_s(views['one_follower_unshared_s'])} × {views['followers']}: "
+        f"{views['all_vs_unshared_ratio']}× |",
+    ]
+
+
+def _s(seconds) -> str:
+    return "–" if seconds is None else f"{seconds:.2f} s"
