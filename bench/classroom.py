@@ -23,13 +23,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from bench.load import cpu_seconds
+from harness.classroom import follower_redraw
 from harness.live_app import ARTIFACTS, live_app
 
 STUDENTS = 300
 LESSON, STEP = "causal-mask", 2  # step 2 asks a token question
 TARGETS = {"within_s": 10.0, "follow_s": 3.0}
-SHARED_IDS = {"sentence": "text", "model": "model", "layer": "layer", "head": "head", "kind": "kind",
-              "presenter": "presenter"}  # the header's controls by elem_id -> the step's setting
 THINK_S = (1.0, 5.0)  # a student reads the question before tapping: spread evenly over these seconds
 
 
@@ -143,17 +142,11 @@ def views_shared(students: int = STUDENTS) -> dict:
         classes = demo.classes
         opened = classes.open(LESSON, "http://lecture-hall/")
         follow = classes.drive(opened["code"], opened["key"], LESSON, STEP)
-        redraw = next(f for f in demo.fns.values() if f.api_name == "redraw_after_class_step")
-        settings = {**follow["settings"], "presenter": False}
-        values = []
-        for component in redraw.inputs:
-            name = SHARED_IDS.get(getattr(component, "elem_id", None))
-            values.append(settings.get(name) if name else component.value)
-        values[0], values[1] = follow["tab"], redraw.inputs[1].value  # the open tab and sections, as a fresh page's
+        run, values = follower_redraw(demo, follow)
         computed_before = demo.classroom.views.computed
 
         def one(_):
-            return sum(1 for _ in redraw.fn(None, *values))
+            return run(values)
 
         start = time.perf_counter()
         with ThreadPoolExecutor(8) as pool:

@@ -24,7 +24,8 @@ def class_answers(choices: list[str], answers: dict[str, int], model_answer: str
         raise ValueError("class_answers needs the question's choices (a non-empty list)")
     counts = np.array([int(answers.get(c, 0)) for c in choices], dtype=np.float32)
     total = int(counts.sum())
-    labels = [token_label(c) for c in choices]
+    labels = [f'<span style="color:{MODEL_COLOUR};font-weight:bold">{token_label(c)}</span>' if c == model_answer else token_label(c)
+              for c in choices]
     colours = [MODEL_COLOUR if c == model_answer else CLASS_COLOUR for c in choices]
     row = max(26, int(font_size * 2))  # a bar a label's height and a half: readable at 30 rows
     positions = np.arange(len(choices), dtype=np.float32)
@@ -32,9 +33,9 @@ def class_answers(choices: list[str], answers: dict[str, int], model_answer: str
               for n, c in zip(counts, choices)]
     data = [{"type": "bar", "orientation": "h", "x": counts, "y": positions, "marker": {"color": colours},
              "text": shares, "textposition": "outside", "cliponaxis": False, "hoverinfo": "text",
-             "hovertext": [f"{label}: {share}" for label, share in zip(labels, shares)], "name": "the class"}]
+             "hovertext": [f"{token_label(c)}: {share}" for c, share in zip(choices, shares)], "name": "the class"}]
     layout = {
-        "title": {"text": f"The class's {total} answers; in orange, the model's", "font": {"size": font_size + 2}},
+        "title": {"text": layout_title(total), "font": {"size": font_size + 2}},
         "height": height or 90 + row * len(choices),
         "margin": {"l": 10, "r": 10, "t": 50, "b": 40},
         "font": {"size": font_size},
@@ -42,5 +43,11 @@ def class_answers(choices: list[str], answers: dict[str, int], model_answer: str
                   if counts.max() > 0 else 1, "range": [0, max(1.0, float(counts.max())) * 1.9]},  # room for the text
         "yaxis": {"tickvals": positions, "ticktext": labels, "autorange": "reversed", "automargin": True},
         "showlegend": False, "bargap": 0.25,
+        "meta": {"alt": f"{layout_title(total)}: " + ", ".join(f"{c!r} {int(n)}" for c, n in zip(choices, counts))
+                 + (f". The model's answer: {model_answer!r}." if model_answer else ".")},
     }
     return figure(data, with_alt(layout, data))
+
+
+def layout_title(total: int) -> str:
+    return f"The class's {total} answer{'' if total == 1 else 's'}; in orange, the model's"

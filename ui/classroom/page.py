@@ -118,8 +118,9 @@ class ClassPanel:
             return count_text(results), Change(visible=True), figure, after_text(state.step)
         return count_text(results), Change(visible=False), None, ""
 
-    def student_values(self, code: str) -> tuple:
-        """The student panel's outputs (self.student_outputs' order) for the class now."""
+    def student_values(self, code: str, fresh: bool = True) -> tuple:
+        """The student panel's outputs (self.student_outputs' order) for the class now; fresh: on a step the page
+        has just opened (not fresh: the same step revealed, the student's answer kept as it is)."""
         follow = self.classes.follow(code)
         state = self.classes.state(code)
         asked = bool(follow["choices"])
@@ -129,9 +130,9 @@ class ClassPanel:
             shown = (Change(visible=True), figure, after_text(state.step))
         else:
             shown = (Change(visible=False), None, "")
-        return (status_html(follow, state.version), question,
-                Change(choices=follow["choices"], value=None, visible=asked, interactive=not follow["revealed"]),
-                "", *shown)
+        choices = Change(choices=follow["choices"], value=None, visible=asked, interactive=not follow["revealed"]) \
+            if fresh else Change(visible=asked, interactive=not follow["revealed"])
+        return (status_html(follow, state.version), question, choices, "" if fresh else UNCHANGED, *shown)
 
     @property
     def student_outputs(self) -> list:
@@ -160,7 +161,7 @@ class ClassPanel:
         """The class's events; returns those that set the view (the link box follows them)."""
         classes, library = self.classes, player.library
         lecturer_out = [self.key, self.code, self.projector, self.qr, self.join_text, self.join_box, self.count,
-                        self.results, self.chart, self.after, self.timer]
+                        self.results, self.chart, self.after, self.timer, self.start]
 
         def start(lesson, number, key, code, request: gr.Request):
             if not lesson:
@@ -175,7 +176,8 @@ class ClassPanel:
             join = (f"Join on your phone: scan the code, or open **{html.escape(link)}**\n\n"
                     f"or type the code `{code}` under “Join a class”.")
             return (key, code, Change(visible=True), qr_image(link), join, Change(label=f"Join the class {code}",
-                    open=True), *self.projector_values(code, key), Change(active=True))
+                    open=True), *self.projector_values(code, key), Change(active=True),
+                    Change(value="Show the class's code"))
 
         def moved(lesson, number, key, code):
             if not code or not lesson:
@@ -250,7 +252,7 @@ class ClassPanel:
         joined_event = ctx.on([self.join_button.click, self.code_box.submit], join_code,
                               inputs=[self.code_box, self.student, ctx.presenter, ctx.quiz], outputs=outputs,
                               api_name="class_join", queue=False)
-        ctx.on([self.tick.click], lambda code: self.student_values(code) if code else (UNCHANGED,) * 7,
+        ctx.on([self.tick.click], lambda code: self.student_values(code, False) if code else (UNCHANGED,) * 7,
                inputs=[self.following], outputs=self.student_outputs, api_name="class_tick", queue=False)
 
         def answered(code, student, choice):
