@@ -50,12 +50,24 @@ def status_html(follow: dict, version: int) -> str:
 
 
 def shared_views(once: Once):
-    """ctx.shared_redraws' wrapper: a view's result for the same inputs computed once for every follower."""
+    """ctx.shared_redraws' wrapper: a view's result for the same inputs computed once for every follower, each
+    handed its own copy of the updates in it (Gradio pops an update's "value" as it sends it)."""
     def share(view):
         def fn(*values):
-            return once.get((id(view), repr(values)), lambda: view.fn(*values))
+            return unshared(once.get((id(view), repr(values)), lambda: view.fn(*values)))
         return dataclasses.replace(view, fn=fn)
     return share
+
+
+def unshared(result):
+    """A view's result with each dict in it (an update, or {component: update}) copied: one follower's sending
+    never changes what the next is sent."""
+    copied = lambda v: dict(v) if isinstance(v, dict) else v  # noqa: E731
+    if isinstance(result, tuple):
+        return tuple(copied(v) for v in result)
+    if isinstance(result, dict):
+        return {k: copied(v) for k, v in result.items()}
+    return result
 
 
 class ClassPanel:

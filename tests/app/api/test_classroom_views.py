@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from classroom.once import Once
 from harness.classroom import follower_redraw
+from ui.classroom.page import shared_views
+from ui.page.redraw import View
 
 FOLLOWERS = 24
 
@@ -22,3 +25,20 @@ def test_the_followers_redraw_computes_each_view_of_the_step_once(demo):
     assert drawn == [drawn[0]] * FOLLOWERS and drawn[0] >= 3  # the step's tab draws several views
     assert views.computed - before == drawn[0]  # each once, for all of them
 
+
+
+
+def test_each_follower_is_sent_the_whole_view_though_sending_one_empties_its_updates():
+    """Gradio pops an update's "value" as it sends it (blocks.postprocess_update_dict): a shared result handed out
+    as it is would reach the second follower without its figure."""
+    calls = []
+
+    def figure_shown(text):
+        calls.append(text)
+        return {"value": {"plot": text}, "visible": True, "__type__": "update"}, "caption"
+
+    share = shared_views(Once(1 << 20))(View(figure_shown, [], [], "attention", []))
+    first = share.fn("The cat")
+    first[0].pop("value")  # as Gradio does, sending it to the first follower
+    second = share.fn("The cat")
+    assert second[0]["value"] == {"plot": "The cat"} and second[1] == "caption" and calls == ["The cat"]
