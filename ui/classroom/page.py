@@ -85,7 +85,11 @@ class ClassPanel:
 
     def panels(self) -> None:
         self.key, self.code = gr.State(None), gr.State(None)  # the lecturer's (server side only)
-        self.student, self.following = gr.State(None), gr.State(None)  # a student's page: its id, the class
+        # a student's page: its id, made here and kept in its server session; the class it follows, kept in the page
+        # (a hidden box), so that after a server restart, which ends every session, the page still follows it
+        self.student = gr.State(None)
+        self.following = gr.Textbox("", elem_id="class-following", elem_classes=["class-hidden"], show_label=False,
+                                    container=False)
         self.timer = gr.Timer(COUNT_EVERY_S, active=False)
         with gr.Column(visible=False, elem_id="class-projector") as self.projector:
             with gr.Accordion("Join the class", open=True, elem_id="class-join") as self.join_box:
@@ -173,7 +177,8 @@ class ClassPanel:
         """The class's events; returns those that set the view (the link box follows them)."""
         classes, library = self.classes, player.library
         lecturer_out = [self.key, self.code, self.projector, self.qr, self.join_text, self.join_box, self.count,
-                        self.results, self.chart, self.after, self.timer, self.start]
+                        self.results, self.chart, self.after, self.timer, self.start, ctx.quiz]  # quiz: the
+        # projector keeps each step's answer hidden until the lecturer reveals it
 
         def start(lesson, number, key, code, request: gr.Request):
             if not lesson:
@@ -186,10 +191,10 @@ class ClassPanel:
                 link = class_link(code, page)
             classes.drive(code, key, lesson, number)
             join = (f"Join on your phone: scan the code, or open **{html.escape(link)}**\n\n"
-                    f"or type the code `{code}` under “Join a class”.")
+                    f"or type the code `{code}` under “Join a class with its code”.")
             return (key, code, Change(visible=True), qr_image(link), join, Change(label=f"Join the class {code}",
                     open=True), *self.projector_values(code, key), Change(active=True),
-                    Change(value="Show the class's code"))
+                    Change(value="Show the class's code"), True)
 
         def moved(lesson, number, key, code):
             if not code or not lesson:
@@ -235,17 +240,15 @@ class ClassPanel:
         student_out = [self.student, self.following, self.student_panel] + self.student_outputs
         ctx.on([ctx.demo.load], on_load, outputs=student_out, api_name="class_load")
 
-        def step_params(code, presenter, quiz) -> tuple[dict, dict]:
-            follow = classes.follow(code)
-            quiz = bool(quiz) or bool(follow["choices"] and not follow["revealed"])
-            return follow, player.params(follow["lesson"], follow["step"], presenter, quiz)
-
         def follow_step(code, student, presenter, quiz):
+            """The lecturer's step opened as its lesson's link opens it, in quiz mode while its question is open."""
             if not code:
-                raise InputError("Join a class first: its link, or its code under “Join a class”.")
-            follow, params = step_params(code, presenter, quiz)
+                raise InputError("Join a class first: its link, or its code under “Join a class with its code”.")
+            follow = classes.follow(code)
             if not follow["lesson"]:
-                return {**dict(zip(student_out, (UNCHANGED,) * len(student_out)))}
+                return dict.fromkeys(student_out, UNCHANGED)
+            quiz = bool(quiz) or bool(follow["choices"] and not follow["revealed"])
+            params = player.params(follow["lesson"], follow["step"], presenter, quiz)
             settings, notes = parse_query(params, library.registry, library.defaults, library.tabs, linked)
             return {**apply_view(settings, notes),
                     **dict(zip(player.outputs, player.values(follow["lesson"], follow["step"], settings.quiz))),
@@ -268,13 +271,16 @@ class ClassPanel:
                inputs=[self.following], outputs=self.student_outputs, api_name="class_tick", queue=False)
 
         def answered(code, student, choice):
-            if not code or not student or choice is None:
-                return UNCHANGED
+            if not code or choice is None:
+                return UNCHANGED, UNCHANGED
+            if not student:  # the server restarted since the page joined: it joins again
+                student, code = joined(code, None)
             result = classes.answer(code, student, choice)
-            return f"Your answer: **{html.escape(str(choice))}** ({result['answered']} answered so far; the last counts)."
+            return student, (f"Your answer: **{html.escape(str(choice))}** ({result['answered']} answered so far; "
+                             "the last counts).")
 
         ctx.on([self.choices.input], answered, inputs=[self.following, self.student, self.choices],
-               outputs=[self.answered], api_name="class_answer_page", queue=False)
+               outputs=[self.student, self.answered], api_name="class_answer_page", queue=False)
         return {"class_step": stepped, "class_join": joined_event}
 
     def api(self, ctx) -> None:

@@ -11,8 +11,12 @@ SPREAD_MS = 1500  # within the 3 s a follower has to show the lecturer's step
 
 CSS = """
 .class-hidden { display: none !important; }
-#class-start { white-space: nowrap; }
-body:not(.presenter) #class-start { display: none !important; }  /* the lecturer's: presenter mode's header */
+/* the lecturer's: presenter mode's header, in the corner the wrapped "Quiz mode (answers hidden)" leaves free,
+   so that the header is no taller (a projector's first screen keeps the tab's figure whole) */
+body:not(.presenter) #class-start { display: none !important; }
+div:has(> #class-start) { position: relative; }
+#class-start { position: absolute !important; right: 8px; bottom: 8px; width: auto !important;
+               min-width: 0 !important; white-space: nowrap; padding: 2px 10px !important; }
 #class-qr img { width: min(52vh, 420px); height: auto; image-rendering: pixelated; background: white; }
 #class-join-text .prose, #class-join-text p { font-size: 28px !important; line-height: 1.4; }
 #class-join-text code { font-size: 56px !important; letter-spacing: 0.12em; font-weight: 700; }
