@@ -36,8 +36,8 @@ def class_answers(choices: list[str], answers: dict[str, int], model_answer: str
              "hovertext": [f"{token_label(c)}: {share}" for c, share in zip(choices, shares)], "name": "the class"}]
     layout = {
         "title": {"text": layout_title(total), "font": {"size": font_size + 2}},
-        "height": height or 90 + row * len(choices),
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 40},
+        "height": height or 60 + 3 * font_size + row * len(choices),
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 3 * font_size + 10},  # the axis's numbers, then its title
         "font": {"size": font_size},
         "xaxis": {"title": {"text": "students"}, "rangemode": "tozero", "dtick": max(1, int(np.ceil(counts.max() / 5)))
                   if counts.max() > 0 else 1, "range": [0, max(1.0, float(counts.max())) * 1.9]},  # room for the text

@@ -177,7 +177,7 @@ class ClassPanel:
         """The class's events; returns those that set the view (the link box follows them)."""
         classes, library = self.classes, player.library
         lecturer_out = [self.key, self.code, self.projector, self.qr, self.join_text, self.join_box, self.count,
-                        self.results, self.chart, self.after, self.timer, self.start, ctx.quiz]  # quiz: the
+                        self.results, self.chart, self.after, self.timer, ctx.quiz]  # quiz: the
         # projector keeps each step's answer hidden until the lecturer reveals it
 
         def start(lesson, number, key, code, request: gr.Request):
@@ -193,8 +193,7 @@ class ClassPanel:
             join = (f"Join on your phone: scan the code, or open **{html.escape(link)}**\n\n"
                     f"or type the code `{code}` under “Join a class with its code”.")
             return (key, code, Change(visible=True), qr_image(link), join, Change(label=f"Join the class {code}",
-                    open=True), *self.projector_values(code, key), Change(active=True),
-                    Change(value="Show the class's code"), True)
+                    open=True), *self.projector_values(code, key), Change(active=True), True)
 
         def moved(lesson, number, key, code):
             if not code or not lesson:
