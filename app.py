@@ -33,6 +33,11 @@ from ui.page.controls import CSS, build_controls, wire_page  # noqa: E402
 from ui.page.lecture_examples import default_settings  # noqa: E402
 from ui.page.tabspec import tab_ids  # noqa: E402
 from ui.lessons.library import LESSONS_ENV, LessonLibrary  # noqa: E402
+from classroom.store import ClassStore  # noqa: E402
+from ui.classroom import script as class_script  # noqa: E402
+from ui.classroom.page import ClassPanel  # noqa: E402
+from ui.classroom.route import follow_routes  # noqa: E402
+from ui.classroom.service import Classes  # noqa: E402
 from model.registry import ModelRegistry  # noqa: E402
 from ui.page.labels import model_notes
 from ui.runtime import wire  # noqa: E402
@@ -70,13 +75,17 @@ def tab_specs() -> list:
     return [module.TAB for module in ui.tabs.TABS]
 
 
-def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None = None) -> gr.Blocks:
-    """The whole page. `assets` (or $ATTENTION_ASSETS) picks the folder of trained models."""
+def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None = None,
+               classes: str | Path | None = None) -> gr.Blocks:
+    """The whole page. `assets` (or $ATTENTION_ASSETS) picks the folder of trained models, `classes` (or
+    $ATTENTION_CLASSES) the SQLite file the classes live in (docs/classes.md)."""
     registry = registry or ModelRegistry.load(assets)
     with wire.Blocks(title="Attention, made visible", analytics_enabled=False) as demo:
         gr.Markdown(DESCRIPTION, elem_id="intro")
         player = lesson_player.Player(LessonLibrary.load(registry, default_settings(registry)))
-        ctx, examples = build_controls(demo, registry, player)
+        classroom = ClassPanel(Classes(ClassStore(classes), player.library))
+        ctx, examples = build_controls(demo, registry, player, classroom)
+        classroom.panels()  # above the tabs: the projector's code and count, a student's question
         # the tabs: on a narrow screen they wrap onto rows (Gradio's default folds most into a "⋯" menu)
         with gr.Tabs(overflow_behavior="wrap") as tabs:
             ctx.tabs = tabs
@@ -84,12 +93,14 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
                 module.build(ctx)
         player.only_tabs(tab_ids(tabs))
         player.panel()
+        classroom.join_form()
         # which weights were loaded (smollm2's 4-bit build, or the original): below the views, which it would push
         # down, and hidden in presenter mode with the page's title (ui/page/controls.py's CSS)
         if notes := model_notes(registry):
             with gr.Accordion("Which weights the pretrained models were read from", open=False, elem_id="model-notes"):
                 gr.Markdown(notes)
-        wire_page(ctx, examples, player)
+        wire_page(ctx, examples, player, classroom)
+        classroom.api(ctx)
 
         def ping() -> str:
             """Does nothing; for measuring the round trip."""
@@ -97,19 +108,23 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
 
         gr.api(ping, api_name="ping", concurrency_limit=None, queue=False)
     demo.registry = registry  # handy in notebooks and tests
+    demo.classroom, demo.classes = classroom, classroom.classes  # the follow route's (launch_options), the bench's
     return demo
 
 
-def launch_options() -> dict:
+def launch_options(demo: gr.Blocks | None = None) -> dict:
     """Theme, CSS and page scripts (Gradio 6 takes them in launch(); ui/page/accessibility.py names the figures for
     screen readers); the page's script files compressed once for every visitor (ui/runtime/assets.py); results
     compressed (ui/runtime/streams.py); no /monitoring pages (Gradio's summary of every visitor's requests,
-    open to anyone by default); host and port come from GRADIO_SERVER_*."""
-    return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS,
+    open to anyone by default); host and port come from GRADIO_SERVER_*. demo: the page whose class followers
+    wait on the plain route /class/wait (ui/classroom/route.py)."""
+    routes = follow_routes(demo.classes) if demo is not None and hasattr(demo, "classes") else []
+    return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS + class_script.CSS,
                 js=page_script(TITLE_FIT_JS, DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
-                               accessibility.PAGE_JS, lesson_player.KEYS_JS),
+                               accessibility.PAGE_JS, lesson_player.KEYS_JS, class_script.FOLLOW_JS),
                 footer_links=["api"], enable_monitoring=False,
-                app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)]})
+                app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)],
+                            "routes": routes})
 
 
 # The request queue: CONCURRENCY handlers run at once; a full lecture hall (100 at once) waits its
@@ -129,7 +144,8 @@ def main(argv=None) -> None:
         os.environ[LESSONS_ENV] = args.lessons  # read by ui.lessons.library.LessonLibrary.load
     if args.models is not None:
         os.environ["ATTENTION_MODELS"] = args.models  # read by model.registry.ModelRegistry.load (model.pretrained)
-    build_demo().queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE).launch(**launch_options())
+    demo = build_demo()
+    demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE).launch(**launch_options(demo))
 
 
 if __name__ == "__main__":

@@ -13,75 +13,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from analysis.lesson_vocabulary import (ANSWER_EXAMPLES, ANSWER_KINDS, ANSWERS, VOCABULARY, Claim,  # noqa: F401
+                                        LessonError, answer_layer, answer_of, claimed_answer, head_choice,
+                                        layer_choice, parse_claim, same_answer, token_choice)
+
 # The settings a step may give: the deep link's names (ui.page.links.ViewSettings), plus `link` (a link pasted from
 # the page's link box, whose settings the other lines override). Presenter and quiz mode are the lecturer's.
 VIEWER_SETTINGS = ("presenter", "quiz")
 HEADER_KEYS = ("title", "id", "model", "text")  # `model` and `text`: the default of every step
 LESSON_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 MAX_STEPS = 40
-MARKERS = ("question:", "answer:", "claims:")  # paragraphs a step gives apart from its text
+MARKERS = ("question:", "question (", "answer:", "after:", "claims:")  # paragraphs a step gives apart from its text
 MAX_BYTES = 200_000  # a lesson is a few pages of text; a bigger file is a mistake (or not a lesson)
 
-# ---- the claim vocabulary -------------------------------------------------------------------------------------
-# A claim is one line. Quoted tokens are matched as the figures label them, without the tokenizer's marks
-# ("▁", "Ġ", "##"); a leading space in quotes stands for the "▁" of a word that starts with one. "word"#2 is the
-# word's second occurrence. A head is written as the app writes it: L2 H3, or with its kind for dates (cross L2 H3).
-HEAD = r"(?:(?P<kind>self|encoder|decoder|cross) )?L(?P<layer>\d+) H(?P<head>\d+)"
-TOKEN = r'"(?P<{0}>[^"]*)"(?:#(?P<{0}_n>\d+))?'
-COMPARE = r"(?P<op>>=|<=|=|>|<) ?(?P<number>-?\d+(?:\.\d+)?(?:e-?\d+)?)"
-STATS = ("previous", "next", "first", "special", "self", "induction", "entropy_bits", "spread", "mean_distance")
-LABEL = r"(?P<label>previous-token|next-token|first-token sink|\S+ sink|self|induction|broad|mixed)"
 
-# kind -> (pattern, what it measures). ui/lessons/claims.py has one function per kind.
-VOCABULARY = {
-    "weight": (rf"weight {HEAD} from {TOKEN.format('source')} to {TOKEN.format('target')} {COMPARE}",
-               'weight L2 H3 from "it" to "animal" >= 0.5: the weight the head in detail shows in that cell '
-               "(on the Learning tab: at the step's snapshot)"),
-    "head type": (rf"head {HEAD} type {LABEL}",
-                  "head L1 H4 type previous-token: the head's label in the head statistics table"),
-    "head stat": (rf"head {HEAD} (?P<stat>{'|'.join(STATS)}) {COMPARE}",
-                  "head L1 H4 previous >= 0.9: one column of the head statistics table"),
-    "top next": (r'top next token is "(?P<token>[^"]*)"',
-                 'top next token is " be": the first row of the predictions (a causal model)'),
-    "top fill": (r'top fill is "(?P<token>[^"]*)"', 'top fill is " States": the first fill-in of the first <mask>'),
-    "translation": (r'translation is "(?P<token>[^"]*)"', 'translation is "1999-03-03": the dates model\'s output'),
-    "lens": (rf'lens first top "(?P<token>[^"]*)" after layer (?P<after>\d+)',
-             'lens first top " be" after layer 2: the first layer after which the logit lens puts the token on top '
-             "at the position the Lens tab asks about (the last token; a masked model's first <mask>)"),
-    "shuffle": (rf"shuffle difference (?P<positions>with|without) positions {COMPARE}",
-                "shuffle difference without positions <= 0.001: the largest change of a weight when the sentence is "
-                "shuffled and put back (Positions, the step's head and seed)"),
-    "rotary": (rf"(?P<scores>rotary|added) score spread {COMPARE}",
-               "rotary score spread <= 0.001: how much the score of the same two tokens moved along a text varies "
-               "(Positions' rotary table; added: with sinusoids added instead)"),
-    "month": (rf"month {HEAD} {COMPARE}",
-              "month cross L2 H3 >= 0.9: the cross-attention weight on the month while the month's digits are written"),
-    "copying head": (r"copying induction head is L(?P<layer>\d+) H(?P<head>\d+)",
-                     "copying induction head is L3 H1: the strongest induction head on Copying from context's "
-                     "repeated random words"),
-    "copying gain": (rf"copying gain {COMPARE}",
-                     "copying gain >= 3: nats a word the model gains on the second copy (Copying from context)"),
-}
-_COMPILED = {kind: re.compile(pattern) for kind, (pattern, _) in VOCABULARY.items()}
-
-
-class LessonError(ValueError):
-    """A mistake in a lesson file: where it is and how to fix it."""
-
-    def __init__(self, source: str, line: int | None, problem: str, fix: str):
-        self.source, self.line, self.problem, self.fix = source, line, problem, fix
-        where = f"{source}, line {line}" if line else source
-        super().__init__(f"{where}: {problem} Fix: {fix}")
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One claim as written (`text`), its kind (a VOCABULARY key), the parts its pattern named, and its line."""
-
-    text: str
-    kind: str
-    parts: dict
-    line: int
+QUESTION = re.compile(r"question(?: \((?P<kind>[^)]*)\))?:", re.IGNORECASE)
 
 
 @dataclass
@@ -97,6 +43,9 @@ class Step:
     claims: list[Claim] = field(default_factory=list)
     line: int = 0
     lines: dict = field(default_factory=dict)
+    question_kind: str = ""  # "token", "head" or "layer" (Question (token): ...); "" for a plain Question:
+    after: str = ""  # the After: paragraph: what gives the answer away, shown with the answer
+    answer_choice: str = ""  # the answer its Answer: starts with, as a choice is written (a question with a kind)
 
 
 @dataclass
@@ -107,18 +56,6 @@ class Lesson:
     intro: str
     defaults: dict  # the header's model and text: every step's, unless the step sets its own
     steps: list[Step]
-
-
-def parse_claim(text: str, source: str = "", line: int = 0) -> Claim:
-    """One claim line (without its "- "), or LessonError listing the vocabulary."""
-    text = " ".join(text.split())
-    for kind, pattern in _COMPILED.items():
-        match = pattern.fullmatch(text)
-        if match:
-            return Claim(text, kind, {k: v for k, v in match.groupdict().items() if v is not None}, line)
-    forms = "; ".join(example.split(":")[0] for _, example in VOCABULARY.values())
-    raise LessonError(source, line, f"“{text[:80]}” is not a claim this app can check.",
-                      f"write it in one of these forms (the README's \"Claims\" lists them): {forms}.")
 
 
 def _header(lines: list[str], source: str) -> tuple[dict, int]:
@@ -216,13 +153,22 @@ def _step(number: int, title: str, body: list[tuple[int, str]], source: str, all
             current = (line, [])
             paragraphs.append(current)
         current[1].append(raw.rstrip())
-    text, question, answer, claims = [], "", "", []
+    text, question, answer, after, kind, claims = [], "", "", "", "", []
+    joined = lambda first, paragraph: " ".join([first] + [p.strip() for p in paragraph[1:]]).strip()  # noqa: E731
+    answer_line = number
     for line, paragraph in paragraphs:
         first = paragraph[0].strip()
-        if first.lower().startswith("question:"):
-            question = " ".join([first[len("question:"):].strip()] + [p.strip() for p in paragraph[1:]]).strip()
+        asked = QUESTION.match(first)
+        if asked:
+            kind = (asked.group("kind") or "").strip().lower()
+            if asked.group("kind") is not None and kind not in ANSWER_KINDS:
+                raise LessonError(source, line, f"“{first[:40]}” asks for an answer of no kind the app knows.",
+                                  "write Question (token):, Question (head):, Question (layer): or Question:.")
+            question = joined(first[asked.end():].strip(), paragraph)
         elif first.lower().startswith("answer:"):
-            answer = " ".join([first[len("answer:"):].strip()] + [p.strip() for p in paragraph[1:]]).strip()
+            answer, answer_line = joined(first[len("answer:"):].strip(), paragraph), line
+        elif first.lower().startswith("after:"):
+            after = joined(first[len("after:"):].strip(), paragraph)
         elif first.lower() == "claims:":
             for offset, item in enumerate(paragraph[1:], 1):
                 if not item.strip().startswith("- "):
@@ -234,4 +180,24 @@ def _step(number: int, title: str, body: list[tuple[int, str]], source: str, all
     if answer and not question:
         raise LessonError(source, number, "the step has an answer but no question.",
                           "add a paragraph starting 'Question:' before the answer.")
-    return Step(title, settings, "\n\n".join(text), question, answer, claims, number, lines)
+    if after and not answer:
+        raise LessonError(source, number, "the step has an After: paragraph but no answer.",
+                          "give the question its 'Answer:' (After: is shown with it), or make it the step's text.")
+    choice = _answer_choice(kind, answer, claims, source, answer_line) if kind else ""
+    return Step(title, settings, "\n\n".join(text), question, answer, claims, number, lines, kind, after, choice)
+
+
+def _answer_choice(kind: str, answer: str, claims: list[Claim], source: str, line: int) -> str:
+    """The answer a question of that kind takes, read from the start of its Answer:, which one of the step's claims
+    must name (so the app checks it)."""
+    example = ANSWER_EXAMPLES[kind]
+    found = answer_of(kind, answer) if answer else None
+    if found is None:
+        raise LessonError(source, line, f"a {kind} question's Answer: does not start with its {kind}.",
+                          f"start the answer with the {kind} as the app writes it, e.g. 'Answer: {example}: ...'.")
+    choice = found[0]
+    if not any(ANSWERS.get(c.kind) == kind and same_answer(claimed_answer(c), choice) for c in claims):
+        forms = "; ".join(VOCABULARY[k][1].split(":")[0] for k, v in ANSWERS.items() if v == kind)
+        raise LessonError(source, line, f"no claim of the step names the answer {choice}, so nothing checks it.",
+                          f"add a claim naming {choice} under Claims:, in one of these forms: {forms}.")
+    return choice

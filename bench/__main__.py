@@ -171,6 +171,11 @@ def run(quick: bool) -> dict:
 
     print("causal tracing ...", file=sys.stderr)
     results["patching"] = patching.timings(ROOT / "runs" / "bench-models", repeats=1 if quick else 3)
+
+    print("a class of 300 ...", file=sys.stderr)
+    from bench import classroom  # after the app's server has stopped: it starts its own
+
+    results["classroom"] = classroom.run(classroom.STUDENTS)
     return results
 
 

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from bench import before_after, llama_family, patching
+from bench import before_after, classroom, llama_family, patching
 
 KB = 1000
 
@@ -326,6 +326,7 @@ def markdown(r: dict) -> str:
     ]
     lines += llama_family.section(r)
     lines += patching.section(r)
+    lines += classroom.section(r)
     if r.get("long"):
         from bench.long_report import section
 

@@ -142,11 +142,12 @@ def registry(shipped_registry):
 
 
 @pytest.fixture(scope="session")
-def demo(shipped_registry):
-    """The app's Blocks, built once on the session's registry (building one takes seconds of the 2 cores)."""
+def demo(shipped_registry, tmp_path_factory):
+    """The app's Blocks, built once on the session's registry (building one takes seconds of the 2 cores); its
+    classes in a file of the session's own (docs/classes.md)."""
     import app
 
-    return app.build_demo(registry=shipped_registry)
+    return app.build_demo(registry=shipped_registry, classes=tmp_path_factory.mktemp("classes") / "classes.sqlite3")
 
 
 # One training at a time, as on a 2-core Space, whatever the machine: a test that holds the slot holds the only one
@@ -154,11 +155,12 @@ TRAINING_SLOTS = 1
 
 
 @pytest.fixture(scope="session")
-def live(model_assets):
+def live(model_assets, tmp_path_factory):
     """The real app (`python app.py`) started once on the session's assets: the API, hostile-input and browser
     tests all call this one server. Tests that change a server's environment start their own (tests/app/server)."""
     from harness.live_app import ARTIFACTS, live_app
 
-    env = {"ATTENTION_ASSETS": str(model_assets), "ATTENTION_TOY_TRAININGS": str(TRAINING_SLOTS)}
+    env = {"ATTENTION_ASSETS": str(model_assets), "ATTENTION_TOY_TRAININGS": str(TRAINING_SLOTS),
+           "ATTENTION_CLASSES": str(tmp_path_factory.mktemp("classes") / "classes.sqlite3")}
     with live_app(ARTIFACTS / "logs" / "app.log", env=env) as running:
         yield running

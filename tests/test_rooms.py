@@ -6,6 +6,7 @@ import, also those inside a function, without importing anything.
     analysis/     numpy: no torch, no experiments/, and only the modules of model/ that need no torch
     viz/          figures: no torch, no Gradio, no model/ or experiments/
     training/     data and optimisation: never ui/
+    classroom/    a class's store and its followers: no Gradio, no ui/, only the torch-free modules of model/
     ui/, app.py   Gradio: no torch of their own
 
 and no module imports itself through others (a cycle), not even through an import inside a function, which would
@@ -26,6 +27,7 @@ FORBIDDEN = {  # room -> the top-level packages its modules must not import
     "analysis": {"torch", "experiments", "viz", "ui", "training", "gradio", "app"},
     "viz": {"torch", "gradio", "model", "experiments", "ui", "training", "app"},
     "training": {"ui", "gradio", "app"},
+    "classroom": {"torch", "gradio", "ui", "viz", "experiments", "training", "app"},  # a class's store: no page
     "ui": {"torch"},
     "app.py": {"torch"},
 }
@@ -86,7 +88,7 @@ def broken_rules(room: str) -> list[str]:
             where = f"{path.relative_to(ROOT)}:{line} imports {name}"
             if top in FORBIDDEN[room]:
                 found.append(where)
-            elif room == "analysis" and top == "model" and needs_torch(name):
+            elif room in ("analysis", "classroom") and top == "model" and needs_torch(name):
                 found.append(where + " (torch)")
     return sorted(set(found))
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from analysis.alignment import month_attention
 from analysis.heads import head_name
-from analysis.lessons import Claim
+from analysis.lesson_vocabulary import Claim, claimed_answer, head_choice, same_answer, token_choice
 from experiments.order import order_demo
 from analysis.rotary import SHIFTS
 from experiments.rotary import rotary_demo
@@ -46,7 +46,7 @@ def _position(labels, written: str, nth: str | None, where: str) -> int:
     return found[n - 1]
 
 
-def _trace(registry: ModelRegistry, settings: ViewSettings, snapshots: SnapshotTraces):
+def step_trace(registry: ModelRegistry, settings: ViewSettings, snapshots: SnapshotTraces):
     """The trace the step's figure shows: on the Learning tab, the model at the step's snapshot."""
     trace = registry.trace(settings.model, settings.text)
     steps = snapshots.steps(settings.model) if settings.tab == "learning" else []
@@ -65,15 +65,44 @@ def _head(trace, settings: ViewSettings, parts: dict):
     return att, check_index(parts["layer"], att.n_layers, "layer"), check_index(parts["head"], att.n_heads, "head")
 
 
+def token_choices(labels) -> list[str]:
+    """Each position's token as a choice: as the figures label it, in quotes, "word"#2 from its second occurrence on
+    (the occurrence counted as claims count it: the same word, whatever its leading space)."""
+    seen: dict[str, int] = {}
+    choices = []
+    for label in labels:
+        word = plain_token(label)
+        seen[word.strip()] = seen.get(word.strip(), 0) + 1
+        choices.append(token_choice(word, seen[word.strip()]))
+    return choices
+
+
 def weight(registry, settings, parts, snapshots):
-    att, layer, head = _head(_trace(registry, settings, snapshots), settings, parts)
+    att, layer, head = _head(step_trace(registry, settings, snapshots), settings, parts)
     row = _position(att.queries, parts["source"], parts.get("source_n"), "rows (queries)")
     column = _position(att.keys, parts["target"], parts.get("target_n"), "columns (keys)")
     return float(att.probs[layer, head, row, column])
 
 
+def top_weight(registry, settings, parts, snapshots):
+    """The column of the row's largest weight, as a choice is written (a token answer)."""
+    att, layer, head = _head(step_trace(registry, settings, snapshots), settings, parts)
+    row = _position(att.queries, parts["source"], parts.get("source_n"), "rows (queries)")
+    return token_choices(att.keys)[int(np.argmax(att.probs[layer, head, row]))]
+
+
+def strongest_head(registry, settings, parts, snapshots):
+    """The head of the claim's layer that puts the most weight in the cell (a head answer)."""
+    att, layer, _ = _head(step_trace(registry, settings, snapshots), settings,
+                          {**parts, "layer": parts["in_layer"], "head": 1})
+    row = _position(att.queries, parts["source"], parts.get("source_n"), "rows (queries)")
+    column = _position(att.keys, parts["target"], parts.get("target_n"), "columns (keys)")
+    best = int(np.argmax(att.probs[layer, :, row, column]))
+    return head_choice(layer + 1, best + 1, parts.get("kind", ""))
+
+
 def _stats(registry, settings, parts, snapshots) -> tuple[dict, int]:
-    trace = _trace(registry, settings, snapshots)
+    trace = step_trace(registry, settings, snapshots)
     att, layer, head = _head(trace, settings, parts)
     return trace_stats(registry, settings.model, trace, att), layer * att.n_heads + head
 
@@ -160,7 +189,7 @@ def copying_gain(registry, settings, parts, snapshots):
     return float(_copying(registry, settings)["table"].iloc[0]["gained from the context"])
 
 
-MEASURES = {"weight": weight, "head type": head_type, "head stat": head_stat, "top next": top_next,
+MEASURES = {"weight": weight, "top weight": top_weight, "strongest head": strongest_head, "head type": head_type, "head stat": head_stat, "top next": top_next,
             "top fill": top_fill, "translation": translation, "lens": lens_first_top, "shuffle": shuffle,
             "rotary": rotary, "month": month, "copying head": copying_head, "copying gain": copying_gain}
 
@@ -184,8 +213,8 @@ def expected(claim: Claim):
         return parts["label"]
     if claim.kind == "lens":
         return int(parts["after"])
-    if claim.kind == "copying head":
-        return head_name(int(parts["layer"]) - 1, int(parts["head"]) - 1)
+    if claim.kind in ("top weight", "strongest head", "copying head"):
+        return claimed_answer(claim)
     return parts["token"]
 
 
@@ -195,7 +224,7 @@ def check(registry: ModelRegistry, settings: ViewSettings, claim: Claim, snapsho
         value = MEASURES[claim.kind](registry, settings, claim.parts, snapshots)
     except (InputError, ValueError) as e:
         return {"claim": claim.text, "value": None, "holds": False, "why": str(e)}
-    holds = compare(value, claim.parts) if "op" in claim.parts else value == expected(claim)
+    holds = compare(value, claim.parts) if "op" in claim.parts else same_answer(value, expected(claim))
     if isinstance(value, (float, np.floating)):  # as the views write numbers; compared unrounded, above
         value = float(f"{float(value):.4g}")
     return {"claim": claim.text, "value": value, "holds": bool(holds)}

@@ -22,7 +22,7 @@ from ui.lessons import claims as lesson_claims
 from ui.tabs.learning import SnapshotTraces
 from ui.page.links import ViewSettings, parse_query, setting_names, whole_number
 from ui.page.messages import InputError, shown
-from model.registry import ModelRegistry
+from model.registry import ModelRegistry, attention_of
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,15 @@ class LessonLibrary:
             name = notes[0].split(" ", 1)[0]
             raise LessonError(lesson.source, line(name), f"{notes[0]}.",
                               f"give {name} a value this model takes (layers and heads count from 1).")
+        if step.question_kind == "head" and format.answer_layer(step.answer_choice) != settings.layer:
+            raise LessonError(lesson.source, line("layer"), f"the answer {step.answer_choice} is not a head of the "
+                              f"step's layer {settings.layer}, whose heads the question offers.",
+                              f"set 'layer: {format.answer_layer(step.answer_choice)}' on the step.")
         for claim in step.claims:
+            if claim.kind == "strongest head" and claim.parts["in_layer"] != claim.parts["layer"]:
+                raise LessonError(lesson.source, claim.line, f"L{claim.parts['layer']} H{claim.parts['head']} is "
+                                  f"not in layer {claim.parts['in_layer']}.",
+                                  "name a head of the layer the claim compares.")
             if "layer" in claim.parts and claim.kind not in ("copying head",):
                 kind = claim.parts.get("kind") or ("cross" if claim.kind == "month" else settings.kind)
                 if kind not in self.registry.kinds(settings.model):
@@ -200,6 +208,53 @@ class LessonLibrary:
                                   for claim in lesson.steps[number - 1].claims]
         return self._checked[key]
 
+    def _step_of(self, lesson_id, step) -> tuple[Lesson, int, format.Step]:
+        lesson = self.get(lesson_id)
+        number = self.step_number(lesson, step)
+        return lesson, number, lesson.steps[number - 1]
+
+    def choices(self, lesson_id, step) -> list[str]:
+        """The answers to offer for the step's question, by its kind: "token": the step's tokens as its figures label
+        them (" to", then " to"#2 for the second); "head": every head of the step's layer ("L25 H5"); "layer":
+        "layer 1" to "layer N" (from 1, as the app counts). [] for a question with no kind, or no question."""
+        lesson, number, found = self._step_of(lesson_id, step)
+        settings = self.settings(lesson.id, number)
+        if found.question_kind == "token":
+            trace = lesson_claims.step_trace(self.registry, settings, self.snapshots)
+            return lesson_claims.token_choices(attention_of(trace, settings.kind).keys)
+        if found.question_kind in ("head", "layer"):
+            kind = self._answer_kind(found) or settings.kind
+            layers, heads = self.registry.shape(settings.model, kind)
+            if found.question_kind == "layer":
+                return [format.layer_choice(n) for n in range(1, layers + 1)]
+            return [format.head_choice(settings.layer, h, kind if kind != settings.kind else "") for h in range(1, heads + 1)]
+        return []
+
+    @staticmethod
+    def _answer_claim(found: format.Step) -> int | None:
+        """The index of the claim that checks the step's answer (the one naming it)."""
+        return next((i for i, c in enumerate(found.claims) if format.ANSWERS.get(c.kind) == found.question_kind
+                     and format.same_answer(format.claimed_answer(c), found.answer_choice)), None)
+
+    @staticmethod
+    def _answer_kind(found: format.Step) -> str:
+        head = found.answer_choice.split(" ")
+        return head[0] if found.question_kind == "head" and len(head) == 3 else ""
+
+    def model_answer(self, lesson_id, step) -> str:
+        """The model's own answer to the step's question, as measured by the claim that names the lesson's answer
+        (one of `choices`; when the claim fails, the answer the model gives instead). InputError for a step whose
+        question has no kind, or whose answer could not be measured."""
+        lesson, number, found = self._step_of(lesson_id, step)
+        index = self._answer_claim(found)
+        if not found.question_kind or index is None:
+            raise InputError(f"Step {number} of “{lesson.title}” asks no question with answers to choose from.")
+        result = self.claims(lesson.id, number)[index]
+        if result["value"] is None:
+            raise InputError(f"The model's answer could not be measured: {result.get('why', 'no value')}")
+        value = result["value"]
+        return format.layer_choice(value) if found.question_kind == "layer" else str(value)
+
     def listing(self) -> list[dict]:
         return [{"id": lesson.id, "title": lesson.title, "steps": len(lesson.steps)} for lesson in self.lessons.values()]
 
@@ -217,12 +272,12 @@ class LessonLibrary:
 
 def step_text(step: format.Step, quiz: bool = False, revealed: bool = False) -> str:
     """What the student reads on a step, as Markdown: in quiz mode the question comes before its answer, which
-    stays out until revealed."""
+    stays out until revealed, and so does the step's After: paragraph (what gives the answer away)."""
     parts = [f"**{step.title}**", step.text]
     if step.question:
         parts.append(f"**Question:** {step.question}")
         if step.answer and (revealed or not quiz):
-            parts.append(f"**Answer:** {step.answer}")
+            parts += [f"**Answer:** {step.answer}", step.after]
     return "\n\n".join(p for p in parts if p)
 
 

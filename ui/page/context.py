@@ -160,6 +160,8 @@ class Context:
     open_sections: gr.State | None = None  # the elem_ids of the folded sections open on the page (see listen)
     quiz: gr.Checkbox | None = None  # quiz mode: each view that quizzes hides its answer until revealed
     linked: list = field(default_factory=list)  # the tab settings links keep (ui.page.page_link.LinkedControl), by ctx.link
+    # a setter's api_name -> view -> the view its redraw runs instead (ui/classroom: one computation for every follower)
+    shared_redraws: dict = field(default_factory=dict)
     _building_tab: str | None = field(default=None, repr=False)
     _tabs: dict = field(default_factory=dict, repr=False)
     _sections: dict = field(default_factory=dict, repr=False)
@@ -372,7 +374,9 @@ class Context:
         for n, (views, events) in enumerate(groups.items()):
             wire(events, list(views), f"redraw_{n}", self.repeats, **state)
         for event, controls, picked, name, _ in redraws.setters:
-            wire(event, redraws.following(controls), f"redraw_after_{name}", self.repeats, picked=picked, **state)
+            views = [self.shared_redraws[name](v) for v in redraws.following(controls)] \
+                if name in self.shared_redraws else redraws.following(controls)
+            wire(event, views, f"redraw_after_{name}", self.repeats, picked=picked, **state)
         if self.current_tab is None:
             return
         # a tab's select redraws it only when the visitor opened it (ui/runtime/tab_select.py): Gradio sends one as

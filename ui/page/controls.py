@@ -73,9 +73,10 @@ def kind_choices() -> list[tuple[str, str]]:
 KIND_SHORT = {"encoder": "encoder self", "decoder": "decoder self (masked)", "cross": "cross"}
 
 
-def build_controls(demo: gr.Blocks, registry: ModelRegistry, player=None) -> tuple[Context, gr.Dropdown]:
+def build_controls(demo: gr.Blocks, registry: ModelRegistry, player=None, classroom=None) -> tuple[Context, gr.Dropdown]:
     """The shared controls and the examples; returns the Context every tab builds against. player: the lesson
-    player (ui/lessons/player.py), whose picker and buttons end the first row."""
+    player (ui/lessons/player.py), whose picker and buttons end the first row; classroom: the class panels
+    (ui/classroom/page.py), whose "Start a class" sits under presenter mode."""
     start = default_settings(registry)
     layers, heads = registry.shape(start.model, start.kind) if start.model in registry.available else (1, 1)
     kinds = registry.kinds(start.model) if start.model in registry.available else ("self",)
@@ -105,6 +106,8 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry, player=None) -> tup
         with gr.Column(scale=1, min_width=210):
             presenter = components.Checkbox(label="Presenter mode", value=False, elem_id="presenter")
             quiz = components.Checkbox(label="Quiz mode (answers hidden)", value=False, elem_id="quiz")
+            if classroom is not None:
+                classroom.build_start()
     # The tab the viewer has open (set on page load and tab change). None for API callers,
     # whose calls are therefore never skipped as "not on screen".
     current_tab = gr.State(None)
@@ -113,10 +116,11 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry, player=None) -> tup
     return ctx, examples
 
 
-def wire_page(ctx: Context, examples: gr.Dropdown, player=None) -> None:
+def wire_page(ctx: Context, examples: gr.Dropdown, player=None, classroom=None) -> None:
     """Call after every tab is built: the model picker and the examples (which set the shared controls, so the
     views that follow them redraw, ui/page/redraw.py), the page's link (ui/page/page_link.py), then the redraws.
-    player: the lesson player (ui/lessons/player.py), whose steps open as the page load opens a link."""
+    player: the lesson player (ui/lessons/player.py), whose steps open as the page load opens a link; classroom:
+    the class panels (ui/classroom/page.py), whose followers open the lecturer's step the same way."""
     registry = ctx.registry
     controls = [ctx.layer, ctx.head, ctx.kind]
 
@@ -157,6 +161,6 @@ def wire_page(ctx: Context, examples: gr.Dropdown, player=None) -> None:
                            outputs=[ctx.text, ctx.model] + controls + [examples], api_name="example")
 
     # the page load, a lesson's steps and the link box follow what these set (ui/page/page_link.py)
-    wire_link(ctx, player, {"model": model_event, "example": example_event})
+    wire_link(ctx, player, {"model": model_event, "example": example_event}, classroom)
     ctx.on([ctx.presenter.change], None, inputs=[ctx.presenter], js=PRESENTER_JS, api_name="presenter_css")
     ctx.finish()

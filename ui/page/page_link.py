@@ -46,7 +46,7 @@ class LinkedControl:
         return getattr(settings, self.setting.name) != self.setting.default
 
 
-def wire_link(ctx, player, events: dict) -> None:
+def wire_link(ctx, player, events: dict, classroom=None) -> None:
     """The page load, the lesson player's steps and the link box (ui.page.controls.wire_page calls it once every tab
     is built). events: the events that set the view by code, by name, which the link box follows."""
     registry, ids, linked = ctx.registry, tuple(tab_ids(ctx.tabs)), tuple(ctx.linked)
@@ -80,6 +80,8 @@ def wire_link(ctx, player, events: dict) -> None:
 
     def on_load(request: gr.Request):
         params = dict(request.query_params) if request is not None else {}
+        if classroom is not None:  # a class's link (class=CODE) opens the lecturer's step, as its lesson link would
+            params = classroom.from_link(params)
         # a lesson's link (lesson=...&step=...) opens its step's settings, read below as any link's
         params, lesson = player.from_link(params) if player is not None else (params, ())
         settings, notes = parse_query(params, registry, defaults, ids, settings_here)
@@ -93,6 +95,8 @@ def wire_link(ctx, player, events: dict) -> None:
     events = {"load": load_event, **events}
     if player is not None:
         events.update({f"lesson_{n}": e for n, e in enumerate(player.wire(ctx, apply_view, view_outputs, settings_here))})
+    if classroom is not None and player is not None:
+        events.update(classroom.wire(ctx, player, apply_view, view_outputs, settings_here))
 
     header = [ctx.text, ctx.model, *controls, ctx.presenter, ctx.current_tab, ctx.quiz]
     lesson = [player.lesson, player.step] if player is not None else []
