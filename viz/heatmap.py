@@ -13,7 +13,7 @@ from analysis.overview import (TILE_CELLS, PooledMaps, layer_average, max_pool, 
                                pooled_maps)
 from viz.describe import grid_alt, plain
 from viz.figure import HUNDREDTHS, HUNDREDTHS_GAP, colorscale, figure
-from viz.labels import axis_ticks, label_step, labelled_positions, token_labels
+from viz.labels import axis_ticks, every_labelled, label_step, labelled_positions, token_labels  # noqa: F401
 
 COLORSCALE = colorscale("Blues")
 MASKED_COLOR = "#eeeeee"  # NaN cells (keys a query may not see) show the plot background
@@ -45,15 +45,6 @@ def _masked(probs: np.ndarray, mask) -> np.ndarray:
     if mask is None:
         return probs
     return np.where(_mask(mask, probs), probs, np.float32(np.nan)).astype(np.float32)
-
-
-def every_labelled(step: int) -> str:
-    """', every 4th labelled' for an axis that labels every 4th token (viz.labels.label_step); the page script
-    writes the same where it thins a crowded axis (ui/page/accessibility.py)."""
-    if step == 1:
-        return ""
-    suffix = "th" if 10 <= step % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(step % 10, "th")
-    return f", every {step}{suffix} labelled"
 
 
 WIDE_BELOW_PX = 3  # one head on a screen's height: square cells smaller than this draw wider than tall

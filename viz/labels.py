@@ -74,6 +74,15 @@ def label_step(count: int, max_labels: int = MAX_TICK_LABELS) -> int:
     return 1 if count <= max_labels else math.ceil(count / max_labels)
 
 
+def every_labelled(step: int) -> str:
+    """', every 4th labelled' for an axis that labels every 4th token (viz.labels.label_step); the page script
+    writes the same where it thins a crowded axis (ui/page/accessibility.py)."""
+    if step == 1:
+        return ""
+    suffix = "th" if 10 <= step % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(step % 10, "th")
+    return f", every {step}{suffix} labelled"
+
+
 def axis_ticks(tokens, offset: int = 0, max_labels: int = MAX_TICK_LABELS) -> dict:
     """Axis settings placing token i at integer position offset+i with its escaped label.
 
