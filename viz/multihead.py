@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.heatmap import tiled_heatmap
+from viz.tiles import tiled_heatmap
 
 PER_ROW = 4  # heads side by side: 12 in one strip left each tile too small to read its tokens
 
