@@ -83,6 +83,12 @@ def every_labelled(step: int) -> str:
     return f", every {step}{suffix} labelled"
 
 
+def smallest_text(font_size: int) -> int:
+    """The smallest text a figure drawn at font_size writes: 10 px on a page (a phone), 14 px in presenter mode's
+    20-px font (a projector)."""
+    return max(10, round(0.7 * font_size))
+
+
 def axis_ticks(tokens, offset: int = 0, max_labels: int = MAX_TICK_LABELS) -> dict:
     """Axis settings placing token i at integer position offset+i with its escaped label.
 

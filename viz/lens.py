@@ -13,19 +13,13 @@ import plotly.graph_objects as go
 from viz.describe import plain
 from viz.figure import colorscale, figure
 from viz.heatmap import HIGHLIGHT, row_label_margin
-from viz.labels import axis_ticks, every_labelled, label_step, token_label, token_labels
+from viz.labels import axis_ticks, every_labelled, label_step, smallest_text, token_label, token_labels
 
 COLORSCALE = colorscale("Greens")
 CELL_TEXT_MAX = 40  # past this many positions the cells are too narrow to name their token: the hover does
 # The plot area a 390-px phone leaves the Lens (px). A 1-px white line between cells narrower than 6 px hides them:
 # at 120 positions the phone drew an empty figure. Gaps only where even that width leaves 6 px a cell (as heatmap.py).
 PHONE_PLOT_PX = 140
-
-
-def smallest_text(font_size: int) -> int:
-    """The smallest text a figure drawn at font_size writes: 10 px on a page (a phone), 14 px in presenter mode's
-    20-px font (a projector)."""
-    return max(10, round(0.7 * font_size))
 
 
 def labelled_layers(layers: int, step: int) -> list[int]:

@@ -12,7 +12,7 @@ from analysis.overview import PooledMaps, layer_average, pooled_maps
 from viz.describe import grid_alt
 from viz.figure import HUNDREDTHS, HUNDREDTHS_GAP, figure
 from viz.heatmap import COLORSCALE, GRID_PX, HIGHLIGHT, LABEL_CHARS, _check, _layout, _mask, row_label_margin
-from viz.labels import labelled_positions, token_labels
+from viz.labels import every_labelled, label_step, smallest_text, token_labels
 
 
 def _pooled_labels(labels: list[str], block: int) -> list[str]:
@@ -60,7 +60,7 @@ def _joined(prefix: str, labels: list[str]) -> list[str]:
 
 def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12, tile_px: int = 170,
                   queries=None, keys=None, selected: tuple[int, int] | None = None,
-                  token_ticks: bool = False) -> go.Figure:
+                  token_ticks: bool = False, grid_px: float = GRID_PX) -> go.Figure:
     """Many (t, s) maps tiled into ONE heatmap trace with one shared 0..1 colour scale.
 
     tiles  (R, C, t, s): R rows and C columns of maps
@@ -69,6 +69,7 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     selected  optional 0-based (row, column) of a tile to outline (the head opened in detail)
     token_ticks  label every tile's rows (queries, left) and columns (keys, below) with the tokens, for a
              few large tiles compared side by side (unpooled inputs only)
+    grid_px  the plot area's width the tiles may take (presenter mode's projector: more than a page's)
     The tiles are copied into a single big matrix with blank gaps: one trace is far cheaper
     to build and draw than R*C subplots. Values are rounded to 0.01 (float32), on the 0..1 scale the
     rest of the app uses (the hover reads 0.35, as every other view does), and travel as whole hundredths,
@@ -83,12 +84,12 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
     if mask is not None:
         _mask(mask, tiles)
     return tiled_overview(pooled_maps(tiles, mask), names, title, font_size, tile_px, queries, keys, selected,
-                          token_ticks)
+                          token_ticks, grid_px)
 
 
 def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12, tile_px: int = 170,
                    queries=None, keys=None, selected: tuple[int, int] | None = None,
-                   token_ticks: bool = False) -> go.Figure:
+                   token_ticks: bool = False, grid_px: float = GRID_PX) -> go.Figure:
     """tiled_heatmap from what it draws: the maps already pooled and their rows' numbers for the text
     alternative (analysis.overview.pooled_maps, or its twin computed where the trace is: experiments/view_numbers.py)."""
     tiles, block = maps.tiles, maps.block
@@ -110,7 +111,7 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
     gap_x = max(1, round(0.12 * s))
     # tiles no wider than the columns of tiles fit across GRID_PX: the height follows the tiles' drawn size
     # (minilm's 12 columns had 55-px tiles in a figure as tall as 170-px ones, the rest left blank)
-    tile_px = min(tile_px, GRID_PX * s / (cols * (s + gap_x)))
+    tile_px = min(tile_px, grid_px * s / (cols * (s + gap_x)))
     label_rows = int(np.ceil(1.6 * font_size / (tile_px / max(t, 1)))) + 1  # room for "L1 H2" above a tile
     step_x, step_y = s + gap_x, t + label_rows
     # An overview needs two decimals (open a head for exact values); they are read on the 0..1 scale of every
@@ -123,13 +124,15 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
     # HUNDREDTHS_GAP, never a hundredth, which the page script turns into NaN (ui/runtime/hundredths.py).
     blocks = np.full((rows, step_y, cols, step_x), HUNDREDTHS_GAP, dtype=np.uint8)
     blocks[:, label_rows:, :, :s] = hundredths.transpose(0, 2, 1, 3)
+    for r, c in ((r, c) for r in range(rows) for c in range(cols) if not names[r][c]):
+        blocks[r, :, c, :] = HUNDREDTHS_GAP  # a tile with no name is no tile (a last row with fewer heads): blank
     sent = blocks.reshape(rows * step_y, cols * step_x)[:, :cols * step_x - gap_x]
     # float32: k / 100 is the float32 nearest to it, as np.round gives
     weights = sent / np.float32(HUNDREDTHS)
     weights[sent == HUNDREDTHS_GAP] = np.nan
     annotations = []
     for r in range(rows):
-        for c in range(cols):
+        for c in (c for c in range(cols) if names[r][c]):  # blank tiles come last: the others keep r * cols + c
             y0, x0 = r * step_y + label_rows, c * step_x
             annotations.append(dict(x=x0 + (s - 1) / 2, y=y0 - 0.6, yanchor="bottom", showarrow=False,
                                     text=f"<b>{names[r][c]}</b>", font=dict(size=font_size),
@@ -171,20 +174,23 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
     layout["plot_bgcolor"] = "white"
     if token_ticks and block == 1 and queries is not None and keys is not None:
         _tile_token_ticks(layout, heatmap, token_labels(queries), token_labels(keys), rows, cols, step_x, step_y,
-                          label_rows, font_size)
+                          label_rows, font_size, tile_px / max(t, 1))
     if block > 1:  # the title's second line, on pooling
         layout["margin"]["t"] += 2 * font_size
         layout["height"] += 2 * font_size
     return figure([heatmap], layout, hundredths={0: sent})
 
 
-def _tile_token_ticks(layout, heatmap, q_labels, k_labels, rows, cols, step_x, step_y, label_rows, font_size):
-    """Token labels beside every tile row (queries) and under every tile column (keys)."""
+def _tile_token_ticks(layout, heatmap, q_labels, k_labels, rows, cols, step_x, step_y, label_rows, font_size,
+                      cell_px: float):
+    """Token labels beside every tile row (queries) and under every tile column (keys): every token where a cell
+    (cell_px) leaves its label room in a readable size, else every k-th, and the axis title says so."""
     x_names, y_names = heatmap["x"], heatmap["y"]
-    shown_q, shown_k = labelled_positions(len(q_labels), 32), labelled_positions(len(k_labels), 32)
+    small = dict(size=max(smallest_text(font_size), font_size - 2))
+    every = max(1, int(np.ceil(1.25 * small["size"] / max(cell_px, 0.1))), label_step(len(k_labels), 32))
+    shown_q, shown_k = range(0, len(q_labels), every), range(0, len(k_labels), every)
     y_at = [r * step_y + label_rows + i for r in range(rows) for i in shown_q]
     x_at = [c * step_x + j for c in range(cols) for j in shown_k]
-    small = dict(size=max(8, font_size - 2))
     layout["yaxis"].update(visible=True, showgrid=False, zeroline=False, ticks="", tickfont=small,
                            tickvals=[y_names[i] for i in y_at], ticktext=[q_labels[i] for i in shown_q] * rows)
     layout["xaxis"].update(visible=True, showgrid=False, zeroline=False, ticks="", tickfont=small, tickangle=-60,
@@ -192,6 +198,10 @@ def _tile_token_ticks(layout, heatmap, q_labels, k_labels, rows, cols, step_x, s
     longest = max((len(label) for label in q_labels + k_labels), default=1)
     layout["margin"].update(l=row_label_margin(q_labels, small["size"], titled=False),
                             b=int(0.55 * small["size"] * min(longest, LABEL_CHARS)) + 20)
+    if every > 1:  # which tokens are labelled, under the keys' labels
+        layout["xaxis"]["title"] = dict(text=f"queries (left) and keys (below){every_labelled(every)}",
+                                        font=dict(size=small["size"]))
+        layout["margin"]["b"] += int(1.6 * small["size"])
     layout["height"] += layout["margin"]["b"]
 
 

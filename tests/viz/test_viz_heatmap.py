@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from viz import heatmap, panels, tiles
+from viz import heatmap, multihead, panels, tiles
 
 
 def causal(t: int, seed: int = 0, layers: int = 2, heads: int = 3) -> tuple[np.ndarray, np.ndarray]:
@@ -280,3 +280,36 @@ def test_a_long_input_on_one_screen_keeps_its_width_and_readable_labels():
     assert layout["yaxis"]["title"]["text"] == "queries (looking)"
     short = attention_heatmap(probs[:8, :8], tokens[:8], tokens[:8], "L1 H1", font_size=20, max_height=440)
     assert short.to_plotly_json()["layout"]["yaxis"]["scaleanchor"] == "x"  # a short input keeps square cells
+
+
+def test_multihead_at_nine_heads_fills_the_projector_with_no_blank_tiles_and_draws_the_sharing():
+    """smollm2 in presenter mode: nine tiles in three rows of four (three of them empty placeholders) took a third
+    of the width, their token labels overprinted, and nothing said which heads share keys and values."""
+    t = 14
+    probs = np.random.default_rng(1).random((9, t, t)).astype(np.float32)
+    tokens = [f"▁Mary{i}" for i in range(t)]
+    fig = multihead.heads_figure(probs, 0, font_size=20, queries=tokens, keys=tokens, kv_heads=3, max_height=440)
+    layout = fig._plain_parts()[1]
+    grid = layout["meta"]["tile_grid"]
+    assert grid["cols"] == 9, "one row of nine fills the width"
+    names = layout["meta"]["tiles"]
+    assert all(names) and len(names) == 9, "no placeholder tiles"
+    assert "H1–H3, H4–H6 and H7–H9 each share one key/value head" in layout["title"]["text"]
+    boxes = [shape for shape in layout["shapes"] if shape["line"].get("dash") == "dot"]
+    assert len(boxes) == 3 and boxes[0]["x1"] < boxes[1]["x0"], "a dotted box per group of three"
+    # token labels stand apart: a label per k-th token, k cells leaving 1.25 of the font's size, and the axis says so
+    size = layout["yaxis"]["tickfont"]["size"]
+    assert size >= 14
+    y_names = fig._plain_parts()[0][0]["y"]
+    rows = [y_names.index(v) for v in layout["yaxis"]["tickvals"]]
+    cell_px = (layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]) / len(y_names)
+    assert min(b - a for a, b in zip(rows, rows[1:])) * cell_px >= size, (rows, cell_px)
+    assert "labelled" in layout["xaxis"]["title"]["text"]
+    page = multihead.heads_figure(probs, 0, queries=tokens, keys=tokens, kv_heads=3)._plain_parts()[1]
+    assert page["meta"]["tile_grid"]["cols"] == 3, "on a page a row per key/value head"
+    odd = multihead.heads_figure(np.random.default_rng(2).random((7, 5, 5)).astype(np.float32), 0)
+    z = np.asarray(odd._plain_parts()[0][0]["z"], dtype=float)
+    grid = odd._plain_parts()[1]["meta"]["tile_grid"]
+    assert odd._plain_parts()[1]["meta"]["tiles"][-1] == "" and len(odd._plain_parts()[1]["annotations"]) == 7
+    last = z[-5:, 3 * grid["step_x"]:3 * grid["step_x"] + grid["width"]]
+    assert np.isnan(last).all(), "the eighth tile of seven heads is blank, not an empty map"
