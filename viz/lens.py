@@ -64,8 +64,11 @@ def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title
                  colorbar=dict(title=dict(text=value), thickness=12, len=0.9))
     traces = [trace]
     if t <= CELL_TEXT_MAX:  # the top token written in its cell, dark on light cells and light on dark ones
-        cell_size = max(small, min(font_size, int(cell_px / 4), int(layer_step * row_px / 1.25)))
         written = [(l, i) for l in shown_layers for i in range(t)]
+        # a label as wide as its cell leaves (a character ~0.62 em; the plot is ~900 px of a 1280-px screen)
+        longest = max((len(f"{z[l, i]:.2f}" if numbers else plain(cells[l][i])) for l, i in written), default=1)
+        cell_size = max(small, min(font_size, int(min(cell_px, 900 / max(t, 1)) / (0.62 * min(longest, 12) + 0.6)),
+                                   int(layer_step * row_px / 1.25)))
         traces.append(dict(type="scatter", mode="text", x=[i for _, i in written], y=[l for l, _ in written],
                            text=[f"{z[l, i]:.2f}" if numbers else cells[l][i] for l, i in written],
                            textfont=dict(size=cell_size, color=["white" if z[l, i] > 0.6 else "black"

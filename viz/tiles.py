@@ -141,8 +141,8 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
     heatmap = dict(
         type="heatmap", z=weights, zmin=0, zmax=1, colorscale=COLORSCALE, hoverongaps=False,
         hovertemplate="weight ≈ %{z:.2f}<extra></extra>",
-        colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8, tickvals=[0, 0.25, 0.5, 0.75, 1],
-                      ticktext=["0", "0.25", "0.5", "0.75", "1"]),
+        colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8, **_colour_ticks(rows * step_y * tile_px / max(t, 1),
+                                                                                        font_size)),
     )
     if queries is not None and keys is not None:
         # name the tile, the query and the key under the pointer, so a lecturer can narrate any tile.
@@ -179,6 +179,12 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
         layout["margin"]["t"] += 2 * font_size
         layout["height"] += 2 * font_size
     return figure([heatmap], layout, hundredths={0: sent})
+
+
+def _colour_ticks(plot_px: float, font_size: int) -> dict:
+    """The colour bar's labels: quarters where 0.8 of the plot's height gives each label room, else 0, 0.5, 1."""
+    values = [0, 0.25, 0.5, 0.75, 1] if 0.8 * plot_px / 4 >= 1.3 * font_size else [0, 0.5, 1]
+    return dict(tickvals=values, ticktext=[f"{v:g}" for v in values])
 
 
 def _tile_token_ticks(layout, heatmap, q_labels, k_labels, rows, cols, step_x, step_y, label_rows, font_size,
