@@ -118,8 +118,9 @@ def cache_figure(n_layers: int, kv_heads: int, groups: int, total: int, seen: in
     labels = {v: k for k, v in STATES.items()}
     panel_of = np.array([kv if j - kv * step < total else -1 for kv in range(kv_heads) for j in
                          range(kv * step, kv * step + step)][:width])
-    text = np.array([[f"layer {layer + 1} · {kv_head_name(panel_of[j], groups)} · position {j - panel_of[j] * step + 1}: "
-                      f"{labels[float(row[j - panel_of[j] * step])]}" if panel_of[j] >= 0 else ""
+    at = [j - kv * step for j, kv in enumerate(panel_of)]  # the position in its panel, from 0
+    text = np.array([[f"layer {layer + 1} · {kv_head_name(panel_of[j], groups)} · position {at[j] + 1}: "
+                      f"{labels[float(row[at[j]])]}" if panel_of[j] >= 0 else ""
                       for j in range(width)] for layer in range(n_layers)], dtype=object)
     trace = dict(type="heatmap", z=z, x=np.arange(width), y=np.arange(n_layers), zmin=0, zmax=3,
                  colorscale=CACHE_COLOURS, showscale=False, xgap=1 if 900 / max(width, 1) >= 6 else 0,

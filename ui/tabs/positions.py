@@ -130,7 +130,8 @@ def rotary_view(registry: ModelRegistry, text, model, head, presenter):
     rows = demo.rows(SHIFTS)
     columns = {name: [row[name] for row in rows] for name in rows[0]}
     # RoPE's m and n count from 0, as its angle m·θ does; beside them the positions a student reads, from 1
-    columns = {"query m": columns.pop("query position m"), "query at position": [r["query position m"] + 1 for r in rows],
+    columns = {"query m": columns.pop("query position m"),
+               "query at position": [r["query position m"] + 1 for r in rows],
                "key n": columns.pop("key position n"), "key at position": [r["key position n"] + 1 for r in rows],
                **columns}
     return (cut_notice(registry, model, loaded.encode(text).truncated) + rotary_summary(demo, rows), viz_rotary.rotation_figure(demo, font_size=font),
