@@ -136,7 +136,8 @@ def cache_figure(n_layers: int, kv_heads: int, groups: int, total: int, seen: in
     layer_step = 1 if line_px >= 1.3 * font_size else int(np.ceil(1.3 * font_size / line_px))
     layer_ticks = list(range(0, n_layers, layer_step))
     annotations = [dict(x=kv * step + (total - 1) / 2, y=-0.6, xref="x", yref="y", yanchor="bottom", showarrow=False,
-                        text=f"<b>{kv_head_name(kv, groups)}</b>", font=dict(size=font_size))
+                        text="<br>".join(f"<b>{part}</b>" for part in kv_head_name(kv, groups).split(" · ")),
+                        font=dict(size=font_size))  # two lines: three panels' names stand apart on a phone
                    for kv in range(kv_heads)]
     layout = _layout(title, font_size, int(n_layers * line_px + 150 + 6 * font_size), annotations=annotations,
                      xaxis=dict(title=dict(text="position (one key and one value per cell)"), range=[-0.5, width - 0.5],
@@ -144,7 +145,7 @@ def cache_figure(n_layers: int, kv_heads: int, groups: int, total: int, seen: in
                      yaxis=dict(tickmode="array", tickvals=layer_ticks, ticktext=[f"L{i + 1}" for i in layer_ticks],
                                 autorange="reversed", showgrid=False, zeroline=False,
                                 title=dict(text="layer" + every_labelled(layer_step))))
-    layout["margin"].update(l=int(font_size * 5.5), t=60 + 4 * font_size)
+    layout["margin"].update(l=int(font_size * 5.5), t=60 + 6 * font_size)
     kept = seen - kept_from
     alt = (f"{plain(title) or 'The key/value cache'}: {kept} positions kept in each of {n_layers} layers × {kv_heads} "
            f"key/value heads ({'; '.join(kv_head_name(kv, groups) for kv in range(kv_heads))}), {cache_bytes:,} bytes "

@@ -41,8 +41,8 @@ def test_the_cache_names_each_key_value_head_once_with_the_query_heads_it_serves
                            font_size=20)
     data, layout = parts(fig)
     panels = [a["text"] for a in layout["annotations"]]
-    assert panels == ["<b>kv head 1 · query heads 1–3</b>", "<b>kv head 2 · query heads 4–6</b>",
-                      "<b>kv head 3 · query heads 7–9</b>"]
+    assert panels == ["<b>kv head 1</b><br><b>query heads 1–3</b>", "<b>kv head 2</b><br><b>query heads 4–6</b>",
+                      "<b>kv head 3</b><br><b>query heads 7–9</b>"]
     z = np.asarray(data[0]["z"], dtype=float)
     assert z.shape[0] == 30  # a line per layer in every panel
     ticks = layout["yaxis"]["ticktext"]
@@ -54,7 +54,7 @@ def test_the_cache_names_each_key_value_head_once_with_the_query_heads_it_serves
     assert hover[29, 0] == "layer 30 · kv head 1 · query heads 1–3 · position 1: new"
     assert all(text == "" for text, value in zip(hover[0], z[0]) if np.isnan(value))  # the gaps have no hover
     one = parts(viz.cache_figure(4, 4, 1, 5, 5, 0, 5, cache_bytes=1, per_token=1, title="lm"))[1]
-    assert [a["text"] for a in one["annotations"]][1] == "<b>kv head 2 · query head 2</b>"
+    assert [a["text"] for a in one["annotations"]][1] == "<b>kv head 2</b><br><b>query head 2</b>"
 
 
 def test_positions_are_counted_from_one():
