@@ -136,7 +136,8 @@ def cache_figure(n_layers: int, kv_heads: int, groups: int, total: int, seen: in
     layer_step = 1 if line_px >= 1.3 * font_size else int(np.ceil(1.3 * font_size / line_px))
     layer_ticks = list(range(0, n_layers, layer_step))
     annotations = [dict(x=kv * step + (total - 1) / 2, y=-0.6, xref="x", yref="y", yanchor="bottom", showarrow=False,
-                        text="<br>".join(f"<b>{part}</b>" for part in kv_head_name(kv, groups).split(" · ")),
+                        text="<br>".join(f"<b>{part}</b>" for part in
+                                         kv_head_name(kv, groups).replace("query heads", "queries").split(" · ")),
                         font=dict(size=font_size))  # two lines: three panels' names stand apart on a phone
                    for kv in range(kv_heads)]
     layout = _layout(title, font_size, int(n_layers * line_px + 150 + 6 * font_size), annotations=annotations,

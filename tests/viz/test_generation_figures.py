@@ -41,8 +41,8 @@ def test_the_cache_names_each_key_value_head_once_with_the_query_heads_it_serves
                            font_size=20)
     data, layout = parts(fig)
     panels = [a["text"] for a in layout["annotations"]]
-    assert panels == ["<b>kv head 1</b><br><b>query heads 1–3</b>", "<b>kv head 2</b><br><b>query heads 4–6</b>",
-                      "<b>kv head 3</b><br><b>query heads 7–9</b>"]
+    assert panels == ["<b>kv head 1</b><br><b>queries 1–3</b>", "<b>kv head 2</b><br><b>queries 4–6</b>",
+                      "<b>kv head 3</b><br><b>queries 7–9</b>"]
     z = np.asarray(data[0]["z"], dtype=float)
     assert z.shape[0] == 30  # a line per layer in every panel
     ticks = layout["yaxis"]["ticktext"]
