@@ -27,7 +27,7 @@ import gradio as gr  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
 from ui.page import accessibility
-from ui.tabs import attention
+from ui.tabs import attention, positions
 from ui.lessons import player as lesson_player  # noqa: E402
 from ui.tabs import TABS, tab_modules  # noqa: E402,F401 (TABS: the one list of tabs, read by the tests as app.TABS)
 from ui.page.controls import CSS, build_controls, default_settings, tab_ids, wire_page  # noqa: E402
@@ -110,7 +110,7 @@ def launch_options() -> dict:
     screen readers); the page's script files compressed once for every visitor (ui/runtime/assets.py); results
     compressed (ui/runtime/streams.py); no /monitoring pages (Gradio's summary of every visitor's requests,
     open to anyone by default); host and port come from GRADIO_SERVER_*."""
-    return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS,
+    return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS + positions.ROTARY_FIRST,
                 js=page_script(TITLE_FIT_JS, DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
                                accessibility.PAGE_JS, lesson_player.KEYS_JS),
                 footer_links=["api"], enable_monitoring=False,

@@ -129,12 +129,12 @@ def build(ctx: Context) -> None:
 
     def drawn(result):  # a figure the model has none of (a pretrained model: no snapshots) is hidden, not blank
         summary, *figures = result
-        return [summary] + [Change(visible=fig is not None, value=fig) for fig in figures]
+        return (summary, *(Change(visible=fig is not None, value=fig) for fig in figures))
 
     def on_view(text, model, layer, head, kind, snapshot_value, presenter):
         summary, heat, curve, strip, slider = view(ctx.registry, snapshots, text, model, layer, head, kind,
                                                    snapshot_value, presenter)
-        return drawn([summary, heat, curve, strip]) + [slider]
+        return (*drawn([summary, heat, curve, strip]), slider)
 
     inputs = [ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, snapshot, ctx.presenter]
     ctx.listen(on_view, inputs=inputs, outputs=[summary, heat, curve, strip, snapshot], api_name="learning",
