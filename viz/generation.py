@@ -71,7 +71,8 @@ def strip_figure(rows, tokens, groups: int = 1, kept_from: int = 0, title: str =
     trace = dict(type="heatmap", z=z, x=np.arange(n), y=np.arange(h), zmin=0, zmax=1, colorscale=colorscale("Blues"),
                  customdata=np.array([[t] * h for t in token_labels(tokens)]).T if n else None,
                  hovertemplate="%{customdata}: %{z:.3f}<extra></extra>", colorbar=dict(thickness=10, len=0.9))
-    layout = _layout(title, font_size, 120 + 22 * h + 4 * font_size,
+    # a line per head as tall as its label needs (the margins _layout sets come on top)
+    layout = _layout(title, font_size, int(h * max(22, 1.4 * font_size) + 100 + 7 * font_size),
                      xaxis=dict(**axis_ticks(tokens), tickangle=-45, automargin=False),
                      yaxis=dict(tickmode="array", tickvals=list(range(h)), ticktext=names, autorange="reversed"))
     if hidden:
@@ -140,13 +141,14 @@ def cache_figure(n_layers: int, kv_heads: int, groups: int, total: int, seen: in
                                          kv_head_name(kv, groups).replace("query heads", "queries").split(" · ")),
                         font=dict(size=font_size))  # two lines: three panels' names stand apart on a phone
                    for kv in range(kv_heads)]
-    layout = _layout(title, font_size, int(n_layers * line_px + 150 + 6 * font_size), annotations=annotations,
+    top, bottom = 60 + 6 * font_size, 40 + 5 * font_size  # the panels' two-line names; the positions and their title
+    layout = _layout(title, font_size, int(n_layers * line_px + top + bottom), annotations=annotations,
                      xaxis=dict(title=dict(text="position (one key and one value per cell)"), range=[-0.5, width - 0.5],
                                 tickmode="array", tickvals=tickvals, ticktext=ticktext, showgrid=False, zeroline=False),
                      yaxis=dict(tickmode="array", tickvals=layer_ticks, ticktext=[f"L{i + 1}" for i in layer_ticks],
                                 autorange="reversed", showgrid=False, zeroline=False,
                                 title=dict(text="layer" + every_labelled(layer_step))))
-    layout["margin"].update(l=int(font_size * 5.5), t=60 + 6 * font_size)
+    layout["margin"].update(l=int(font_size * 5.5), t=top, b=bottom)
     kept = seen - kept_from
     alt = (f"{plain(title) or 'The key/value cache'}: {kept} positions kept in each of {n_layers} layers × {kv_heads} "
            f"key/value heads ({'; '.join(kv_head_name(kv, groups) for kv in range(kv_heads))}), {cache_bytes:,} bytes "

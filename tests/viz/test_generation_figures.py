@@ -72,3 +72,16 @@ def test_the_strip_names_shared_heads_and_hides_in_quiz_mode():
     assert "H1 (kv 1) most on y (0.90); H2 (kv 1) most on x (0.80)" in layout["meta"]["alt"]
     data, layout = parts(viz.strip_figure(rows, ["x", "y"], hidden=True, title="layer 1"))
     assert np.isnan(np.asarray(data[0]["z"], dtype=float)).all() and "hidden" in layout["meta"]["alt"]
+
+
+def test_every_line_of_the_strip_and_the_cache_is_as_tall_as_its_label():
+    """Presenter mode (20 px): lm's strip drew 9-px lines under 20-px names, and its cache 4 layers in 38 px."""
+    for h in (4, 9):
+        layout = parts(viz.strip_figure(np.full((h, 5), 0.2, np.float32), list("abcde"), title="s", font_size=20))[1]
+        plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+        assert plot / h >= 1.3 * 20, (h, plot)
+    for layers in (4, 30):
+        layout = parts(viz.cache_figure(layers, 3, 3, 10, 5, 0, 5, cache_bytes=1, per_token=1, font_size=20))[1]
+        plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+        ticks = layout["yaxis"]["tickvals"]
+        assert (ticks[1] - ticks[0]) * plot / layers >= 1.25 * 20, (layers, plot, ticks)
