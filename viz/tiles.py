@@ -182,8 +182,10 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
 
 
 def _colour_ticks(plot_px: float, font_size: int) -> dict:
-    """The colour bar's labels: quarters where 0.8 of the plot's height gives each label room, else 0, 0.5, 1."""
-    values = [0, 0.25, 0.5, 0.75, 1] if 0.8 * plot_px / 4 >= 1.8 * font_size else [0, 0.5, 1]
+    """The colour bar's labels: quarters where 0.8 of the plot's height gives each label room, else halves, else
+    its two ends (a strip of layer averages)."""
+    room = 0.8 * plot_px / (1.8 * font_size)  # how many label gaps the bar has room for
+    values = [0, 0.25, 0.5, 0.75, 1] if room >= 4 else [0, 0.5, 1] if room >= 2 else [0, 1]
     return dict(tickvals=values, ticktext=[f"{v:g}" for v in values])
 
 

@@ -50,11 +50,21 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("lm", "presenter", "interventions"): "the guesses figure ends past the first screen; head and rollout labels overlap",
     ("lm", "presenter", "induction"): "the repeated sentence's labels overlap, 8 px",
     ("lm", "presenter", "live"): "the toy's axis numbers overlap",
+    ("smollm2", "presenter", "attention"): HEAD_LABELS,
+    ("smollm2", "presenter", "steps"): HEAD_LABELS + "; the Q and K panel titles overlap; the q/k scatter's labels",
+    ("smollm2", "presenter", "masking"): "the masks' and the two heads' token labels overlap, 9 px (lm's, always)",
+    ("smollm2", "presenter", "positions"): "the tables' and similarities' two '0' ticks meet at the corner",
+    ("smollm2", "presenter", "encoder_decoder"): "dates' character labels overlap, 10 px (the dates model, always)",
+    ("smollm2", "presenter", "interventions"): "the guesses figure ends past the first screen; the importance map's "
+                                               "30 layer labels overlap; the head's token labels overlap",
+    ("smollm2", "presenter", "generation"): "the strip's nine head names overlap (fixed here: walk again)",
+    ("smollm2", "presenter", "induction"): "the repeated sentence's labels overlap, 8 px",
+    ("smollm2", "presenter", "live"): "the toy's axis numbers overlap (the toy model, always)",
 }
 # (model, viewport) pairs the whole walk has not been run on yet (each takes minutes of a shared 2-core machine):
 # their failures are reported in the xfail reason, not enforced, until their tabs are listed above
 NOT_WALKED: set[tuple[str, str]] = {("lm", "phone"), ("minilm", "presenter"), ("minilm", "phone"),
-                                    ("smollm2", "presenter"), ("smollm2", "phone"), (GQA, "presenter"), (GQA, "phone")}
+                                    ("smollm2", "phone"), (GQA, "presenter"), (GQA, "phone")}
 
 CHECK_JS = """([smallest, presenter]) => {
   const panel = [...document.querySelectorAll('[role=tabpanel]')].find(p => p.getBoundingClientRect().width > 0);
@@ -66,6 +76,8 @@ CHECK_JS = """([smallest, presenter]) => {
       for (let n = e; n && n !== document.body; n = n.parentElement) {
         const s = getComputedStyle(n); if (s.visibility === 'hidden' || s.display === 'none' || s.opacity === '0') return false; }
       return true; };
+  // the tab's first figure as drawn: the highest on screen (CSS order may move a later one up)
+  const first = plots.reduce((a, p) => !a || p.getBoundingClientRect().top < a.getBoundingClientRect().top ? p : a, null);
   plots.forEach((plot, index) => {
     const name = ((plot.layout || {}).title || {}).text || plot.closest('[id]')?.id || `figure ${index + 1}`;
     const figure = String(name).replace(/<[^>]+>/g, ' ').slice(0, 60);
@@ -115,7 +127,7 @@ CHECK_JS = """([smallest, presenter]) => {
         const w = bar.getBoundingClientRect().width;
         if (w > 0.1 * innerWidth) say(`colour bar ${Math.round(w)} px, over 10% of ${innerWidth}`);
       });
-    } else if (index === 0) {
+    } else if (plot === first) {
       const top = box.top + scrollY;
       if (top + box.height > innerHeight + 1)
         say(`the tab's first figure ends at ${Math.round(top + box.height)} px, past the first screen (${innerHeight})`);
