@@ -47,10 +47,10 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("lm", "presenter", "positions"): "the tables' and similarities' two '0' ticks meet at the corner",
     ("lm", "presenter", "encoder_decoder"): "dates' character labels overlap, 10 px",
     ("lm", "presenter", "learning"): HEAD_LABELS,
-    ("lm", "presenter", "interventions"): "the guesses figure ends past the first screen; head and rollout labels overlap",
+    ("lm", "presenter", "interventions"): ("the guesses figure ends past the first screen; head and rollout labels "
+                                           "overlap"),
     ("lm", "presenter", "induction"): "the repeated sentence's labels overlap, 8 px",
     ("lm", "presenter", "live"): "the toy's axis numbers overlap",
-    ("lm", "presenter", "generation"): "the strip's head names and the cache's layers overlapped (fixed here: walk again)",
     ("smollm2", "presenter", "attention"): HEAD_LABELS,
     ("smollm2", "presenter", "steps"): HEAD_LABELS + "; the Q and K panel titles overlap; the q/k scatter's labels",
     ("smollm2", "presenter", "masking"): "the masks' and the two heads' token labels overlap, 9 px (lm's, always)",
