@@ -58,7 +58,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("smollm2", "presenter", "encoder_decoder"): "dates' character labels overlap, 10 px (the dates model, always)",
     ("smollm2", "presenter", "interventions"): "the guesses figure ends past the first screen; the importance map's "
                                                "30 layer labels overlap; the head's token labels overlap",
-    ("smollm2", "presenter", "generation"): "the strip's nine head names overlap (fixed here: walk again)",
     ("smollm2", "presenter", "induction"): "the repeated sentence's labels overlap, 8 px",
     ("smollm2", "presenter", "live"): "the toy's axis numbers overlap (the toy model, always)",
     # smollm2 on a phone, by kind of failure (the walk's report names each figure and label)
