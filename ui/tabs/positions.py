@@ -161,12 +161,10 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
     return summary, plain, positioned, seed
 
 
-ROTARY_PART, ROTARY_MODEL, ROTARY_LEAD = "rotary-part", "rotary-model", "rotary-lead"
+ROTARY_PART, ROTARY_MODEL = "rotary-part", "rotary-model"
 # The tab's rotary part first where the model turns its queries and keys (it adds no position vectors to show):
 # its summary says so by a class, and the part moves up, above presenter mode's first figure too
-ROTARY_FIRST = (f"\n[role=tabpanel]:has(.{ROTARY_MODEL}) .{ROTARY_PART} {{ order: -4; }}\n"
-                # in presenter mode its figure leads, above the words the lecturer speaks (the first screen's figure)
-                f"body.presenter [role=tabpanel]:has(.{ROTARY_MODEL}) .{ROTARY_LEAD} {{ order: -5; }}\n")
+ROTARY_FIRST = f"\n[role=tabpanel]:has(.{ROTARY_MODEL}) .{ROTARY_PART} {{ order: -4; }}\n"
 
 SEED = Linked("seed", default=0, low=0, high=2**32 - 1)  # the shuffle's seed
 
@@ -196,7 +194,7 @@ def build(ctx: Context) -> None:
         gr.Markdown(ROTARY_EXPLANATION, elem_classes=[ROTARY_PART])
         rotary_summary_md = gr.Markdown(elem_id="rotary-summary", elem_classes=[ROTARY_PART])
         turned = components.Plot(show_label=False, label="a query/key pair turned by position",
-                                 elem_classes=[ROTARY_PART, ROTARY_LEAD])
+                                 elem_classes=[ROTARY_PART])
         slid = components.Plot(show_label=False, label="score against position", elem_classes=[ROTARY_PART])
         scores = gr.Dataframe(label="the same query and key at different positions", interactive=False,
                               elem_id="rotary-scores", elem_classes=[ROTARY_PART])
