@@ -54,7 +54,7 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("smollm2", "presenter", "attention"): HEAD_LABELS,
     ("smollm2", "presenter", "steps"): HEAD_LABELS + "; the Q and K panel titles overlap; the q/k scatter's labels",
     ("smollm2", "presenter", "masking"): "the masks' and the two heads' token labels overlap, 9 px (lm's, always)",
-    ("smollm2", "presenter", "positions"): "the tables' and similarities' two '0' ticks meet at the corner",
+    ("smollm2", "presenter", "positions"): "the rotary figure under its explanation, past the first screen; two '0' ticks meet",
     ("smollm2", "presenter", "encoder_decoder"): "dates' character labels overlap, 10 px (the dates model, always)",
     ("smollm2", "presenter", "interventions"): "the guesses figure ends past the first screen; the importance map's "
                                                "30 layer labels overlap; the head's token labels overlap",
