@@ -27,6 +27,7 @@ import gradio as gr  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
 from ui.page import accessibility
+from ui.tabs import positions  # noqa: E402 (its CSS: the rotary part first on a rotary model)
 from ui.lessons import player as lesson_player  # noqa: E402
 import ui.tabs  # noqa: E402 (ui.tabs.TABS: the one list of tabs, read when the page is built)
 from ui.page.controls import CSS, build_controls, wire_page  # noqa: E402
@@ -119,7 +120,8 @@ def launch_options(demo: gr.Blocks | None = None) -> dict:
     open to anyone by default); host and port come from GRADIO_SERVER_*. demo: the page whose class followers
     wait on the plain route /class/wait (ui/classroom/route.py)."""
     routes = follow_routes(demo.classes) if demo is not None and hasattr(demo, "classes") else []
-    return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS + class_script.CSS,
+    return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS + class_script.CSS
+                + positions.ROTARY_FIRST,
                 js=page_script(TITLE_FIT_JS, DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
                                accessibility.PAGE_JS, lesson_player.KEYS_JS, class_script.FOLLOW_JS),
                 footer_links=["api"], enable_monitoring=False,

@@ -1,6 +1,6 @@
 """What a tiled overview of attention maps draws, as numbers (numpy): each map max-pooled to what a tile can
 show, and a few numbers per query row that its text alternative reads. The every-head grid and the layer
-averages are drawn from these (viz.heatmap.tiled_overview), never from every weight.
+averages are drawn from these (viz.tiles.tiled_overview), never from every weight.
 
 This is the tested reference. experiments/view_numbers.py computes the same numbers with torch where the trace is
 (on a GPU), so that only these small arrays cross to the host; a test checks that the two agree.

@@ -39,7 +39,7 @@ from model.cache import ByteLRU
 from model.device import default_device, default_max_tokens
 from model.trace import for_views
 from experiments.view_numbers import DeviceViews
-from viz import heatmap
+from viz import heatmap, tiles
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "runs" / "bench-models"
@@ -65,8 +65,8 @@ def _median(fn, repeats: int, device) -> float:
 def views(trace) -> None:
     """What /analyze computes after the trace, as the server writes it (ui.tabs.attention.analyze, without Gradio)."""
     att = trace.attention["self"]
-    heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask).to_json()
-    heatmap.layer_average_grid(att.probs, mask=att.mask).to_json()
+    tiles.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask).to_json()
+    tiles.layer_average_grid(att.probs, mask=att.mask).to_json()
     head_columns(att.probs, att.mask, aligned=True, ids=trace.ids)
 
 
@@ -74,8 +74,8 @@ def device_views(trace) -> None:
     """The same views from a trace kept on the device (ui.tabs.attention.analyze through ModelRegistry.views on a GPU),
     with the one-head detail view's weights."""
     views, att = DeviceViews(trace), trace.attention["self"]
-    heatmap.all_heads_overview(views.heads(att), att.queries, att.keys).to_json()
-    heatmap.layer_average_overview(views.averages(att)).to_json()
+    tiles.all_heads_overview(views.heads(att), att.queries, att.keys).to_json()
+    tiles.layer_average_overview(views.averages(att)).to_json()
     views.numbers(att, aligned=True, ids=trace.ids)
     heatmap.attention_heatmap(views.head(att, 0, 0), att.queries, att.keys, mask=att.mask).to_json()
 

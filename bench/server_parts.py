@@ -33,7 +33,7 @@ os.chdir(sys.argv[2])
 import app
 import gradio.blocks, gradio.processing_utils
 import ui.page.context as context, ui.runtime.streams as streams, ui.runtime.wire as wire, ui.tabs.attention as tab
-import viz.heatmap
+import viz.tiles
 from analysis.overview import HostViews
 from model.cache import ByteLRU
 from model.registry import ModelRegistry
@@ -65,7 +65,7 @@ ByteLRU.put = timed("caches: sizing a new entry (nbytes)", ByteLRU.put)
 tab.quick = timed("is it small work (tokenizes the text)", tab.quick)
 tab.heads_grid = timed("every-head grid: pooled, figure, text alternative", tab.heads_grid)
 HostViews.averages = timed("layer averages: pooled", HostViews.averages)
-viz.heatmap.layer_average_overview = timed("layer averages: figure, text alternative", viz.heatmap.layer_average_overview)
+viz.tiles.layer_average_overview = timed("layer averages: figure, text alternative", viz.tiles.layer_average_overview)
 tab.trace_stats = timed("head statistics", tab.trace_stats)
 tab.analyze = timed("analyze(), all", tab.analyze)
 context.sent_all = timed("outputs as sent (figures to JSON)", context.sent_all)

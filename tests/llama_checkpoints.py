@@ -29,8 +29,8 @@ def byte_bpe(specials: list[str], sentences: list[str] = SENTENCES) -> Tokenizer
 
 
 def save_tiny(family: str, folder, layers: int = 2, bos: bool = False, tokenizer: Tokenizer | None = None,
-              heads: int = 4, **fields):
-    """A random `family` model of hidden size 32 with `heads` query heads, in Hugging Face format, with a
+              heads: int = 4, hidden: int = 32, **fields):
+    """A random `family` model of hidden size `hidden` (32) with `heads` query heads, in Hugging Face format, with a
     tokenizer.json: `tokenizer`, or one trained on SENTENCES (bos=True: one that starts every text with <s>,
     as Llama-2's and TinyLlama's do). fields: more of the config (num_key_value_heads, rope_scaling, …)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -42,7 +42,7 @@ def save_tiny(family: str, folder, layers: int = 2, bos: bool = False, tokenizer
     tokenizer.save(str(folder / "tokenizer.json"))
     transformers = pytest.importorskip("transformers", reason="transformers builds the checkpoints (requirements-dev.txt)")
     config_class, model_class = (getattr(transformers, name) for name in CLASSES[family])
-    config = config_class(vocab_size=tokenizer.get_vocab_size(), hidden_size=32, num_hidden_layers=layers,
+    config = config_class(vocab_size=tokenizer.get_vocab_size(), hidden_size=hidden, num_hidden_layers=layers,
                           num_attention_heads=heads, **{"max_position_embeddings": 64, "intermediate_size": 48, **fields})
     torch.manual_seed(0)
     model = model_class(config)

@@ -1,4 +1,4 @@
-"""Token labels for Plotly axes and hovers.
+"""Token labels for Plotly axes and hovers, and the one way every view writes what does not print (docs/tokens.md).
 
 Plotly reads a subset of HTML in text, so a token like "<s>" or "</b>" would vanish or
 restyle the label: every label is escaped here. And a categorical axis merges repeated
@@ -13,10 +13,14 @@ import math
 import unicodedata
 
 EMPTY = "∅"
+NEWLINE, TAB, NBSP, SPACE, INNER_SPACE = "↵", "⇥", "·", "▁", "␣"
+# What every view writes for a character that does not print (docs/tokens.md, model/tokenizer.readable agrees):
+# never an escape code such as \x0a or \xa0.
+SHOWN = {"\n": NEWLINE, "\t": TAB, "\xa0": NBSP}
 
 
 def token_label(token) -> str:
-    """One token as safe, visible Plotly text: HTML escaped, control characters shown as \\xNN."""
+    """One token as safe, visible Plotly text: HTML escaped, what does not print written as docs/tokens.md says."""
     return _label(str(token))
 
 
@@ -25,14 +29,30 @@ def _label(text: str) -> str:
     return html.escape(plain_label(text), quote=False)
 
 
+def visible_char(c: str) -> str:
+    """One character as a reader sees it: a newline ↵, a tab ⇥, a non-breaking space ·, another space that is not
+    an ordinary one ␣, a control or format character by its code (<0x0D> as the tokenizers name a byte, <U+200B>
+    past a byte); everything else as it is."""
+    if c in SHOWN:
+        return SHOWN[c]
+    category = unicodedata.category(c)
+    if category[0] == "C":
+        return f"<0x{ord(c):02X}>" if ord(c) < 0x100 else f"<U+{ord(c):04X}>"
+    if category in ("Zs", "Zl", "Zp") and c != " ":
+        return INNER_SPACE
+    return c
+
+
 def plain_label(token) -> str:
-    """One token as visible text, not escaped: for what shows text as text (a dropdown's choices, where
-    token_label's "&lt;s&gt;" would be read as it is written)."""
+    """One token (or a text the model wrote) as visible text, not escaped: for what shows text as text (a
+    dropdown's choices, where token_label's "&lt;s&gt;" would be read as it is written). Ordinary spaces stay
+    spaces between words; a token or text of spaces alone shows them as ▁ (a leading space, as the tokenizers
+    write it)."""
     text = str(token)
-    if not text.isprintable():  # printable text has no control or format characters: skip the slow pass
-        text = "".join(c if unicodedata.category(c)[0] != "C" else f"\\x{ord(c):02x}" for c in text)
+    if not text.isprintable():  # printable text has nothing to rewrite but spaces: skip the slow pass
+        text = "".join(visible_char(c) for c in text)
     if not text.strip():
-        text = repr(text)[1:-1] if text else EMPTY
+        text = text.replace(" ", SPACE) if text else EMPTY
     return text
 
 
@@ -52,6 +72,21 @@ def labelled_positions(count: int, max_labels: int = MAX_TICK_LABELS) -> range:
 def label_step(count: int, max_labels: int = MAX_TICK_LABELS) -> int:
     """1 when every token is labelled, else k for "every k-th token labelled"."""
     return 1 if count <= max_labels else math.ceil(count / max_labels)
+
+
+def every_labelled(step: int) -> str:
+    """', every 4th labelled' for an axis that labels every 4th token (viz.labels.label_step); the page script
+    writes the same where it thins a crowded axis (ui/page/accessibility.py)."""
+    if step == 1:
+        return ""
+    suffix = "th" if 10 <= step % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(step % 10, "th")
+    return f", every {step}{suffix} labelled"
+
+
+def smallest_text(font_size: int) -> int:
+    """The smallest text a figure drawn at font_size writes: 10 px on a page (a phone), 14 px in presenter mode's
+    20-px font (a projector)."""
+    return max(10, round(0.7 * font_size))
 
 
 def axis_ticks(tokens, offset: int = 0, max_labels: int = MAX_TICK_LABELS) -> dict:

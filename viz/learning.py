@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figure import plain_figure
-from viz.heatmap import tiled_heatmap
+from viz.tiles import tiled_heatmap
 
 MARK = "#ff7f0e"
 

@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 
 from viz.describe import plain
 from viz.figure import colorscale, figure
-from viz.heatmap import HIGHLIGHT, every_labelled, row_label_margin
-from viz.labels import axis_ticks, label_step, token_label, token_labels
+from viz.heatmap import HIGHLIGHT, row_label_margin
+from viz.labels import axis_ticks, every_labelled, label_step, smallest_text, token_label, token_labels
 
 COLORSCALE = colorscale("Greens")
 CELL_TEXT_MAX = 40  # past this many positions the cells are too narrow to name their token: the hover does
@@ -22,11 +22,19 @@ CELL_TEXT_MAX = 40  # past this many positions the cells are too narrow to name 
 PHONE_PLOT_PX = 140
 
 
+def labelled_layers(layers: int, step: int) -> list[int]:
+    """The layers (0-based) labelled every step-th, counted down from the last, so the final answer's row always is."""
+    return sorted(range(layers - 1, -1, -step))
+
+
 def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title: str = "", value: str = "probability",
-                 font_size: int = 12, mark: tuple[int, int] | None = None, numbers: bool = False) -> go.Figure:
+                 font_size: int = 12, mark: tuple[int, int] | None = None, numbers: bool = False,
+                 max_height: int | None = None) -> go.Figure:
     """z (L, t) in 0..1; top_tokens L lists of t labels (written in the cells, or with numbers=True the value z);
     tokens: the t positions' labels. alternatives/alt_probs (L, t, n): the hover lists them. mark (layer, position),
-    0-based: outlined."""
+    0-based: outlined. max_height: the most the figure may take (presenter mode's first screen): where a layer's row
+    is then too low for its label, every k-th layer is labelled and written in (from the last down), and the axis
+    title says so; every layer stays on hover and in the text alternative."""
     z = np.asarray(z, dtype=np.float32)
     layers, t = z.shape
     if len(tokens) != t or len(top_tokens) != layers or any(len(row) != t for row in top_tokens):
@@ -40,16 +48,31 @@ def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title
     else:
         hover = [[f"layer {l + 1} · after {positions[i]}: {cells[l][i]}" for i in range(t)] for l in range(layers)]
     cell_px = min(6 * font_size, max(12, 1100 / max(t, 1)))
+    height = int(max(260, layers * max(34, 2.6 * font_size) + 170 + 4 * font_size))
+    top_margin, bottom_margin = 60 + 2 * font_size, 10 + 5 * font_size
+    if max_height and height > max_height:  # the rows share what the title and the position labels leave
+        height, top_margin = max_height, 30 + 2 * font_size
+    row_px = (height - top_margin - bottom_margin) / layers
+    # a label (of a layer, or in a cell) in the smallest readable text needs 1.25 of its size: past that, every k-th
+    small = smallest_text(font_size)
+    tick_size = int(min(font_size, max(small, row_px / 1.25)))
+    layer_step = max(1, int(np.ceil(1.25 * tick_size / row_px)))
+    shown_layers = labelled_layers(layers, layer_step)
     trace = dict(type="heatmap", z=z, x=np.arange(t), y=np.arange(layers), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
                  text=np.array(hover, dtype=object), hovertemplate=f"%{{text}}<br>{value}: %{{z:.2f}}<extra></extra>",
-                 xgap=1 if PHONE_PLOT_PX / max(t, 1) >= 6 else 0, ygap=1, colorbar=dict(title=dict(text=value), thickness=12, len=0.9))
+                 xgap=1 if PHONE_PLOT_PX / max(t, 1) >= 6 else 0, ygap=1 if row_px >= 6 else 0,
+                 colorbar=dict(title=dict(text=value), thickness=12, len=0.9))
     traces = [trace]
     if t <= CELL_TEXT_MAX:  # the top token written in its cell, dark on light cells and light on dark ones
-        traces.append(dict(type="scatter", mode="text", x=np.tile(np.arange(t), layers),
-                           y=np.repeat(np.arange(layers), t),
-                           text=[f"{v:.2f}" for v in z.ravel()] if numbers else [c for row in cells for c in row],
-                           textfont=dict(size=max(8, min(font_size, int(cell_px / 4))),
-                                         color=["white" if v > 0.6 else "black" for v in z.ravel()]),
+        written = [(l, i) for l in shown_layers for i in range(t)]
+        # a label as wide as its cell leaves (a character ~0.62 em; the plot is ~900 px of a 1280-px screen)
+        longest = max((len(f"{z[l, i]:.2f}" if numbers else plain(cells[l][i])) for l, i in written), default=1)
+        cell_size = max(small, min(font_size, int(min(cell_px, 900 / max(t, 1)) / (0.62 * min(longest, 12) + 0.6)),
+                                   int(layer_step * row_px / 1.25)))
+        traces.append(dict(type="scatter", mode="text", x=[i for _, i in written], y=[l for l, _ in written],
+                           text=[f"{z[l, i]:.2f}" if numbers else cells[l][i] for l, i in written],
+                           textfont=dict(size=cell_size, color=["white" if z[l, i] > 0.6 else "black"
+                                                                for l, i in written]),
                            hoverinfo="skip", showlegend=False))
     shapes = []
     if mark is not None:
@@ -58,17 +81,17 @@ def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title
                                                                                                     width=3)))
     step = label_step(t)
     x_title = "position (the token it has just read)"
-    layer_names = [f"layer {l + 1}" for l in range(layers)]
-    height = int(max(260, layers * max(34, 2.6 * font_size) + 170 + 4 * font_size))
+    layer_names = [f"layer {l + 1}" for l in shown_layers]
     layout = dict(
         title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12), font=dict(size=font_size + 4)),
         height=height, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white", shapes=shapes,
-        margin=dict(l=row_label_margin(layer_names, font_size), r=10, t=60 + 2 * font_size, b=10 + 5 * font_size),
+        margin=dict(l=row_label_margin(layer_names, tick_size), r=10, t=top_margin, b=bottom_margin),
         hoverlabel=dict(font=dict(size=font_size + 2)),
         xaxis=dict(**axis_ticks(tokens), side="bottom", tickangle=-45, automargin=False, showgrid=False,
                    title=dict(text=x_title + every_labelled(step))),
-        yaxis=dict(tickmode="array", tickvals=list(range(layers)), ticktext=layer_names, showgrid=False,
-                   automargin=False, title=dict(text="after layer")),
+        yaxis=dict(tickmode="array", tickvals=shown_layers, ticktext=layer_names, showgrid=False, automargin=False,
+                   tickfont=dict(size=tick_size), title=dict(text="after layer" + every_labelled(layer_step),
+                                                             font=dict(size=tick_size))),
     )
     # cell_labels: the page script leaves the cells' labels out (and says so) where they would overlap, as on a
     # phone, where the figure is a third as wide as the 1100 px their size is chosen for (ui/page/accessibility.py);

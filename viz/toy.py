@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 
 from analysis.heads import head_name
 from viz.figure import plain_figure
-from viz.heatmap import attention_heatmap, tiled_heatmap
+from viz.heatmap import attention_heatmap
+from viz.tiles import tiled_heatmap
 
 LOSS_COLOR, ACCURACY_COLOR, GUESS_COLOR, BLIND_COLOR = "#1f77b4", "#2ca02c", "#7f7f7f", "#d62728"
 VARIANT_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")

@@ -6,7 +6,7 @@ import numpy as np
 
 from harness.browser import lm, sentence_box, wait_for_figures, wait_until_idle
 from ui.page.messages import clean_text
-from viz import heatmap
+from viz import tiles
 
 
 def test_the_grid_is_drawn_with_the_servers_numbers_on_the_0_1_scale(page, live):
@@ -23,7 +23,7 @@ def test_the_grid_is_drawn_with_the_servers_numbers_on_the_0_1_scale(page, live)
     att = trace.attention["self"]
     layer = int(page.locator("#layer input[type=number]").input_value()) - 1
     head = int(page.locator("#head input[type=number]").input_value()) - 1
-    expected = np.asarray(heatmap.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask,
+    expected = np.asarray(tiles.all_heads_grid(att.probs, att.queries, att.keys, mask=att.mask,
                                                  selected=(layer, head)).data[0].z)
     assert (drawn["zmin"], drawn["zmax"]) == (0, 1) and drawn["sent"] == "number"
     assert "z_divisor" not in (drawn["meta"] or {}), "the page divided, and says so no more"

@@ -10,7 +10,8 @@ import pytest
 
 from viz.describe import attention_pattern, describe, grid_alt
 from viz.figure import figure
-from viz.heatmap import COLORSCALE, all_heads_grid, attention_heatmap
+from viz.heatmap import COLORSCALE, attention_heatmap
+from viz.tiles import all_heads_grid
 from viz.learning import loss_figure
 from viz.panels import DIVERGING, Panel, heatmap_row
 

@@ -59,13 +59,13 @@ def test_arrays_plotly_has_no_typed_form_for_are_written_as_lists(array):
 
 
 def test_a_grid_travels_as_whole_hundredths_and_reads_back_as_the_same_float32_numbers():
-    from viz import heatmap
+    from viz import tiles
 
     rng = np.random.default_rng(3)
     mask = np.tril(np.ones((9, 9), dtype=bool))
     probs = rng.random((2, 3, 9, 9)).astype(np.float32) * mask
     probs /= probs.sum(-1, keepdims=True)
-    fig = heatmap.all_heads_grid(probs, mask=mask)
+    fig = tiles.all_heads_grid(probs, mask=mask)
     drawn = np.asarray(fig.data[0].z)  # what Python reads: float32 on the 0..1 scale, rounded to 0.01
     sent = json.loads(fig.to_json())["data"][0]
     assert sent["z"]["dtype"] == "u1" and sent["meta"]["z_divisor"] == 100 and (sent["zmin"], sent["zmax"]) == (0, 1)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from viz import heatmap, panels
+from viz import heatmap, multihead, panels, tiles
 
 
 def causal(t: int, seed: int = 0, layers: int = 2, heads: int = 3) -> tuple[np.ndarray, np.ndarray]:
@@ -42,7 +42,7 @@ def test_one_head_rejects_wrong_shapes_with_a_fix():
 def test_all_heads_are_one_trace_with_every_tile_named_and_placed():
     t, layers, heads = 5, 2, 3
     probs, mask = causal(t, layers=layers, heads=heads)
-    fig = heatmap.all_heads_grid(probs, ["x"] * t, ["x"] * t, mask=mask)
+    fig = tiles.all_heads_grid(probs, ["x"] * t, ["x"] * t, mask=mask)
     assert len(fig.data) == 1, "one tiled heatmap, not a trace per subplot"
     names = [a.text for a in fig.layout.annotations]
     assert names == [f"<b>L{l} H{h}</b>" for l in range(1, layers + 1) for h in range(1, heads + 1)]
@@ -62,25 +62,25 @@ def test_all_heads_are_one_trace_with_every_tile_named_and_placed():
 
 def test_layer_average_keeps_rows_summing_to_one():
     probs, mask = causal(6)
-    average = heatmap.layer_average(probs)
+    average = tiles.layer_average(probs)
     assert average.shape == (2, 6, 6)
     np.testing.assert_allclose(average.sum(-1), 1.0, rtol=1e-5)
     np.testing.assert_allclose(average[1], probs[1].mean(0), rtol=1e-6)
-    fig = heatmap.layer_average_grid(probs, mask=mask)
+    fig = tiles.layer_average_grid(probs, mask=mask)
     assert [a.text for a in fig.layout.annotations] == ["<b>L1 mean</b>", "<b>L2 mean</b>"]
 
 
 def test_grid_rejects_a_single_head():
     probs, _ = causal(3)
     with pytest.raises(ValueError, match=r"\(L, H|4 dimensions"):
-        heatmap.all_heads_grid(probs[0, 0])
+        tiles.all_heads_grid(probs[0, 0])
 
 
 def test_cross_attention_shapes_are_allowed():
     probs = np.full((1, 2, 3, 5), 0.2, dtype=np.float32)
     fig = heatmap.attention_heatmap(probs[0, 1], ["a", "b", "c"], list("vwxyz"))
     assert list(fig.layout.xaxis.tickvals) == [0, 1, 2, 3, 4]
-    assert len(heatmap.all_heads_grid(probs).layout.annotations) == 2
+    assert len(tiles.all_heads_grid(probs).layout.annotations) == 2
 
 
 def test_a_long_input_labels_every_kth_token_and_says_so():
@@ -115,7 +115,7 @@ def test_a_pooled_tile_keeps_the_maximum_of_each_block():
         assert pooled[layer, head, row, col] == expected
     assert (pooled[1, 0, :, 77 // 4] == np.float32(0.93)).all()  # the stripe survives, at full strength
     assert pooled[0, 1, 150 // 4, 0] == np.float32(0.61)
-    fig = heatmap.all_heads_grid(probs, [f"q{i}" for i in range(n)], [f"k{i}" for i in range(n)])
+    fig = tiles.all_heads_grid(probs, [f"q{i}" for i in range(n)], [f"k{i}" for i in range(n)])
     big = np.asarray(fig.data[0].z)
     assert np.nanmax(big) == np.float32(0.93) and "max pooling" in fig.layout.title.text and "4 × 4" in fig.layout.title.text
     assert "k76…k79 (#76-79)" in fig.data[0].x[19] and "largest" in fig.data[0].hovertemplate
@@ -126,7 +126,7 @@ def test_a_pooled_tile_keeps_the_maximum_of_each_block():
 
 def test_short_inputs_are_not_pooled():
     probs, mask = causal(heatmap.TILE_CELLS)
-    fig = heatmap.all_heads_grid(probs, mask=mask)
+    fig = tiles.all_heads_grid(probs, mask=mask)
     assert "pooling" not in fig.layout.title.text
     assert np.nansum(np.asarray(fig.data[0].z)) == pytest.approx(np.round(probs * mask, 2).sum(), abs=1e-2)
 
@@ -164,7 +164,7 @@ def test_a_layers_heads_wrap_in_rows_of_four_with_their_tokens():
 def test_many_columns_of_tiles_get_a_figure_as_tall_as_the_tiles_drawn():
     """minilm's 6 × 12 grid: 55-px tiles sat in a figure sized for 170-px ones (650 px blank)."""
     probs, _ = causal(12, layers=6, heads=12)
-    tall = heatmap.all_heads_grid(probs).layout.height
+    tall = tiles.all_heads_grid(probs).layout.height
     assert tall < 6 * heatmap.GRID_PX / 12 * 1.6 + 150
 
 
@@ -183,7 +183,7 @@ def test_the_grid_says_which_tile_each_cell_is_in(t):
     probs = np.zeros((layers, heads, t, t), dtype=np.float32)
     for k in range(layers * heads):  # every tile filled with its own number
         probs[k // heads, k % heads] = (k + 1) / 100
-    fig = heatmap.all_heads_grid(probs, [f"q{i}" for i in range(t)], [f"k{i}" for i in range(t)])
+    fig = tiles.all_heads_grid(probs, [f"q{i}" for i in range(t)], [f"k{i}" for i in range(t)])
     grid, names = fig.layout.meta["tile_grid"], fig.layout.meta["tiles"]
     big = np.asarray(fig.data[0].z)
     for i, j in zip(*np.nonzero(np.nan_to_num(big))):
@@ -211,10 +211,10 @@ def test_no_taller_lowers_only_a_taller_figure():
     from viz.figure import no_taller
 
     probs, mask = causal(12)
-    fig = heatmap.all_heads_grid(probs, mask=mask)
+    fig = tiles.all_heads_grid(probs, mask=mask)
     height = fig.layout.height
     assert no_taller(fig, None).layout.height == height and no_taller(fig, height + 100).layout.height == height
-    assert no_taller(heatmap.all_heads_grid(probs, mask=mask), 200).layout.height == 200
+    assert no_taller(tiles.all_heads_grid(probs, mask=mask), 200).layout.height == 200
     assert no_taller(fig, 200).layout.height == 200, "a figure already built by plotly.py too"
 
 
@@ -225,8 +225,8 @@ def test_no_taller_lowers_only_a_taller_figure():
 def test_the_grid_boxes_the_query_heads_that_share_keys_and_values(heads, kv_heads, said):
     t, layers = 6, 2
     probs, mask = causal(t, layers=layers, heads=heads)
-    plain = heatmap.all_heads_grid(probs, ["x"] * t, ["x"] * t, mask=mask)
-    fig = heatmap.all_heads_grid(probs, ["x"] * t, ["x"] * t, mask=mask, kv_heads=kv_heads, selected=(1, 0))
+    plain = tiles.all_heads_grid(probs, ["x"] * t, ["x"] * t, mask=mask)
+    fig = tiles.all_heads_grid(probs, ["x"] * t, ["x"] * t, mask=mask, kv_heads=kv_heads, selected=(1, 0))
     assert said in fig.layout.title.text and said in fig.layout.meta["alt"]
     boxes = [s for s in fig.layout.shapes if s.line.dash == "dot"]
     assert len(boxes) == kv_heads
@@ -240,7 +240,7 @@ def test_the_grid_boxes_the_query_heads_that_share_keys_and_values(heads, kv_hea
     assert fig.layout.height > plain.layout.height  # room for the title's second line
     np.testing.assert_array_equal(np.asarray(fig.data[0].z), np.asarray(plain.data[0].z))  # the weights unchanged
     # one key/value head per query head (or none given): nothing boxed, nothing said
-    for same in (heatmap.all_heads_grid(probs, kv_heads=heads), heatmap.all_heads_grid(probs)):
+    for same in (tiles.all_heads_grid(probs, kv_heads=heads), tiles.all_heads_grid(probs)):
         assert not [s for s in (same.layout.shapes or ()) if s.line.dash == "dot"]
         assert "share" not in same.layout.title.text
 
@@ -250,7 +250,7 @@ def test_the_grids_gaps_and_title_rows_have_no_hover():
     (NaN, hoverongaps off), so the hover never shows the axis's internal names ("title row 16 → gap 44")."""
     t, layers, heads = 5, 2, 3
     probs = np.full((layers, heads, t, t), 1 / t, dtype=np.float32)
-    fig = heatmap.all_heads_grid(probs, [f"w{i}" for i in range(t)], [f"w{i}" for i in range(t)])
+    fig = tiles.all_heads_grid(probs, [f"w{i}" for i in range(t)], [f"w{i}" for i in range(t)])
     trace = fig.data[0]
     big = np.asarray(trace.z)
     assert trace.hoverongaps is False
@@ -280,3 +280,36 @@ def test_a_long_input_on_one_screen_keeps_its_width_and_readable_labels():
     assert layout["yaxis"]["title"]["text"] == "queries (looking)"
     short = attention_heatmap(probs[:8, :8], tokens[:8], tokens[:8], "L1 H1", font_size=20, max_height=440)
     assert short.to_plotly_json()["layout"]["yaxis"]["scaleanchor"] == "x"  # a short input keeps square cells
+
+
+def test_multihead_at_nine_heads_fills_the_projector_with_no_blank_tiles_and_draws_the_sharing():
+    """smollm2 in presenter mode: nine tiles in three rows of four (three of them empty placeholders) took a third
+    of the width, their token labels overprinted, and nothing said which heads share keys and values."""
+    t = 14
+    probs = np.random.default_rng(1).random((9, t, t)).astype(np.float32)
+    tokens = [f"▁Mary{i}" for i in range(t)]
+    fig = multihead.heads_figure(probs, 0, font_size=20, queries=tokens, keys=tokens, kv_heads=3, max_height=440)
+    layout = fig._plain_parts()[1]
+    grid = layout["meta"]["tile_grid"]
+    assert grid["cols"] == 9, "one row of nine fills the width"
+    names = layout["meta"]["tiles"]
+    assert all(names) and len(names) == 9, "no placeholder tiles"
+    assert "H1–H3, H4–H6 and H7–H9 each share one key/value head" in layout["title"]["text"]
+    boxes = [shape for shape in layout["shapes"] if shape["line"].get("dash") == "dot"]
+    assert len(boxes) == 3 and boxes[0]["x1"] < boxes[1]["x0"], "a dotted box per group of three"
+    # token labels stand apart: a label per k-th token, k cells leaving 1.25 of the font's size, and the axis says so
+    size = layout["yaxis"]["tickfont"]["size"]
+    assert size >= 14
+    y_names = fig._plain_parts()[0][0]["y"]
+    rows = [y_names.index(v) for v in layout["yaxis"]["tickvals"]]
+    cell_px = (layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]) / len(y_names)
+    assert min(b - a for a, b in zip(rows, rows[1:])) * cell_px >= size, (rows, cell_px)
+    assert "labelled" in layout["xaxis"]["title"]["text"]
+    page = multihead.heads_figure(probs, 0, queries=tokens, keys=tokens, kv_heads=3)._plain_parts()[1]
+    assert page["meta"]["tile_grid"]["cols"] == 3, "on a page a row per key/value head"
+    odd = multihead.heads_figure(np.random.default_rng(2).random((7, 5, 5)).astype(np.float32), 0)
+    z = np.asarray(odd._plain_parts()[0][0]["z"], dtype=float)
+    grid = odd._plain_parts()[1]["meta"]["tile_grid"]
+    assert odd._plain_parts()[1]["meta"]["tiles"][-1] == "" and len(odd._plain_parts()[1]["annotations"]) == 7
+    last = z[-5:, 3 * grid["step_x"]:3 * grid["step_x"] + grid["width"]]
+    assert np.isnan(last).all(), "the eighth tile of seven heads is blank, not an empty map"

@@ -1,8 +1,8 @@
 import pytest
 
 from analysis.heads import head_name, head_names, parse_head_name
-from viz.labels import (MAX_TICK_LABELS, axis_ticks, label_step, labelled_positions, markdown_label, token_label,
-                         token_labels)
+from viz.labels import (MAX_TICK_LABELS, axis_ticks, label_step, labelled_positions, markdown_label, plain_label,
+                         token_label, token_labels)
 
 
 def test_html_like_tokens_are_escaped_so_plotly_shows_them_literally():
@@ -10,10 +10,23 @@ def test_html_like_tokens_are_escaped_so_plotly_shows_them_literally():
 
 
 def test_control_characters_and_blank_tokens_stay_visible():
-    assert token_label("\x00") == "\\x00"
     assert token_label("") == "∅"
-    assert token_label(" ") == " " or token_label(" ").strip()  # never an invisible empty label
-    assert token_label("\n") == "\\x0a"
+    assert token_label(" ") == "▁"  # never an invisible empty label
+    assert token_label("  ") == "▁▁"
+
+
+def test_what_does_not_print_is_written_one_way_never_as_an_escape_code():
+    """docs/tokens.md: smollm2's continuation wrote "\\x0a\\x0a" and the Lens's cells "\\xa0"."""
+    assert token_label("\n") == "↵" and token_label("\n\n") == "↵↵"
+    assert token_label("\t") == "⇥"
+    assert token_label("\xa0") == "·" and token_label("a\xa0b") == "a·b"
+    assert token_label("\r") == "&lt;0x0D&gt;" and plain_label("\x00") == "<0x00>"  # as the tokenizers name a byte
+    assert plain_label("a\u2009b") == "a␣b"  # a thin space: a space that is not an ordinary one
+    assert plain_label("\u200b") == "<U+200B>"
+    assert markdown_label("gift to John.\n\n") == "gift to John.↵↵"
+    assert plain_label("the cat sat") == "the cat sat"  # ordinary spaces between words stay spaces
+    for text in ("\n", "\xa0", "\x07", "a\tb\rc", "\u2028", "\ufeff"):
+        assert "\\x" not in token_label(text) and "\\u" not in token_label(text), text
 
 
 def test_repeated_tokens_get_their_own_integer_positions():

@@ -170,3 +170,29 @@ def test_qk_and_rotary_legends_sit_clear_of_the_axis_titles():
     q = np.array([[0.0, 1.0], [1.0, 0.0]])
     fig = as_json(viz_qk.qk_figure(q, q, [0.6, 0.3], [0, 1], ["a", "b"], ["a", "b"]))
     assert fig["layout"]["legend"]["y"] >= 1 and fig["layout"]["legend"]["yanchor"] == "bottom"
+
+
+def test_the_lens_at_thirty_layers_on_a_projector_labels_what_fits_and_says_which():
+    """smollm2 in presenter mode: 30 "layer k" labels and 420 cell tokens in 440 px overprinted into black smears."""
+    layers, t = 30, 14
+    rng = np.random.default_rng(0)
+    z = rng.random((layers, t))
+    cells = [[f"w{l}_{i}" for i in range(t)] for l in range(layers)]
+    fig = as_json(viz_lens.lens_heatmap(z, cells, [f"t{i}" for i in range(t)], font_size=20, mark=(20, 13),
+                                        max_height=440))
+    layout = fig["layout"]
+    assert layout["height"] <= 440
+    plot_px = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    row_px = plot_px / layers
+    ticks, size = layout["yaxis"]["tickvals"], layout["yaxis"]["tickfont"]["size"]
+    assert size >= 14, "a projector's smallest text"
+    assert 29 in ticks, "the final answer's row is always labelled"
+    gaps = {b - a for a, b in zip(ticks, ticks[1:])}
+    assert len(gaps) == 1 and gaps.pop() * row_px >= 1.2 * size, "labels stand apart"
+    assert len(ticks) == layers or "labelled" in layout["yaxis"]["title"]["text"], layout["yaxis"]["title"]
+    text = fig["data"][1]
+    assert set(text["y"]) == set(ticks), "a row's tokens are written where its layer is labelled"
+    assert text["textfont"]["size"] >= 14
+    assert "layer 1: “w0_13”" in layout["meta"]["alt"] and "layer 30: “w29_13”" in layout["meta"]["alt"]  # every layer
+    roomy = as_json(viz_lens.lens_heatmap(z, cells, [f"t{i}" for i in range(t)], font_size=12))["layout"]
+    assert roomy["yaxis"]["tickvals"] == list(range(layers)) and roomy["yaxis"]["title"]["text"] == "after layer"

@@ -4,7 +4,7 @@ The Causal tracing tab's heads map (elem_id "patching-heads") works the same way
 Gradio 6.31's gr.Plot publishes one event, `change`: a click on a Plotly figure never reaches the server.
 This script listens to Plotly's own `plotly_click` (which a tap fires too) on the grid (elem_id
 "all-heads"), finds the tile the clicked cell lies in from the figure's `meta.tile_grid`
-(viz.heatmap.tiled_heatmap writes it, pooled or not), and writes the tile's name ("L3 H1") into a hidden textbox (`clicked_tiles`) with a
+(viz.tiles.tiled_heatmap writes it, pooled or not), and writes the tile's name ("L3 H1") into a hidden textbox (`clicked_tiles`) with a
 DOM `input` event; the textbox's `change` event, which the Every head tab answers exactly as a pick in its
 tile picker, follows. (Gradio 6.31's textbox sends its own `input` event on key presses only, not on a DOM
 `input` event.) The gaps between tiles and the rows under their names are gaps in the heatmap (no hover, so

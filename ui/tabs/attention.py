@@ -23,7 +23,7 @@ from ui.runtime import tile_click
 from ui.runtime.events import quick
 from model.registry import ModelRegistry, attention_of
 from ui.page.labels import KIND_LABELS, head_choices
-from viz import heatmap
+from viz import heatmap, tiles
 from viz.labels import markdown_label, plain_label
 
 TAB = TabSpec(id="attention", label="Every head", figure="#head-detail")
@@ -101,7 +101,7 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, lay
     font = figure_font(presenter)
     selected = selected_head(att, layer, head)
     grid = heads_grid(att, font, selected, registry.get(name).config.kv_heads, views)
-    average = heatmap.layer_average_overview(views.averages(att), font_size=font,
+    average = tiles.layer_average_overview(views.averages(att), font_size=font,
                                              title=f"Average over the {att.n_heads} heads of each layer")
     columns = trace_stats(registry, name, trace, att, views)
     return (notice(registry, name, trace), token_view(trace), grid, average, columns,
@@ -120,7 +120,7 @@ def heads_grid(att, font: int, selected: tuple[int, int] | None, kv_heads: int =
     """kv_heads: the model's key/value heads; fewer than its query heads box the groups that share them.
     views: what pools the heads (experiments.view_numbers.views; by default numpy on att's arrays)."""
     maps = (views or HostViews(None)).heads(att)
-    return heatmap.all_heads_overview(maps, att.queries, att.keys, font_size=font, selected=selected, kv_heads=kv_heads,
+    return tiles.all_heads_overview(maps, att.queries, att.keys, font_size=font, selected=selected, kv_heads=kv_heads,
                                       # two lines: as one, presenter mode's larger type ran it off the figure's right edge
                                       title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
                                             + "<br>click a tile to open it above" + (" (▶ the one open)" if selected else ""))

@@ -15,7 +15,6 @@ from model.registry import ModelRegistry
 from ui.page.messages import clean_text
 from viz import learning as viz_learning
 from viz.heatmap import attention_heatmap
-from viz.panels import note_figure
 
 TAB = TabSpec(id="learning", label="Learning")
 
@@ -65,9 +64,9 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
         else:
             why = (f"The {model} model ships without training snapshots, to keep the app small (retrain it to "
                    f"keep them: python -m training.train {model}).")
-        note = note_figure(f"No training snapshots for {model}: choose lm, mlm or dates.", font_size=font)
-        # the slider stays where it was: back on lm, the view opens at the snapshot it showed, not at the first
-        return f"**{why}** Choose lm, mlm or dates to watch a head learn.", note, note, note, UNCHANGED
+        # said once, in words: no figure is drawn (three empty ones repeated the message); the slider stays where it
+        # was: back on lm, the view opens at the snapshot it showed, not at the first
+        return f"**{why}** Choose lm, mlm or dates to watch a head learn.", None, None, None, UNCHANGED
     index = min(max(int(snapshot or len(steps)), 1), len(steps)) - 1  # the count differs between models
     step = steps[index]
     output = None
@@ -128,15 +127,21 @@ def build(ctx: Context) -> None:
         curve = components.Plot(show_label=False, label="loss curve")
         strip = components.Plot(show_label=False, label="every snapshot")
 
+    def drawn(result):  # a figure the model has none of (a pretrained model: no snapshots) is hidden, not blank
+        summary, *figures = result
+        return (summary, *(Change(visible=fig is not None, value=fig) for fig in figures))
+
     def on_view(text, model, layer, head, kind, snapshot_value, presenter):
-        return view(ctx.registry, snapshots, text, model, layer, head, kind, snapshot_value, presenter)
+        summary, heat, curve, strip, slider = view(ctx.registry, snapshots, text, model, layer, head, kind,
+                                                   snapshot_value, presenter)
+        return (*drawn([summary, heat, curve, strip]), slider)
 
     inputs = [ctx.text, ctx.model, ctx.layer, ctx.head, ctx.kind, snapshot, ctx.presenter]
     ctx.listen(on_view, inputs=inputs, outputs=[summary, heat, curve, strip, snapshot], api_name="learning",
                triggers=ctx.head_triggers)
 
     def on_snapshot(*values):
-        return view(ctx.registry, snapshots, *values)[:-1]
+        return drawn(view(ctx.registry, snapshots, *values)[:-1])
 
     # .input fires on every way of moving the slider (dragging, arrow keys, typing in its box). This run
     # leaves the slider alone: a late answer must not pull it back while the viewer is still moving it.

@@ -107,7 +107,7 @@ def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
     mark = (int(found.settled()[asked]), asked)
     top = viz_lens.lens_heatmap(found.top_probs, found.top_tokens, found.tokens, found.alternatives, found.alt_probs,
                                 title="The top token after each layer (colour: its probability)", font_size=font,
-                                mark=mark)
+                                mark=mark, max_height=screen_height(presenter))
     final = viz_lens.lens_heatmap(found.final_probs, found.top_tokens, found.tokens, found.alternatives,
                                   found.alt_probs, value="p(final answer)", font_size=font, numbers=True,
                                   title="The probability each layer gives the final answer (the top row's token)",

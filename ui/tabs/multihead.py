@@ -71,9 +71,10 @@ def view(registry: ModelRegistry, text, model, layer, kind, presenter):
     font = figure_font(presenter)
     att, layer0, _ = registry.layer_head(model, text, layer, 1, kind)
     mask = att.mask if att.causal else None
-    fig = viz_multihead.heads_figure(att.probs[layer0], layer0, mask=mask, font_size=font, queries=att.queries,
-                                     keys=att.keys)
     loaded = registry.get(model)
+    fig = viz_multihead.heads_figure(att.probs[layer0], layer0, mask=mask, font_size=font, queries=att.queries,
+                                     keys=att.keys, kv_heads=loaded.config.kv_heads,
+                                     max_height=screen_height(presenter))
     sizes = head_sizes(loaded.config, loaded.model)  # counted on the model's own modules
     return no_taller(fig, screen_height(presenter)), sizes_text(sizes, model), components.table(viz_multihead.sizes_table(sizes))
 

@@ -12,7 +12,7 @@ from ui.page.tabspec import TabSpec
 from ui.page import components
 from ui.page.context import PRESENTER_FIRST, Context, figure_font, screen_height
 from ui.page.links import Linked
-from ui.page.outputs import UNCHANGED
+from ui.page.outputs import UNCHANGED, Change
 from model.registry import ModelRegistry
 from ui.page.messages import InputError, check_index, clean_text, cut_notice
 from viz import positions as viz_positions
@@ -98,7 +98,7 @@ def rotary_summary(demo, rows: list[dict]) -> str:
     query, key = markdown_label(demo.query_token), markdown_label(demo.key_token)
     if demo.own:
         who = (f"**{demo.model} uses rotary positions** (θ = {demo.theta:g}{demo.scaling}): nothing is added to its embeddings "
-               "(the position vector in *What the position adds* above is zero); its heads turn q and k instead.")
+               "(the position vector in *What the position adds* on this tab is zero); its heads turn q and k instead.")
     else:
         who = (f"**{demo.model} adds position vectors and does not rotate.** Here is what RoPE (θ = 10000, as in "
                f"Llama 2) would do to its vectors; list a Llama, Mistral or Qwen2 folder in ATTENTION_MODELS to see "
@@ -129,6 +129,11 @@ def rotary_view(registry: ModelRegistry, text, model, head, presenter):
         raise InputError(str(e)) from None
     rows = demo.rows(SHIFTS)
     columns = {name: [row[name] for row in rows] for name in rows[0]}
+    # RoPE's m and n count from 0, as its angle m·θ does; beside them the positions a student reads, from 1
+    columns = {"query m": columns.pop("query position m"),
+               "query at position": [r["query position m"] + 1 for r in rows],
+               "key n": columns.pop("key position n"), "key at position": [r["key position n"] + 1 for r in rows],
+               **columns}
     return (cut_notice(registry, model, loaded.encode(text).truncated) + rotary_summary(demo, rows), viz_rotary.rotation_figure(demo, font_size=font),
             viz_rotary.offset_figure(demo, font_size=font), components.table(columns))
 
@@ -156,6 +161,11 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
     return summary, plain, positioned, seed
 
 
+ROTARY_PART, ROTARY_MODEL = "rotary-part", "rotary-model"
+# The tab's rotary part first where the model turns its queries and keys (it adds no position vectors to show):
+# its summary says so by a class, and the part moves up, above presenter mode's first figure too
+ROTARY_FIRST = f"\n[role=tabpanel]:has(.{ROTARY_MODEL}) .{ROTARY_PART} {{ order: -4; }}\n"
+
 SEED = Linked("seed", default=0, low=0, high=2**32 - 1)  # the shuffle's seed
 
 
@@ -180,12 +190,14 @@ def build(ctx: Context) -> None:
         summary = gr.Markdown(elem_id="shuffle-summary")
         plain = components.Plot(show_label=False, label="without positions")
         positioned = components.Plot(show_label=False, label="with positions")
-        gr.Markdown(ROTARY_EXPLANATION)
-        rotary_summary_md = gr.Markdown(elem_id="rotary-summary")
-        turned = components.Plot(show_label=False, label="a query/key pair turned by position")
-        slid = components.Plot(show_label=False, label="score against position")
+        # a rotary model (smollm2) has no position table: its rotary part comes first (CSS ROTARY_FIRST)
+        gr.Markdown(ROTARY_EXPLANATION, elem_classes=[ROTARY_PART])
+        rotary_summary_md = gr.Markdown(elem_id="rotary-summary", elem_classes=[ROTARY_PART])
+        turned = components.Plot(show_label=False, label="a query/key pair turned by position",
+                                 elem_classes=[ROTARY_PART])
+        slid = components.Plot(show_label=False, label="score against position", elem_classes=[ROTARY_PART])
         scores = gr.Dataframe(label="the same query and key at different positions", interactive=False,
-                              elem_id="rotary-scores")
+                              elem_id="rotary-scores", elem_classes=[ROTARY_PART])
 
     def on_view(text, model, dims_text, presenter):
         return view(ctx.registry, text, model, dims_text, presenter)
@@ -210,7 +222,9 @@ def build(ctx: Context) -> None:
            api_name="shuffle_again")
 
     def on_rotary(text, model, head, presenter):
-        return rotary_view(ctx.registry, text, model, head, presenter)
+        summary_text, *rest = rotary_view(ctx.registry, text, model, head, presenter)
+        rotary = ctx.registry.get(model).config.positions == "rotary"
+        return (Change(value=summary_text, elem_classes=[ROTARY_PART] + ([ROTARY_MODEL] if rotary else [])), *rest)
 
     ctx.listen(on_rotary, inputs=[ctx.text, ctx.model, ctx.head, ctx.presenter],
                outputs=[rotary_summary_md, turned, slid, scores], api_name="rotary",

@@ -126,7 +126,10 @@ def test_positions_show_the_rotation_with_the_models_own_numbers(registry, name)
     assert f"uses rotary positions** (θ = {registry.get(name).config.rope_theta:g}" in summary
     # the first row is the model's own layer-1 score of those two tokens, rotation and all
     att = registry.get(name).trace(TEXT).attention["self"]  # the model's own trace, raw scores kept
-    m, n = rows[0]["query position m"], rows[0]["key position n"]
+    m, n = rows[0]["query m"], rows[0]["key n"]
+    # "query position m = 13" stood beside "position 14": m counts from 0, the positions a student reads from 1
+    assert all(r["query at position"] == r["query m"] + 1 and r["key at position"] == r["key n"] + 1 for r in rows)
+    assert f"at positions {rows[0]['query at position']} and {rows[0]['key at position']}" in summary
     assert rows[0]["rotary score"] == pytest.approx(float(att.scores[0, 1, m, n]), abs=1e-4)
     assert turned.layout.title.text.startswith("One pair of dimensions of layer 1, head 2")
     assert len(slid.data) >= 4 and all(np.ptp(trace.y) < 1e-6 for trace in slid.data if trace.xaxis == "x")

