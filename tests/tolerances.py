@@ -44,6 +44,31 @@ def sinusoid(angle) -> np.ndarray:
     return 3 * spacing32(angle) + LIBM_ULPS / 2 * EPS32
 
 
+def softmax_rows(scores_error, probs) -> np.ndarray:
+    """How far two float32 softmaxes of the same row may differ, elementwise, when their inputs differ by up to
+    scores_error (elementwise, same shape as probs): exp(s_j - max) moves by the change of s_j and of the max (twice
+    the row's worst input error, relative) plus its libm's spacings, and the row's sum of t terms adds its bound."""
+    probs = np.abs(np.asarray(probs, dtype=np.float64))
+    worst = np.max(np.asarray(scores_error, dtype=np.float64) * np.ones_like(probs), axis=-1, keepdims=True)
+    t = probs.shape[-1]
+    return probs * (2 * worst + LIBM_ULPS * EPS32 + summed(t, 1.0) + EPS32)
+
+
+def attention(q, k, v, scale: float = 1.0, mask=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(scores, probs, output) bounds, elementwise, for two float32 implementations of softmax(scale q kᵀ) v; mask
+    (True where a query may see a key) gives a masked key probability 0 in both, so it adds nothing."""
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    exact = scale * q @ np.swapaxes(k, -1, -2)
+    scores = abs(scale) * product(q, np.swapaxes(k, -1, -2)) + EPS32 * np.abs(exact)
+    if mask is not None:
+        exact = np.where(np.asarray(mask, dtype=bool), exact, -np.inf)
+    probs = np.exp(exact - exact.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    probs_error = softmax_rows(scores, probs)
+    output = probs_error @ np.abs(v) + product(probs, v)
+    return scores, probs_error, output
+
+
 def assert_within(actual, expected, tolerance, err_msg: str = "") -> None:
     """|actual - expected| <= tolerance elementwise (np.testing.assert_allclose takes only one number): the message
     names the worst element, by how much it is off and what it was allowed there."""
@@ -53,5 +78,5 @@ def assert_within(actual, expected, tolerance, err_msg: str = "") -> None:
     allowed = np.broadcast_to(np.asarray(tolerance, dtype=np.float64), off.shape)
     if not (off <= allowed).all():
         at = np.unravel_index(np.argmax(np.where(off <= allowed, -np.inf, off - allowed)), off.shape)
-        raise AssertionError(f"{err_msg} at {at}: {actual[at]!r} vs {expected[at]!r}, off by {off[at]:.3g}, "
+        raise AssertionError(f"{err_msg} at {at}: {actual[at]:.9g} vs {expected[at]:.9g}, off by {off[at]:.3g}, "
                              f"allowed {allowed[at]:.3g}")
