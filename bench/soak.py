@@ -75,7 +75,8 @@ USES = (
     ("/classify", lambda t, i: dict(text=f"{REVIEWS[i % len(REVIEWS)]}, {t}")),
     ("/translate", lambda t, i: dict(text=date_of(i))),
     ("/patch", lambda t, i: dict(clean=f"{prefix_of(i)}, Monday, Tuesday,",
-                                 corrupted=f"{prefix_of(i)}, Friday, Saturday,", model="lm")),  # at most 48 tokens
+                                 corrupted=f"{prefix_of(i)}, Friday, Saturday,", model="lm",
+                                 target=" the", contrast=" and")),  # at most 48 tokens; two tokens lm has
     ("/multihead", lambda t, i: dict(text=t, model="minilm")),
     ("/lesson_step", None),  # filled in from /lessons
     ("/qk_space", lambda t, i: dict(text=t, model="lm")),

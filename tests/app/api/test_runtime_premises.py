@@ -234,6 +234,21 @@ def test_gradio_keeps_every_value_sent_in_its_session():
         f"SessionState.__init__ sets {kept}: make ui/runtime/sessions._lean_init set the same"
 
 
+def test_gradio_writes_a_states_value_through_setitem_and_makes_a_missing_one_anew():
+    """Delete: the state budget in ui.runtime.sessions (StateBudget), if Gradio bounds what sessions hold itself;
+    fix it if Gradio writes State values elsewhere (they would go uncounted) or fails on a value gone."""
+    import gradio.state_holder as holder
+
+    source = Path(holder.__file__).read_text()
+    setitem = source[source.index("    def __setitem__(self, key: int, value: Any):"):source.index("    def _update_config")]
+    assert "self.state_data[key] = value" in setitem, \
+        "Gradio writes State values elsewhere: count them in ui/runtime/sessions.StateBudget there"
+    getitem = source[source.index("    def __getitem__(self, key: int) -> Any:"):source.index("    def get(self")]
+    assert "if key not in self.state_data:" in getitem and "deepcopy(value)" in getitem, \
+        "Gradio no longer makes a missing State value from its initial one: a dropped value (StateBudget) breaks"
+    assert "self.capacity = 10000" in source, "Gradio's session capacity changed: docs/memory.md counts 10,000"
+
+
 def test_gradios_queue_reads_the_analytics_settings_app_py_changes():
     """Delete: ui/runtime/env.py, if Gradio stops reading these variables or keeps no per-event summary."""
     import gradio.queueing as queueing
