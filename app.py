@@ -36,6 +36,7 @@ from model.registry import ModelRegistry  # noqa: E402
 from ui.page.labels import model_notes
 from ui.runtime import wire  # noqa: E402
 from ui.runtime.aria import ARIA_FIXES_JS  # noqa: E402
+from ui.runtime.address import RECONNECT_JS  # noqa: E402
 from ui.runtime.assets import CompressedAssets  # noqa: E402
 from ui.runtime.draw_once import DRAW_ONCE_JS  # noqa: E402
 from ui.runtime.hundredths import HUNDREDTHS_JS  # noqa: E402
@@ -112,15 +113,17 @@ def launch_options() -> dict:
     open to anyone by default); host and port come from GRADIO_SERVER_*."""
     return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS,
                 js=page_script(TITLE_FIT_JS, DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
-                               accessibility.PAGE_JS, lesson_player.KEYS_JS),
+                               accessibility.PAGE_JS, lesson_player.KEYS_JS, RECONNECT_JS),
                 footer_links=["api"], enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)]})
 
 
-# The request queue: CONCURRENCY handlers run at once; a full lecture hall (100 at once) waits its
-# turn, and past QUEUE_SIZE waiting requests people are told "busy" at once instead of hanging.
+# The request queue: CONCURRENCY handlers run at once; a full lecture hall (300-500 at once, each with a
+# click or two in flight) waits its turn, and past QUEUE_SIZE waiting requests people are told "busy" at once
+# instead of hanging. A waiting request holds its inputs only (a text of at most MAX_CHARS): 1,024 of them are a
+# few MB (docs/memory.md).
 CONCURRENCY = 4
-QUEUE_SIZE = 128
+QUEUE_SIZE = 1024
 
 
 def main(argv=None) -> None:

@@ -249,6 +249,24 @@ def test_gradio_writes_a_states_value_through_setitem_and_makes_a_missing_one_an
     assert "self.capacity = 10000" in source, "Gradio's session capacity changed: docs/memory.md counts 10,000"
 
 
+def test_gradios_page_reloads_after_a_restart_only_from_a_broken_event():
+    """Delete: RECONNECT_JS in ui/runtime/address.py, if Gradio's page reloads itself when its heartbeat comes back
+    (then an idle page would reload without it); fix it if the heartbeat route moves. Read from Gradio's page
+    scripts and routes: the reload sits in the "Connection Lost" handler, which an event's broken stream starts."""
+    import gradio
+    import gradio.routes as routes
+
+    assets = Path(gradio.__file__).parent / "templates" / "frontend" / "assets"
+    reloads = [f.name for f in assets.glob("Blocks-*.js") if "window.location.reload()" in f.read_text()]
+    assert reloads, "Gradio's page no longer reloads itself after a restart: ui/runtime/address.py must reload it"
+    blocks = (assets / reloads[0]).read_text()
+    lost = blocks.index("title:`Connection Lost`")
+    assert blocks.count("window.location.reload()") == 1 and 0 < blocks.index("window.location.reload()") - lost < 400, \
+        "Gradio's page reloads from somewhere other than its Connection Lost handler: check RECONNECT_JS against it"
+    assert '@router.get("/heartbeat/{session_hash}")' in Path(routes.__file__).read_text(), \
+        "Gradio's heartbeat route moved: RECONNECT_JS in ui/runtime/address.py connects to it"
+
+
 def test_gradios_queue_reads_the_analytics_settings_app_py_changes():
     """Delete: ui/runtime/env.py, if Gradio stops reading these variables or keeps no per-event summary."""
     import gradio.queueing as queueing
