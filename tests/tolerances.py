@@ -8,15 +8,16 @@ AVX-512) and still fails when a number is really wrong:
 - one float32 rounding moves a value by at most half its spacing, np.spacing(np.float32(x)) (2^-24 relative);
 - a sum (or dot product) of n terms, in any order, is within (n - 1) * 2^-24 * sum(|term|) of the exact one
   (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., eq. 4.4), so two orders are within twice that;
-- a float32 exp, sin or cos from any libm or SIMD kernel is within a few spacings of its result (glibc and
-  numpy's own kernels: under 4 ulp); a change of the argument by d changes sin and cos by at most d.
+- a float32 exp, sin or cos from any libm or SIMD kernel (glibc, numpy's, torch's SLEEF) is within 2 spacings of
+  the true result, so two kernels within 4 (LIBM_ULPS); a change of the argument by d changes sin and cos by at
+  most d.
 """
 from __future__ import annotations
 
 import numpy as np
 
 EPS32 = float(np.finfo(np.float32).eps)  # 2^-23: the spacing of float32 numbers between 1 and 2
-LIBM_ULPS = 4  # any float32 exp/sin/cos kernel we meet is within this many spacings of the true result
+LIBM_ULPS = 4  # two float32 exp/sin/cos kernels differ by at most this many spacings of their result
 
 
 def spacing32(x) -> np.ndarray:
@@ -40,7 +41,8 @@ def product(a, b) -> np.ndarray:
 def sinusoid(angle) -> np.ndarray:
     """Two float32 sin/cos tables whose angles are position * frequency, the frequency from two libms' exp: the
     frequencies may differ by one spacing (relative 2^-23), which moves the angle by < 2 of its spacings, the two
-    roundings of the product add one more, and each sin/cos is within LIBM_ULPS / 2 spacings of 1."""
+    roundings of the product add one more, and the two sin/cos kernels differ by LIBM_ULPS spacings of a value
+    below 1 (each at most EPS32 / 2)."""
     return 3 * spacing32(angle) + LIBM_ULPS / 2 * EPS32
 
 
