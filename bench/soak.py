@@ -109,6 +109,12 @@ class Visitors:
         return local.client
 
 
+def is_long(i: int) -> bool:
+    """Whether request i is long: every use in turn, one round of USES in LONG_EVERY (i % LONG_EVERY alone would
+    pick the same two uses every time, USES being 20 long)."""
+    return (i // len(USES)) % LONG_EVERY == (i % len(USES)) % LONG_EVERY
+
+
 def requests_of(endpoints, lessons: list[tuple[str, int]], n: int, start: int = 0):
     """(index, api name, arguments) of n mixed requests from `start` on."""
     for i in range(start, start + n):
@@ -119,7 +125,7 @@ def requests_of(endpoints, lessons: list[tuple[str, int]], n: int, start: int = 
             lesson, steps = lessons[(i // len(USES)) % len(lessons)]
             yield i, api, endpoints.args(api, lesson=lesson, step=(i // len(USES)) % steps + 1)
         else:
-            yield i, api, endpoints.args(api, **make(text_of(i, i % LONG_EVERY == LONG_EVERY - 1), i))
+            yield i, api, endpoints.args(api, **make(text_of(i, is_long(i)), i))
 
 
 def lesson_steps(client) -> list[tuple[str, int]]:
