@@ -19,7 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from ui.runtime import env  # noqa: E402 (imports no Gradio)
 
 env.apply()  # before Gradio is imported: undocumented settings of its queue (ui/runtime/env.py)
-from ui.runtime.memory import limit_allocator  # noqa: E402 (imports no Gradio, no torch)
+from ui.runtime.memory import limit_allocator, trim_regularly  # noqa: E402 (imports no Gradio, no torch)
 
 limit_allocator()  # freed trace arrays go back to the system (ui/runtime/memory.py): before any thread starts
 
@@ -137,6 +137,7 @@ def main(argv=None) -> None:
         os.environ[LESSONS_ENV] = args.lessons  # read by ui.lessons.library.LessonLibrary.load
     if args.models is not None:
         os.environ["ATTENTION_MODELS"] = args.models  # read by model.registry.ModelRegistry.load (model.pretrained)
+    trim_regularly()  # the arenas' free pages go back every 10 s (ui/runtime/memory.py)
     build_demo().queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE).launch(**launch_options())
 
 
