@@ -211,6 +211,7 @@ def report_lines(r: dict) -> list[str]:
         f"{s['filled_at']:,}: {growth} MB (target: within {s['limit_mb']} MB): {verdict}",
         f"- RSS in MB after so many requests: {curve}",
         f"- errors: {s['errors'] or 'none'}",
+        *([f"- stopped early: {s['stopped_early']}"] if s.get("stopped_early") else []),
         "",
     ]
 
