@@ -183,6 +183,7 @@ def _crowd_floor(r: dict) -> list[str]:
         lines.append(f"- CPU the server spent per call: {1000 * crowd['server_cpu_s'] / crowd['clients']:.0f} ms a "
                      f"`/analyze`, {1000 * floor['server_cpu_s'] / floor['clients']:.0f} ms a `/ping` (the clients "
                      "run on the same two cores and take their own share)")
+    lines += [f"- {crowd['note']}"] if crowd.get("note") else []  # measured apart (python -m bench.load): how, when
     if crowd.get("rss_before_mb"):
         lines.append(f"- the server's RSS: {crowd['rss_before_mb']:.0f} MB before the crowd, at most "
                      f"{crowd['rss_highest_mb']:.0f} MB during it, {crowd['rss_after_mb']:.0f} MB after")
