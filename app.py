@@ -19,7 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from ui.runtime import env  # noqa: E402 (imports no Gradio)
 
 env.apply()  # before Gradio is imported: undocumented settings of its queue (ui/runtime/env.py)
-from ui.runtime.memory import limit_allocator  # noqa: E402 (imports no Gradio, no torch)
+from ui.runtime.memory import limit_allocator, trim_regularly  # noqa: E402 (imports no Gradio, no torch)
 
 limit_allocator()  # freed trace arrays go back to the system (ui/runtime/memory.py): before any thread starts
 
@@ -43,6 +43,7 @@ from model.registry import ModelRegistry  # noqa: E402
 from ui.page.labels import model_notes
 from ui.runtime import wire  # noqa: E402
 from ui.runtime.aria import ARIA_FIXES_JS  # noqa: E402
+from ui.runtime.address import RECONNECT_JS  # noqa: E402
 from ui.runtime.assets import CompressedAssets  # noqa: E402
 from ui.runtime.draw_once import DRAW_ONCE_JS  # noqa: E402
 from ui.runtime.hundredths import HUNDREDTHS_JS  # noqa: E402
@@ -123,16 +124,19 @@ def launch_options(demo: gr.Blocks | None = None) -> dict:
     return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS + class_script.CSS
                 + positions.ROTARY_FIRST,
                 js=page_script(TITLE_FIT_JS, DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
-                               accessibility.PAGE_JS, lesson_player.KEYS_JS, class_script.FOLLOW_JS),
+                               accessibility.PAGE_JS, lesson_player.KEYS_JS, class_script.FOLLOW_JS,
+                               RECONNECT_JS),
                 footer_links=["api"], enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)],
                             "routes": routes})
 
 
-# The request queue: CONCURRENCY handlers run at once; a full lecture hall (100 at once) waits its
-# turn, and past QUEUE_SIZE waiting requests people are told "busy" at once instead of hanging.
+# The request queue: CONCURRENCY handlers run at once; a full lecture hall (300-500 at once, each with a
+# click or two in flight) waits its turn, and past QUEUE_SIZE waiting requests people are told "busy" at once
+# instead of hanging. A waiting request holds its inputs only (a text of at most MAX_CHARS): 1,024 of them are a
+# few MB (docs/memory.md).
 CONCURRENCY = 4
-QUEUE_SIZE = 128
+QUEUE_SIZE = 1024
 
 
 def main(argv=None) -> None:
@@ -146,6 +150,7 @@ def main(argv=None) -> None:
         os.environ[LESSONS_ENV] = args.lessons  # read by ui.lessons.library.LessonLibrary.load
     if args.models is not None:
         os.environ["ATTENTION_MODELS"] = args.models  # read by model.registry.ModelRegistry.load (model.pretrained)
+    trim_regularly()  # the arenas' free pages go back every 10 s (ui/runtime/memory.py)
     demo = build_demo()
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE).launch(**launch_options(demo))
 

@@ -16,11 +16,15 @@ from analysis import overview
 from analysis.overview import HostViews, pooled_maps
 from experiments import view_numbers
 from experiments.view_numbers import DeviceViews, to_host
+from tests import tolerances
 from tests.llama_checkpoints import save_tiny
 from ui.tabs import attention
 from model.registry import ModelRegistry
 
-TOLERANCE = dict(rtol=1e-5, atol=1e-5)
+# Each figure is a float32 sum (or mean) of at most 512 nonnegative weights, or of their logs times the weights: numpy
+# and torch add them in their own orders, so they differ by at most 2 * 511 * 2^-24 of the sum (tests/tolerances.py);
+# atol the same for figures near 0 whose terms add to at most 1.
+TOLERANCE = dict(rtol=float(tolerances.summed(512, 1.0)), atol=float(tolerances.summed(512, 1.0)))
 SHORT = "The cat sat on the mat because it was tired, and the cat slept."
 # 100-300 tokens: past 64 the overview max-pools, and no length here is a multiple of its block
 LONG = " ".join(f"the {w} near the old {v} keeps {i} quiet stones" for i, (w, v) in

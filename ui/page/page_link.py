@@ -20,6 +20,7 @@ from model.registry import MAX_CHARS
 from ui.page.messages import InputError, clean_text
 from ui.page.outputs import UNCHANGED, Change
 from ui.page.tabspec import tab_ids
+from ui.runtime.address import ADDRESS_JS
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,5 @@ def wire_link(ctx, player, events: dict, classroom=None) -> None:
            + [c.component.change for c in linked if hasattr(c.component, "change")],
            view_link, inputs=link_inputs, outputs=[link], api_name="link", show_progress="hidden",
            trigger_mode="always_last", queue=False, preprocess=False)
-    # the address bar follows the view: a refresh or a copied address keeps it (replaced, so Back still leaves)
-    ctx.on([link.change], None, inputs=[link],
-           js="(l) => { try { history.replaceState(null, '', new URL(l).search); } catch (e) {} }")
+    # the address bar follows the view: a refresh, a copied address or the reload after a server restart keeps it
+    ctx.on([link.change], None, inputs=[link], js=ADDRESS_JS)

@@ -15,6 +15,12 @@ trace cost 1.53 s of CPU where the plain forward pass costs 1.1 s (251,000 page 
 their own and returned when the trace leaves the cache (or first reused by the trace that pushes it
 out: model/buffers.py); the two arenas keep at most what one request's smaller arrays need.
 
+What the two arenas free in the middle of their heaps stays theirs, though: a soak of mixed requests (bench/soak.py,
+2026-11-28) grew the server in steps after its trace cache was full, and malloc_trim(0), called from outside into a
+probe server after 150 mixed requests, gave back 153 MB of its 1,422 MB. `trim_regularly()` starts a thread that
+calls malloc_trim every TRIM_EVERY_S seconds: glibc hands back the free pages of every arena (madvise), and the
+next request faults in what it needs again (a few ms every 10 s, against page faults across a request's arrays).
+
 `limit_allocator()` sets both through mallopt (the same as MALLOC_ARENA_MAX=2 and
 MALLOC_MMAP_THRESHOLD_=33554432 in the environment, which must be set before Python starts); it does
 nothing where the C library is not glibc. Call it before threads start (before torch and Gradio load).
@@ -23,20 +29,57 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import threading
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter numbers (malloc.h)
 M_ARENA_MAX = -8
 ARENAS = 2
 MMAP_THRESHOLD = 32 << 20
+TRIM_EVERY_S = 10.0
+
+
+def _glibc():
+    """glibc, or None where the C library is another (whose mallopt numbers mean other things)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.gnu_get_libc_version  # glibc only
+    except (OSError, AttributeError):
+        return None
+    return libc
 
 
 def limit_allocator() -> bool:
     """True when glibc took both settings."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-        libc.gnu_get_libc_version  # glibc only: another C library's mallopt numbers mean other things
-    except (OSError, AttributeError):
+    libc = _glibc()
+    if libc is None:
         return False
+    mallopt = libc.mallopt
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(M_ARENA_MAX, ARENAS)) and bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+
+
+def trim() -> bool:
+    """Hand the arenas' free pages back to the system now (glibc's malloc_trim); False where it cannot."""
+    libc = _glibc()
+    if libc is None:
+        return False
+    libc.malloc_trim.argtypes, libc.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
+    libc.malloc_trim(0)
+    return True
+
+
+def trim_regularly(every_s: float = TRIM_EVERY_S) -> threading.Thread | None:
+    """A daemon thread calling trim() every `every_s` seconds for as long as the process lives (None where the C
+    library is not glibc)."""
+    if _glibc() is None:
+        return None
+    stop = threading.Event()
+
+    def loop():
+        while not stop.wait(every_s):
+            trim()
+
+    thread = threading.Thread(target=loop, name="malloc-trim", daemon=True)
+    thread.stop = stop  # tests end it
+    thread.start()
+    return thread

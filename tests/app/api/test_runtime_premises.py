@@ -199,6 +199,39 @@ def test_gradio_keeps_every_value_sent_in_its_session():
         f"SessionState.__init__ sets {kept}: make ui/runtime/sessions._lean_init set the same"
 
 
+def test_gradio_writes_a_states_value_through_setitem_and_makes_a_missing_one_anew():
+    """Delete: the state budget in ui.runtime.sessions (StateBudget), if Gradio bounds what sessions hold itself;
+    fix it if Gradio writes State values elsewhere (they would go uncounted) or fails on a value gone."""
+    import gradio.state_holder as holder
+
+    source = Path(holder.__file__).read_text()
+    setitem = source[source.index("    def __setitem__(self, key: int, value: Any):"):source.index("    def _update_config")]
+    assert "self.state_data[key] = value" in setitem, \
+        "Gradio writes State values elsewhere: count them in ui/runtime/sessions.StateBudget there"
+    getitem = source[source.index("    def __getitem__(self, key: int) -> Any:"):source.index("    def get(self")]
+    assert "if key not in self.state_data:" in getitem and "deepcopy(value)" in getitem, \
+        "Gradio no longer makes a missing State value from its initial one: a dropped value (StateBudget) breaks"
+    assert "self.capacity = 10000" in source, "Gradio's session capacity changed: docs/memory.md counts 10,000"
+
+
+def test_gradios_page_reloads_after_a_restart_only_from_a_broken_event():
+    """Delete: RECONNECT_JS in ui/runtime/address.py, if Gradio's page reloads itself when its heartbeat comes back
+    (then an idle page would reload without it); fix it if the heartbeat route moves. Read from Gradio's page
+    scripts and routes: the reload sits in the "Connection Lost" handler, which an event's broken stream starts."""
+    import gradio
+    import gradio.routes as routes
+
+    assets = Path(gradio.__file__).parent / "templates" / "frontend" / "assets"
+    reloads = [f.name for f in assets.glob("Blocks-*.js") if "window.location.reload()" in f.read_text()]
+    assert reloads, "Gradio's page no longer reloads itself after a restart: ui/runtime/address.py must reload it"
+    blocks = (assets / reloads[0]).read_text()
+    lost = blocks.index("title:`Connection Lost`")
+    assert blocks.count("window.location.reload()") == 1 and 0 < blocks.index("window.location.reload()") - lost < 400, \
+        "Gradio's page reloads from somewhere other than its Connection Lost handler: check RECONNECT_JS against it"
+    assert '@router.get("/heartbeat/{session_hash}")' in Path(routes.__file__).read_text(), \
+        "Gradio's heartbeat route moved: RECONNECT_JS in ui/runtime/address.py connects to it"
+
+
 def test_gradios_queue_reads_the_analytics_settings_app_py_changes():
     """Delete: ui/runtime/env.py, if Gradio stops reading these variables or keeps no per-event summary."""
     import gradio.queueing as queueing

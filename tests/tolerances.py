@@ -1,0 +1,84 @@
+"""Tolerances derived from the computation, never tuned to one processor (issue 58).
+
+Two implementations of the same float32 arithmetic (numpy against torch, a fast path against the explicit one) may
+sum in another order and use another libm or BLAS kernel: each step then rounds differently, by at most a known
+amount. These helpers write that amount down, so that a test passes on any x86 processor (Intel or AMD, AVX2 or
+AVX-512) and still fails when a number is really wrong:
+
+- one float32 rounding moves a value by at most half its spacing, np.spacing(np.float32(x)) (2^-24 relative);
+- a sum (or dot product) of n terms, in any order, is within (n - 1) * 2^-24 * sum(|term|) of the exact one
+  (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., eq. 4.4), so two orders are within twice that;
+- a float32 exp, sin or cos from any libm or SIMD kernel (glibc, numpy's, torch's SLEEF) is within 2 spacings of
+  the true result, so two kernels within 4 (LIBM_ULPS); a change of the argument by d changes sin and cos by at
+  most d.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+EPS32 = float(np.finfo(np.float32).eps)  # 2^-23: the spacing of float32 numbers between 1 and 2
+LIBM_ULPS = 4  # two float32 exp/sin/cos kernels differ by at most this many spacings of their result
+
+
+def spacing32(x) -> np.ndarray:
+    """The distance from |x| to the next float32, elementwise (np.spacing of float32 is never negative for x >= 0)."""
+    return np.spacing(np.abs(np.asarray(x, dtype=np.float32)))
+
+
+def summed(n: int, total) -> float | np.ndarray:
+    """Two float32 sums of n terms with sum(|term|) = total, each in its own order, differ by at most this."""
+    return 2 * max(n - 1, 1) * (EPS32 / 2) * np.asarray(total, dtype=np.float64)
+
+
+def product(a, b) -> np.ndarray:
+    """Two float32 products a @ b from different kernels (BLAS, torch, numpy; any blocking or FMA) differ at most by
+    this, elementwise: the bound for n-term sums applied to |a| @ |b|, plus the final rounding of each."""
+    a, b = np.abs(np.asarray(a, dtype=np.float64)), np.abs(np.asarray(b, dtype=np.float64))
+    total = a @ b
+    return summed(a.shape[-1], total) + EPS32 * total
+
+
+def sinusoid(angle) -> np.ndarray:
+    """Two float32 sin/cos tables whose angles are position * frequency, the frequency from two libms' exp: the
+    frequencies may differ by one spacing (relative 2^-23), which moves the angle by < 2 of its spacings, the two
+    roundings of the product add one more, and the two sin/cos kernels differ by LIBM_ULPS spacings of a value
+    below 1 (each at most EPS32 / 2)."""
+    return 3 * spacing32(angle) + LIBM_ULPS / 2 * EPS32
+
+
+def softmax_rows(scores_error, probs) -> np.ndarray:
+    """How far two float32 softmaxes of the same row may differ, elementwise, when their inputs differ by up to
+    scores_error (elementwise, same shape as probs): exp(s_j - max) moves by the change of s_j and of the max (twice
+    the row's worst input error, relative) plus its libm's spacings, and the row's sum of t terms adds its bound."""
+    probs = np.abs(np.asarray(probs, dtype=np.float64))
+    worst = np.max(np.asarray(scores_error, dtype=np.float64) * np.ones_like(probs), axis=-1, keepdims=True)
+    t = probs.shape[-1]
+    return probs * (2 * worst + LIBM_ULPS * EPS32 + summed(t, 1.0) + EPS32)
+
+
+def attention(q, k, v, scale: float = 1.0, mask=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(scores, probs, output) bounds, elementwise, for two float32 implementations of softmax(scale q kᵀ) v; mask
+    (True where a query may see a key) gives a masked key probability 0 in both, so it adds nothing."""
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    exact = scale * q @ np.swapaxes(k, -1, -2)
+    scores = abs(scale) * product(q, np.swapaxes(k, -1, -2)) + EPS32 * np.abs(exact)
+    if mask is not None:
+        exact = np.where(np.asarray(mask, dtype=bool), exact, -np.inf)
+    probs = np.exp(exact - exact.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    probs_error = softmax_rows(scores, probs)
+    output = probs_error @ np.abs(v) + product(probs, v)
+    return scores, probs_error, output
+
+
+def assert_within(actual, expected, tolerance, err_msg: str = "") -> None:
+    """|actual - expected| <= tolerance elementwise (np.testing.assert_allclose takes only one number): the message
+    names the worst element, by how much it is off and what it was allowed there."""
+    actual, expected = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    assert actual.shape == expected.shape, f"{err_msg} shapes {actual.shape} vs {expected.shape}"
+    off = np.abs(actual - expected)
+    allowed = np.broadcast_to(np.asarray(tolerance, dtype=np.float64), off.shape)
+    if not (off <= allowed).all():
+        at = np.unravel_index(np.argmax(np.where(off <= allowed, -np.inf, off - allowed)), off.shape)
+        raise AssertionError(f"{err_msg} at {at}: {actual[at]:.9g} vs {expected[at]:.9g}, off by {off[at]:.3g}, "
+                             f"allowed {allowed[at]:.3g}")
