@@ -105,7 +105,7 @@ def crowd(url: str, api_name: str, argument_lists: list[list], timeout: float = 
 
     import httpx
 
-    from bench.long_inputs import rss_mb
+    from bench.measure import rss_mb
 
     api = api_name.lstrip("/")
 

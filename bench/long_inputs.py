@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from bench import measure
+from bench.measure import rss_mb  # noqa: F401 (read here by the long-input runs)
 from bench.checkpoints import build
 from bench.sentences import sentence
 from harness.browser import DETAIL, expected_labels, press_analyze, sentence_box, wait_for_figures, wait_for_ticks
@@ -25,13 +26,6 @@ MODELS_DIR = ROOT / "runs" / "bench-models"
 LONG = 512
 BIG = ("bert-base", "gpt2")
 GRID = "#all-heads"
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    raise RuntimeError(f"no VmRSS for process {pid}")
 
 
 def _analyze_args(endpoints, model: str, text: str) -> list:

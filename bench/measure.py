@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from pathlib import Path
 
 import httpx
 
@@ -47,3 +48,10 @@ def response_size(base_url: str, api: str, data: list) -> dict:
     text = body.decode("utf-8", errors="replace")
     assert "event: complete" in text, f"{api} did not complete: {text[:300]}"
     return dict(body_bytes=len(body), wire_bytes=wire, seconds=round(seconds, 4))
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    raise RuntimeError(f"no VmRSS for process {pid}")
