@@ -85,7 +85,7 @@ USES = (
 
 
 def rss_mb(pid: int) -> float:
-    from bench.long_inputs import rss_mb as read
+    from bench.measure import rss_mb as read
 
     return read(pid)
 
