@@ -6,6 +6,7 @@ import, also those inside a function, without importing anything.
     analysis/     numpy: no torch, no experiments/, and only the modules of model/ that need no torch
     viz/          figures: no torch, no Gradio, no model/ or experiments/
     training/     data and optimisation: never ui/
+    headfinder/   the head finder's scores (a room below ui/): never ui/, viz/ or Gradio
     ui/, app.py   Gradio: no torch of their own
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ FORBIDDEN = {  # room -> the top-level packages its modules must not import
     "analysis": {"torch", "experiments", "viz", "ui", "training", "gradio", "app"},
     "viz": {"torch", "gradio", "model", "experiments", "ui", "training", "app"},
     "training": {"ui", "gradio", "app"},
+    "headfinder": {"ui", "viz", "gradio", "app"},
     "ui": {"torch"},
     "app.py": {"torch"},
 }
