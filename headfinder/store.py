@@ -70,6 +70,10 @@ class Scores:
         return self.data["heads"]
 
     @property
+    def names(self):
+        return self._by_name.keys()
+
+    @property
     def corpus(self) -> dict:
         return self.data["corpus"]
 
@@ -242,3 +246,14 @@ class HeadFinder:
                 "heads": [{**{k: h[k] for k in KEYS}, "kind": h["kind"], "spread": h["spread"]} for h in scores.heads],
                 "ranked": scores.ranked(score), "not_applicable": scores.data["not_applicable"]}
         return self._answers[key]
+
+
+_FINDERS: dict[int, tuple] = {}  # id(registry) -> (registry, its HeadFinder): one per server, shared by the tabs
+
+
+def finder_for(registry) -> HeadFinder:
+    """The registry's HeadFinder, made on first use (the Head finder tab and Every head's table read the same one)."""
+    entry = _FINDERS.get(id(registry))
+    if entry is None or entry[0] is not registry:
+        entry = _FINDERS[id(registry)] = (registry, HeadFinder(registry))
+    return entry[1]

@@ -9,7 +9,8 @@ import importlib
 # and a link or a lesson read without a page learns every tab's linked settings from it (ui.page.links).
 TABS = ["ui.tabs.attention", "ui.tabs.steps", "ui.tabs.masking", "ui.tabs.positions", "ui.tabs.encoder_decoder",
         "ui.tabs.learning", "ui.tabs.multihead", "ui.tabs.interventions", "ui.tabs.patching", "ui.tabs.lens",
-        "ui.tabs.generation", "ui.tabs.induction", "ui.tabs.classifier", "ui.tabs.live"]
+        "ui.tabs.generation", "ui.tabs.induction", "ui.tabs.classifier", "ui.tabs.live",
+        "ui.tabs.head_finder"]
 
 
 def tab_modules(names=TABS) -> list:
