@@ -11,6 +11,10 @@ import numpy as np
 from viz.figure import colorscale, figure
 
 RING_COLOR = "#d62728"
+# where each ringed head's name goes, by rank: strong heads often sit close together, and names side by side
+# in turn overlap less than names all above their points
+# (never left of a point: a head with a low x score would have its name cut by the y axis on a phone)
+PLACES = ("top center", "middle right", "bottom center", "bottom right", "top right")
 NAMED = 5  # the strongest heads named on the figure (more would overlap on a phone)
 
 
@@ -30,12 +34,16 @@ def scatter(names: list[str], layers, x, y, x_label: str, y_label: str, ranked: 
                  customdata=[names[i] for i in kept], hovertemplate=hover,
                  marker=dict(color=layers[kept], colorscale=colorscale("Viridis"), cmin=1, cmax=max(top_layer, 2),
                              size=9 + font_size // 4, opacity=0.85, line=dict(width=0.5, color="white"),
-                             colorbar=dict(title=dict(text="layer"), thickness=12, len=0.8)))]
+                             # under the plot, across: on a 390 px phone a colour bar at the side took a third of
+                             # the plot's width
+                             colorbar=dict(title=dict(text="layer", side="top"), orientation="h", thickness=10,
+                                           len=0.6, x=0.5, xanchor="center", y=-0.22, yanchor="top")))]
     index = {name: i for i, name in enumerate(names)}
     top = [index[n] for n in ranked[:NAMED] if n in index and shown[index[n]]]
     if top:
         data.append(dict(type="scatter", mode="markers+text", name=f"strongest {len(top)}", x=x[top], y=y[top],
-                         customdata=[names[i] for i in top], text=[names[i] for i in top], textposition="top center",
+                         customdata=[names[i] for i in top], text=[names[i] for i in top],
+                         textposition=list(PLACES[: len(top)]), cliponaxis=False,
                          textfont=dict(size=font_size, color=RING_COLOR), hovertemplate=hover,
                          marker=dict(size=18 + font_size // 3, color="rgba(0,0,0,0)",
                                      line=dict(width=2, color=RING_COLOR))))
@@ -45,7 +53,7 @@ def scatter(names: list[str], layers, x, y, x_label: str, y_label: str, ranked: 
                          hovertemplate=hover, marker=dict(size=24 + font_size // 3, symbol="square-open",
                                                           color="black", line=dict(width=2.5))))
     layout = dict(title=dict(text=title, font=dict(size=font_size + 2)), height=height, showlegend=False,
-                  font=dict(size=font_size), margin=dict(l=56, r=16, t=64, b=52), hovermode="closest",
+                  font=dict(size=font_size), margin=dict(l=56, r=24, t=64, b=120), hovermode="closest",
                   xaxis=dict(title=dict(text=x_label), zeroline=False),
                   yaxis=dict(title=dict(text=y_label), zeroline=False),
                   meta=dict(alt=alt_text(names, x, y, x_label, y_label, ranked, title)))

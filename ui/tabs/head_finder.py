@@ -12,7 +12,7 @@ from analysis.heads import parse_head_name
 from headfinder.store import SCORE_NAMES, SCORES, Scores, check_score, finder_for
 from model.registry import ModelRegistry
 from ui.page import components
-from ui.page.context import Context, figure_font, screen_height
+from ui.page.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from ui.page.messages import InputError
 from ui.page.outputs import UNCHANGED, Change
 from ui.page.tabspec import TabSpec
@@ -125,12 +125,13 @@ def build(ctx: Context) -> None:
     registry = ctx.registry
     with ctx.tab(TAB):
         gr.Markdown(INTRO, elem_classes=["tab-intro"])
-        with gr.Row():
+        with gr.Row(elem_classes=[PRESENTER_SECOND]):  # presenter mode: right under the scatter
             x_score = components.Dropdown(CHOICES, value="previous", label="Across (x)", elem_id="finder-x")
             y_score = components.Dropdown(CHOICES, value="induction", label="Up (y)", elem_id="finder-y")
             score = components.Dropdown(CHOICES, value="induction", label="Rank by", elem_id="finder-score")
         status = gr.Markdown(elem_id="finder-about")
-        scatter = components.Plot(show_label=False, label="Every head by two scores", elem_id="finder-scatter")
+        scatter = components.Plot(show_label=False, label="Every head by two scores", elem_id="finder-scatter",
+                                  elem_classes=[PRESENTER_FIRST])
         clicked = tile_click.clicked_tiles(tile_click.FINDER_BOX_ID, label="Head clicked in the head finder")
         with gr.Row(equal_height=False):
             with gr.Column(scale=3, min_width=280):
