@@ -66,3 +66,19 @@ def test_every_head_table_says_where_one_sentence_disagrees_with_the_corpus(regi
     assert not any("L3 H1" in s and "induction" in s for s in disagreements(scores, columns, limit=50))
     note = corpus_note(scores, columns)
     assert "head_corpus.txt, 300 texts" in note
+
+
+@pytest.mark.parametrize("model, claim, holds, value", [
+    ("smollm2", "head L19 H7 ranks 1 for induction", True, 1),
+    ("lm", "head L3 H1 ranks 1 for induction", True, 1),
+    ("lm", "head L1 H4 ranks 1 for previous", True, 1),
+    ("lm", "head L3 H4 ranks 1 for induction", False, 2),
+    ("mlm", "head L1 H1 ranks 1 for induction", False, None)])
+def test_a_lesson_claims_a_heads_rank_over_the_corpus(registry, model, claim, holds, value):
+    from analysis.lessons import parse_claim
+    from ui.lessons import claims
+    from ui.page.links import ViewSettings
+
+    settings = ViewSettings("The cat sat.", model, 1, 1, "self", False, "head_finder", False)
+    result = claims.check(registry, settings, parse_claim(claim), None)
+    assert result["holds"] is holds and result["value"] == value
