@@ -39,6 +39,8 @@ REPEATED_WORDS = 20  # words in each (as the Copying tab measures)
 SAMPLE_TEXTS = 3  # the first texts' own numbers are kept too, so a test can recompute them
 ENCODER_INDUCTION = ("a bidirectional encoder reads the second copy's next word itself: looking back at it is "
                      "no skill, so induction is measured on causal models only")
+DATES_DECODER = ("the dates model's decoder only ever writes the ten characters of an ISO date: it has no words to "
+                 "say twice")
 CROSS = "cross-attention: its queries and keys are two different texts, so positions do not line up"
 
 
@@ -51,6 +53,8 @@ def not_applicable(arch: str, kind: str) -> dict[str, str]:
     """score -> why it has no meaning for this model's heads of this kind (absent: it applies)."""
     if kind == "cross":
         return {name: CROSS for name in ("previous", "self", "mean_distance", "induction")}
+    if kind == "decoder":  # the dates model's decoder: causal, but it only ever writes an ISO date
+        return {"induction": DATES_DECODER}
     if arch != "decoder":
         return {"induction": ENCODER_INDUCTION}
     return {}

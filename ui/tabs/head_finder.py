@@ -88,7 +88,8 @@ def finder_view(registry: ModelRegistry, model, x_score, y_score, score, present
     height = screen_height(presenter) or HEIGHT[False]
     fig = figures.scatter([h["head"] for h in heads], [h["layer"] for h in heads], values[x_score], values[y_score],
                           SCORE_NAMES[x_score], SCORE_NAMES[y_score], ranked,
-                          title + f"<br><sub>ringed: the {figures.NAMED} strongest by {SCORE_NAMES[score]}</sub>",
+                          title + f"<br><sub>ringed and numbered: the {figures.NAMED} strongest by {SCORE_NAMES[score]}"
+                          + (f", {ranked[0]} first</sub>" if ranked else "</sub>"),
                           font_size=font, height=height)
     choices = [(f"{name} ({scores.head(name)[score]:.2f})", name) for name in ranked]
     return (about(scores, model, (x_score, y_score, score)), fig, components.table(ranking(scores, score)),

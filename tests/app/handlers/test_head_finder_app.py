@@ -21,7 +21,7 @@ def test_the_view_draws_every_head_coloured_by_layer_and_ranks_ten(registry):
     assert table["headers"][:2] == ["rank", "head"] and len(table["data"]) == RANKED
     assert table["data"][0][:2] == [1, "L19 H7"]
     assert picker["choices"][0][1] == "L19 H7" and timer == Change(active=False)
-    assert list(fig.data[1].text)[0] == "L19 H7"  # the strongest ringed and named
+    assert list(fig.data[1].customdata)[0] == "L19 H7" and list(fig.data[1].text) == ["1", "2", "3", "4", "5"]
 
 
 def test_a_score_without_meaning_is_said_not_drawn_as_zero(registry):
