@@ -39,8 +39,8 @@ def test_smollm2s_heads_are_found_ranked_and_one_opens_on_a_repeated_sentence(pa
     open_finder(page, live.url + "?tab=head_finder&model=smollm2&presenter=1")
     points = page.evaluate(f"() => document.querySelector('{SCATTER} .js-plotly-plot')._fullData[0].x.length")
     assert points == 270, "every head of smollm2 is one point"
-    ranking = page.locator("#finder-ranking").inner_text().split()
-    assert ranking[ranking.index("1") + 1] == "L19 H7" and "10" in ranking
+    ranking = [line.strip() for line in page.locator("#finder-ranking").inner_text().splitlines() if line.strip()]
+    assert ranking[ranking.index("1") + 1] == "L19 H7" and "10" in ranking, ranking
     screenshot(page, "head-finder-presenter")
     where = point_of(page, "L19 H7")
     page.mouse.click(where["x"], where["y"])
@@ -72,5 +72,5 @@ def test_the_scatter_reads_on_a_phone(phone, live):
     width = phone.evaluate(f"() => document.querySelector('{SCATTER} .js-plotly-plot').getBoundingClientRect().width")
     assert width <= 390
     labels = phone.locator(f"{SCATTER} .textpoint text")
-    assert labels.all_inner_texts() == ["1", "2", "3", "4", "5"]  # the strongest five, numbered by rank
+    assert labels.all_text_contents() == ["1", "2", "3", "4", "5"]  # the strongest five, numbered by rank
     screenshot(phone, "head-finder-phone", SCATTER)
