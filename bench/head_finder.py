@@ -57,11 +57,13 @@ def main() -> dict:
                 time.sleep(1)
         first = time.perf_counter() - start
         kept = sorted(p.name for p in Path(cache).iterdir())
+        worker = json.loads(next(Path(cache).glob("*.json")).read_text()).get("computed") if kept else None
     result = {
         "precomputed": {"ping_p50_s": p50(ping), "head_finder_p50_s": p50(finder),
                         "ratio": round(p50(finder) / p50(ping), 2), "calls": CALLS},
         "first_computation": {"seconds": round(first, 1), "texts": answer["corpus"]["texts"] if answer else None,
                               "heads": len(answer["heads"]) if answer else None, "cached": kept,
+                              "worker": worker, "load_average": open("/proc/loadavg").read().split()[:3],
                               "ping_p50_s_before": p50(before["ping"]), "ping_p50_s_during": p50(during["ping"]),
                               "analyze_p50_s_before": p50(before["analyze"]),
                               "analyze_p50_s_during": p50(during["analyze"]), "calls_during": len(during["ping"])}}

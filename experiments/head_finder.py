@@ -152,6 +152,7 @@ def work(source: str, name: str, texts: list[str], corpus_name: str, out: str, d
     over `texts`, write the JSON to `out` (atomically). done: a shared integer the server reads as progress."""
     import json
     import os
+    import time
 
     import torch
 
@@ -162,8 +163,11 @@ def work(source: str, name: str, texts: list[str], corpus_name: str, out: str, d
     def progress(count, _total):
         done.value = count
 
+    start, cpu = time.perf_counter(), time.process_time()
     loaded = api.load_pretrained(source, name, device="cpu")
     result = measure(loaded, texts, corpus_name, progress=progress)
+    # what it cost, for docs/head_finder.md: wall time moves with the machine's load, CPU time much less
+    result["computed"] = {"wall_s": round(time.perf_counter() - start, 1), "cpu_s": round(time.process_time() - cpu, 1)}
     partial = Path(out).with_suffix(".partial")
     partial.write_text(json.dumps(result, separators=(",", ":")), encoding="utf-8")
     os.replace(partial, out)

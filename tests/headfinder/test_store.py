@@ -31,13 +31,23 @@ def test_the_lecture_heads_rank_first_on_lm_over_the_corpus(finder):
     # the app names them from single texts (the Copying tab, the lm's training history); the corpus agrees
     assert finder.answer("lm", "induction")["ranked"][0] == "L3 H1"
     assert finder.answer("lm", "previous")["ranked"][0] == "L1 H4"
-    assert finder.scores("lm").rank("L3 H4", "induction") == 2
+    lm = finder.scores("lm")
+    assert lm.rank("L3 H4", "induction") == 2
+    # docs/head_finder.md: over ordinary text the induction head rests on the first token
+    assert lm.head("L3 H1")["induction"] == pytest.approx(0.54, abs=0.005) and lm.rank("L3 H1", "first") == 1
+    assert lm.head("L3 H1")["first"] == pytest.approx(0.91, abs=0.005)
+    assert lm.head("L1 H4")["previous"] == pytest.approx(0.99, abs=0.005)
 
 
 def test_the_lecture_head_of_smollm2_ranks_as_measured(finder):
     scores = finder.scores("smollm2")
     assert scores.corpus["texts"] >= 100
     assert scores.rank("L19 H7", "induction") == 1
+    # docs/head_finder.md's numbers
+    assert scores.ranked("induction")[:4] == ["L19 H7", "L18 H5", "L18 H6", "L18 H4"]
+    assert scores.head("L19 H7")["induction"] == pytest.approx(0.91, abs=0.005)
+    assert scores.head("L19 H7")["first"] == pytest.approx(0.96, abs=0.005)
+    assert scores.ranked("previous")[:3] == ["L17 H1", "L12 H2", "L2 H3"]
     assert len(scores.heads) == 270
 
 
