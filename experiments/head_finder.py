@@ -147,9 +147,11 @@ def measure(loaded, texts: list[str], corpus_name: str = CORPUS_NAME, repeated: 
             "examples": examples, "sample": sample, "heads": heads}
 
 
-def work(source: str, name: str, texts: list[str], corpus_name: str, out: str, done) -> None:
-    """A worker process's whole job: load the model from `source` (a GGUF file or a model folder), measure it
-    over `texts`, write the JSON to `out` (atomically). done: a shared integer the server reads as progress."""
+def work(source: str, name: str, texts: int, out: str) -> None:
+    """A worker process's whole job (`python -m experiments.head_finder SOURCE NAME TEXTS OUT`, started by
+    headfinder/store.py): load the model from `source` (a GGUF file or a model folder), measure it over the corpus's
+    first `texts` texts, and write the JSON to `out` (atomically). Progress goes to OUT with the suffix .progress,
+    one number: the steps done."""
     import json
     import os
     import time
@@ -159,15 +161,24 @@ def work(source: str, name: str, texts: list[str], corpus_name: str, out: str, d
     from model import api
 
     torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))  # a core stays free for the server
+    out = Path(out)
+    steps = out.with_suffix(".progress")
 
     def progress(count, _total):
-        done.value = count
+        steps.write_text(str(count))
 
     start, cpu = time.perf_counter(), time.process_time()
     loaded = api.load_pretrained(source, name, device="cpu")
-    result = measure(loaded, texts, corpus_name, progress=progress)
+    result = measure(loaded, read_corpus()[:texts], CORPUS_NAME, progress=progress)
     # what it cost, for docs/head_finder.md: wall time moves with the machine's load, CPU time much less
     result["computed"] = {"wall_s": round(time.perf_counter() - start, 1), "cpu_s": round(time.process_time() - cpu, 1)}
-    partial = Path(out).with_suffix(".partial")
+    partial = out.with_suffix(".partial")
     partial.write_text(json.dumps(result, separators=(",", ":")), encoding="utf-8")
     os.replace(partial, out)
+    steps.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    import sys
+
+    work(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4])

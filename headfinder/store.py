@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import os
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,12 +111,20 @@ def read_scores(path: Path) -> Scores:
     return Scores(data)
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 @dataclass
 class Job:
-    process: multiprocessing.Process
-    done: object  # a shared integer: texts measured
-    total: int
+    process: subprocess.Popen
+    total: int  # steps: the texts, then the repeated words
     out: Path
+
+    def done(self) -> int:
+        try:
+            return int(self.out.with_suffix(".progress").read_text() or 0)
+        except (OSError, ValueError):  # not written yet, or being written
+            return 0
 
 
 class HeadFinder:
@@ -170,14 +179,15 @@ class HeadFinder:
             return "failed"
         job = self._jobs.get(name)
         if job is not None:
-            if job.process.is_alive():
+            if job.process.poll() is None:
                 return "computing"
-            job.process.join()
             del self._jobs[name]
-            if job.process.exitcode == 0 and job.out.is_file():
+            if job.process.returncode == 0 and job.out.is_file():
                 self._scores[name] = read_scores(job.out)
                 return "ready"
-            self._failed[name] = f"Measuring {name}'s heads failed (the worker stopped with code {job.process.exitcode})."
+            code = job.process.returncode
+            log.warning("measuring %s's heads failed: see %s", name, job.out.with_suffix(".log"))
+            self._failed[name] = f"Measuring {name}'s heads failed (the worker stopped with code {code})."
             return "failed"
         for path in (precomputed_path(name, self.registry.assets), self.cached_path(name)):
             if path is not None and path.is_file():
@@ -188,7 +198,7 @@ class HeadFinder:
     def progress(self, name: str) -> tuple[int, int]:
         """(texts measured, texts to measure) of a computation under way; (0, 0) when none is."""
         job = self._jobs.get(name)
-        return (int(job.done.value), job.total) if job is not None else (0, 0)
+        return (job.done(), job.total) if job is not None else (0, 0)
 
     def scores(self, name, start: bool = True) -> Scores:
         """The model's scores; InputError for an unknown model, one that cannot be measured, or one being measured
@@ -213,20 +223,20 @@ class HeadFinder:
     def _start(self, name: str) -> None:
         out = self.cached_path(name)
         out.parent.mkdir(parents=True, exist_ok=True)
-        texts = head_finder.read_corpus()[: self.texts]
-        context = multiprocessing.get_context("spawn")  # a fresh interpreter: the server's threads stay its own
-        done = context.Value("i", 0)
-        process = context.Process(target=head_finder.work, daemon=True, name=f"head-finder-{name}",
-                                  args=(self.sources[name], name, texts, head_finder.CORPUS_NAME, str(out), done))
-        process.start()
-        log.info("measuring %s's heads over %d texts in process %s", name, len(texts), process.pid)
-        self._jobs[name] = Job(process, done, len(texts) + 1, out)
+        texts = min(self.texts, len(head_finder.read_corpus()))
+        # a fresh interpreter that imports only what measuring needs (multiprocessing's spawn re-imported app.py,
+        # Gradio and all, first): the server's threads and its GIL stay its own
+        with open(out.with_suffix(".log"), "w") as errors:
+            process = subprocess.Popen([sys.executable, "-m", "experiments.head_finder", str(self.sources[name]), name,
+                                        str(texts), str(out)], cwd=ROOT, stdout=errors, stderr=subprocess.STDOUT)
+        log.info("measuring %s's heads over %d texts in process %s", name, texts, process.pid)
+        self._jobs[name] = Job(process, texts + 1, out)
 
     def wait(self, name: str, timeout: float | None = None) -> Scores:
         """Block until a computation under way ends (tests, the CLI); then scores(name)."""
         job = self._jobs.get(name)
         if job is not None:
-            job.process.join(timeout)
+            job.process.wait(timeout)
         return self.scores(name, start=False)
 
     # ---- /head_finder -----------------------------------------------------------------------------------
@@ -242,7 +252,7 @@ class HeadFinder:
                 raise InputError(f"{model} has no {SCORE_NAMES[score]} score: {why}.")
             corpus = scores.corpus
             self._answers[key] = {
-                "model": model, "corpus": {"name": corpus["name"], "texts": corpus["texts"], "tokens": corpus["tokens"]},
+                "model": model, "corpus": {key: corpus[key] for key in ("name", "texts", "tokens")},
                 "heads": [{**{k: h[k] for k in KEYS}, "kind": h["kind"], "spread": h["spread"]} for h in scores.heads],
                 "ranked": scores.ranked(score), "not_applicable": scores.data["not_applicable"]}
         return self._answers[key]

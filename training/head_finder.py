@@ -1,7 +1,7 @@
 """The head finder's shipped files, made once by command (experiments/head_finder.py measures):
 
     python -m training.head_finder corpus               # assets/head_corpus.txt from the training sources
-    python -m training.head_finder scores lm mlm ...    # each model's precomputed scores (headfinder/store.py reads them)
+    python -m training.head_finder scores lm mlm ...    # their precomputed scores (headfinder/store.py reads them)
 
 The corpus: sentences from the project's own training text (training/corpus.py: WordNet's glosses and examples,
 and fortunes), the validation split only (the trained models never learned from it), 6 to 30 words each, picked by
@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 
 from experiments import head_finder
+from headfinder.store import precomputed_path
 from model import api
 from training import corpus, dates
 
@@ -54,12 +55,6 @@ def texts_for(name: str) -> tuple[list[str], str]:
         (head_finder.read_corpus(), head_finder.CORPUS_NAME)
 
 
-def scores_path(name: str, assets: Path = api.ASSETS) -> Path:
-    """Beside the weights for the models trained here; in assets/head_finder/ for the pip-installed ones."""
-    return Path(assets) / name / "head_finder.json" if name in api.SHIPPED else \
-        Path(assets) / "head_finder" / f"{name}.json"
-
-
 def write_scores(name: str, limit: int | None = None) -> Path:
     loaded = api.load(name, device="cpu")
     texts, corpus_name = texts_for(name)
@@ -68,7 +63,7 @@ def write_scores(name: str, limit: int | None = None) -> Path:
     result = head_finder.measure(loaded, texts, corpus_name, progress=lambda done, total: (
         print(f"{name}: {done}/{total}", flush=True) if done % 50 == 0 else None))
     print(f"{name}: {len(texts)} texts, {result['corpus']['tokens']} tokens in {time.perf_counter() - start:.0f} s")
-    path = scores_path(name)
+    path = precomputed_path(name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, separators=(",", ":")) + "\n", encoding="utf-8")
     return path
@@ -88,7 +83,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     torch.set_num_threads(1)  # a shared machine: one core, and the numbers do not depend on it
     for name in args.models:
-        print(scores_path(name).relative_to(api.ASSETS.parent), write_scores(name, args.limit).stat().st_size, "bytes")
+        size = write_scores(name, args.limit).stat().st_size
+        print(precomputed_path(name).relative_to(api.ASSETS.parent), size, "bytes")
 
 
 if __name__ == "__main__":

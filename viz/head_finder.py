@@ -32,7 +32,8 @@ def scatter(names: list[str], layers, x, y, x_label: str, y_label: str, ranked: 
     top_layer = float(layers.max()) if len(layers) else 1.0
     margin = dict(l=56, r=24, t=64, b=bar_below(font_size) + 24 + 2 * font_size)  # the bar, its numbers under it
     plot_height = max(height - margin["t"] - margin["b"], 80)
-    hover = f"%{{customdata}}<br>{x_label}: %{{x:.3f}}<br>{y_label}: %{{y:.3f}}<br>layer %{{marker.color}}<extra></extra>"
+    hover = (f"%{{customdata}}<br>{x_label}: %{{x:.3f}}<br>{y_label}: %{{y:.3f}}<br>layer %{{marker.color}}"
+             "<extra></extra>")
     data = [dict(type="scatter", mode="markers", name="heads", x=x[kept], y=y[kept],
                  customdata=[names[i] for i in kept], hovertemplate=hover,
                  marker=dict(color=layers[kept], colorscale=colorscale("Viridis"), cmin=1, cmax=max(top_layer, 2),
@@ -40,7 +41,8 @@ def scatter(names: list[str], layers, x, y, x_label: str, y_label: str, ranked: 
                              # under the plot, across: on a 390 px phone a colour bar at the side took a third of
                              # the plot's width
                              colorbar=dict(title=dict(text="layer"), orientation="h", thickness=10, len=0.6,
-                                           x=0.5, xanchor="center", y=-bar_below(font_size) / plot_height, yanchor="top")))]
+                                           x=0.5, xanchor="center", y=-bar_below(font_size) / plot_height,
+                                           yanchor="top")))]
     index = {name: i for i, name in enumerate(names)}
     top = [index[n] for n in ranked[:NAMED] if n in index and shown[index[n]]]
     if top:

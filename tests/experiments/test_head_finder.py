@@ -9,7 +9,8 @@ import pytest
 
 from experiments import copying, head_finder
 from model import api
-from training.head_finder import scores_path, texts_for
+from headfinder.store import precomputed_path
+from training.head_finder import texts_for
 
 TEXTS = ["the cat sat on the mat and looked at the door", "a small boat: a vessel for travel on water"]
 
@@ -81,7 +82,7 @@ def test_scores_without_meaning_are_left_out_and_say_why():
 
 @pytest.mark.parametrize("name", api.SHIPPED + api.PRETRAINED)
 def test_the_shipped_scores_are_recomputed_from_their_first_texts(name, request):
-    path = scores_path(name)
+    path = precomputed_path(name)
     data = json.loads(path.read_text())
     loaded = request.getfixturevalue("smollm2") if name == "smollm2" else api.load(name, device="cpu")
     texts, corpus_name = texts_for(name)

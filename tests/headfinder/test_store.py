@@ -24,7 +24,8 @@ def test_the_answer_has_the_keys_the_issue_names_and_ranks_by_the_score(finder):
     assert len(answer["heads"]) == 16 and all(set(KEYS) <= set(h) for h in answer["heads"])
     scores = {h["head"]: h["induction"] for h in answer["heads"]}
     assert answer["ranked"] == sorted(scores, key=lambda name: -scores[name])
-    assert answer["heads"][0]["layer"] == 1 and answer["heads"][0]["index"] == 1 and answer["heads"][0]["head"] == "L1 H1"
+    first = answer["heads"][0]
+    assert (first["head"], first["layer"], first["index"]) == ("L1 H1", 1, 1)
 
 
 def test_the_lecture_heads_rank_first_on_lm_over_the_corpus(finder):
