@@ -19,7 +19,7 @@ from ui.page.tabspec import TabSpec
 from ui.runtime import tile_click
 from viz import head_finder as figures
 
-TAB = TabSpec(id="head_finder", label="Head finder", figure="#finder-scatter")
+TAB = TabSpec(id="head_finder", label="Head finder", figure="#finder-scatter", query="&model=smollm2")
 RANKED = 10  # the ranking's rows: "the ten strongest induction heads"
 POLL_SECONDS = 2  # while a brought model is measured, the page asks how far it is this often
 HEIGHT = {False: 500, True: 440}
