@@ -60,6 +60,11 @@ VOCABULARY = {
     "copying gain": (rf"copying gain {COMPARE}",
                      "copying gain >= 3: nats a word the model gains on the second copy (Copying from context)"),
 }
+# the head finder's corpus scores (headfinder/, the Head finder tab): a head's rank by one score over the corpus
+FINDER_SCORES = ("previous", "induction", "first", "self", "entropy_bits", "mean_distance")
+VOCABULARY["corpus rank"] = (rf"head {HEAD} ranks (?P<rank>\d+) for (?P<score>{'|'.join(FINDER_SCORES)})",
+                             "head L19 H7 ranks 1 for induction: the head's rank by that score over the head finder's "
+                             "corpus (the Head finder tab, the step's model; 1 = the strongest)")
 _COMPILED = {kind: re.compile(pattern) for kind, (pattern, _) in VOCABULARY.items()}
 
 # the claims whose value is an answer: kind -> the answer kind its value is

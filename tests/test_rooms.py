@@ -7,6 +7,7 @@ import, also those inside a function, without importing anything.
     viz/          figures: no torch, no Gradio, no model/ or experiments/
     training/     data and optimisation: never ui/
     classroom/    a class's store and its followers: no Gradio, no ui/, only the torch-free modules of model/
+    headfinder/   the head finder's scores (a room below ui/): never ui/, viz/ or Gradio
     ui/, app.py   Gradio: no torch of their own
 
 and no module imports itself through others (a cycle), not even through an import inside a function, which would
@@ -28,6 +29,7 @@ FORBIDDEN = {  # room -> the top-level packages its modules must not import
     "viz": {"torch", "gradio", "model", "experiments", "ui", "training", "app"},
     "training": {"ui", "gradio", "app"},
     "classroom": {"torch", "gradio", "ui", "viz", "experiments", "training", "app"},  # a class's store: no page
+    "headfinder": {"ui", "viz", "gradio", "app"},
     "ui": {"torch"},
     "app.py": {"torch"},
 }

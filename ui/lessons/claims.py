@@ -12,6 +12,7 @@ from analysis.alignment import month_attention
 from analysis.heads import head_name
 from analysis.lesson_vocabulary import Claim, claimed_answer, head_choice, same_answer, token_choice
 from experiments.order import order_demo
+from headfinder.store import finder_for
 from analysis.rotary import SHIFTS
 from experiments.rotary import rotary_demo
 from ui.tabs import induction, lens
@@ -194,6 +195,17 @@ MEASURES = {"weight": weight, "top weight": top_weight, "strongest head": strong
             "rotary": rotary, "month": month, "copying head": copying_head, "copying gain": copying_gain}
 
 
+def corpus_rank(registry, settings, parts, snapshots):
+    """A head's rank by one score over the head finder's corpus (headfinder/), on the step's model."""
+    name = head_name(int(parts["layer"]) - 1, int(parts["head"]) - 1)
+    kind = parts.get("kind") or "self"
+    return finder_for(registry).scores(settings.model).rank(name if kind == "self" else f"{kind} {name}",
+                                                             parts["score"])
+
+
+MEASURES["corpus rank"] = corpus_rank
+
+
 def compare(value, parts: dict) -> bool:
     """Whether a measured number satisfies `op number`; '=' holds to the number's written precision."""
     if value is None:
@@ -215,6 +227,8 @@ def expected(claim: Claim):
         return int(parts["after"])
     if claim.kind in ("top weight", "strongest head", "copying head"):
         return claimed_answer(claim)
+    if claim.kind == "corpus rank":
+        return int(parts["rank"])
     return parts["token"]
 
 

@@ -23,10 +23,10 @@ body.presenter { --text-xxs: 14px; --text-xs: 16px; --text-sm: 18px; --text-md: 
 body.presenter .prose, body.presenter textarea, body.presenter input { font-size: 22px !important; }
 /* On a projector the class has the lecturer: the page's intro paragraph gives its room to the figures. */
 body.presenter #intro p, body.presenter .tab-intro { display: none; }  /* each tab's intro too (ui tab modules) */
-/* Fourteen tabs share one row: narrow padding (on the measuring copy Gradio keeps too, or it folds tabs
+/* Fifteen tabs share one row: narrow padding (on the measuring copy Gradio keeps too, or it folds tabs
    into its "..." menu), and in presenter mode a size at which every name still fits a 1280-px screen. */
-.tab-wrapper .tab-container button { padding-left: 5px !important; padding-right: 5px !important; }
-body.presenter .tab-wrapper .tab-container button { font-size: 13px !important; }
+.tab-wrapper .tab-container button { padding-left: 4px !important; padding-right: 4px !important; }
+body.presenter .tab-wrapper .tab-container button { font-size: 12px !important; }
 #tokens .token { font-family: ui-monospace, monospace; background-color: #dbeafe !important; }
 #tokens .label { background-color: #1e3a8a !important; color: white !important; }
 /* The temperature slider moves log10 T; the T box beside it (#temperature-value) shows T itself. */

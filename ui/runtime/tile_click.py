@@ -1,5 +1,6 @@
 """A click or a tap on a tile of the every-head grid opens that head (a page script: app.launch_options passes it).
-The Causal tracing tab's heads map (elem_id "patching-heads") works the same way, each cell a tile of its own.
+The Causal tracing tab's heads map (elem_id "patching-heads") works the same way, each cell a tile of its own, and
+so does the head finder's scatter (elem_id "finder-scatter"), each point named by its customdata.
 
 Gradio 6.31's gr.Plot publishes one event, `change`: a click on a Plotly figure never reaches the server.
 This script listens to Plotly's own `plotly_click` (which a tap fires too) on the grid (elem_id
@@ -24,7 +25,9 @@ import gradio as gr
 BOX_ID = "tile-clicked"
 GRID_ID = "all-heads"
 HEADS_MAP_BOX_ID = "patching-head-clicked"
-GRIDS = {GRID_ID: BOX_ID, "patching-heads": HEADS_MAP_BOX_ID}  # each clickable grid and the box it writes into
+FINDER_BOX_ID = "finder-clicked"
+# each clickable grid and the box it writes into; the head finder's scatter names each point in its customdata
+GRIDS = {GRID_ID: BOX_ID, "patching-heads": HEADS_MAP_BOX_ID, "finder-scatter": FINDER_BOX_ID}
 
 
 def clicked_tiles(box_id: str = BOX_ID, label: str = "Head clicked in the every-head grid") -> gr.Textbox:
@@ -53,6 +56,7 @@ TILE_CLICK_JS = """() => {
   const open = (plot, box, data) => {
     const grid = ((plot.layout || {}).meta || {}).tile_grid, names = ((plot.layout || {}).meta || {}).tiles;
     const point = data && data.points && data.points[0];
+    if (point && !grid && typeof point.customdata === 'string') { send(box, point.customdata); return; }
     if (!grid || !names || !point || !Array.isArray(point.pointNumber)) return;
     const [i, j] = point.pointNumber;
     let col = Math.floor(j / grid.step_x);

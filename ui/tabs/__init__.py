@@ -4,11 +4,11 @@ Interventions, routes in Causal tracing). A tab imports no other tab: what tabs 
 
 # imported in teaching order: the order the tabs declare their linked settings, which a link writes them in
 from ui.tabs import (attention, steps, masking, positions, encoder_decoder, learning, multihead,
-                     interventions, patching, lens, generation, induction, classifier, live)
+                     interventions, patching, lens, generation, induction, classifier, live, head_finder)
 
 # The tabs, in teaching order: each module has a TAB (ui.page.tabspec.TabSpec) and a build(ctx). This tuple is the
 # only list: the page (app.py) is built from it and every test that walks the tabs reads it. Importing it (or any
 # tab) imports every tab, and a tab module declares its linked settings when imported (ui.page.links.Linked), so a
 # link or a lesson read without a page knows every tab's settings once the tabs are imported.
 TABS = (attention, steps, masking, positions, encoder_decoder, learning, multihead, interventions, patching, lens,
-        generation, induction, classifier, live)
+        generation, induction, classifier, live, head_finder)

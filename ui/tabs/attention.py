@@ -13,6 +13,8 @@ from analysis import head_stats as stats
 from analysis.overview import HostViews
 from analysis.heads import head_name, kv_group, parse_head_name
 from experiments.view_numbers import views as views_of
+from headfinder.compare import corpus_note
+from headfinder.store import finder_for
 from ui.page.tabspec import TabSpec
 from ui.page import components
 from ui.tabs import predictions, sampling
@@ -86,6 +88,16 @@ def trace_stats(registry: ModelRegistry, name: str, trace, att, views=None) -> d
     special_name = "/".join(dict.fromkeys(trace.tokens[i] for i in special)) or "special"
     numbers = views.numbers(att, aligned=True, special_keys=special if special else None, ids=trace.ids)
     return stats.columns(numbers, att.n_layers, att.n_heads, special_name)
+
+
+def against_corpus(registry: ModelRegistry, text, name, kind=None) -> str:
+    """Where this sentence's head table disagrees with the head finder's corpus scores (headfinder.compare); empty
+    while the model has none at hand (a brought model is measured from the Head finder tab, not from here)."""
+    finder = finder_for(registry)
+    if finder.status(name) != "ready":
+        return ""
+    att = attention_of(views_of(registry, name, text).trace, kind)
+    return corpus_note(finder.scores(name, start=False), stats_table(registry, name, text, att.kind), kind=att.kind)
 
 
 def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, layer=None, head=None):
@@ -272,6 +284,7 @@ def build(ctx: Context) -> None:
             with gr.Accordion("Head statistics", open=True):
                 gr.Markdown(STATS_KEY)
                 table = gr.Dataframe(label="Per head", interactive=False, elem_id="head-stats", max_height=420)
+                corpus = gr.Markdown(elem_id="head-corpus")  # where this sentence disagrees with the corpus
                 # made in the browser from the table shown: nothing is written on the server
                 download = gr.Button("Download CSV", size="sm", elem_id="stats-csv")
 
@@ -330,6 +343,12 @@ def build(ctx: Context) -> None:
                outputs=[info, tokens, grid, average, table, tile], api_name="analyze",
                triggers=ctx.triggers + [ctx.kind.input], quick=small)
     ctx.listen(run_predict, inputs=[ctx.text, ctx.model], outputs=[predicted], api_name="predict")
+
+    def run_against_corpus(text, name, kind):
+        return against_corpus(registry, text, name, kind)
+
+    ctx.listen(run_against_corpus, inputs=[ctx.text, ctx.model, ctx.kind], outputs=[corpus], api_name="head_corpus",
+               triggers=ctx.triggers + [ctx.kind.input], quick=small)
     sample_view()
     ctx.on([ctx.model.change, ctx.kind.change], lambda name, kind: Change(choices=head_choices(
         registry, name, kind or "self")), inputs=[ctx.model, ctx.kind], outputs=[tile], queue=False)
