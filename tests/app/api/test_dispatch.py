@@ -73,9 +73,9 @@ def test_a_new_attention_kind_refits_the_sliders_then_redraws_once(demo):
 
 
 @pytest.mark.parametrize("open_tab,sections,views", [
-    ("attention", None, ["head", "quiz", "analyze", "predict"]),
+    ("attention", None, ["head", "quiz", "analyze", "predict", "head_corpus"]),
     # a section the viewer opened draws right after the tab's main figure, before the views above it
-    ("attention", ["sampling", "flow", "qk"], ["head", "generate", "quiz", "analyze", "predict"]),
+    ("attention", ["sampling", "flow", "qk"], ["head", "generate", "quiz", "analyze", "predict", "head_corpus"]),
     ("interventions", None, ["interventions", "value_weighted", "explanations"]),  # What flows: open as the page opens
     ("interventions", [], ["interventions", "explanations"]),  # ... and folded: not computed
     ("steps", None, ["steps", "qk_space"]), ("steps", [], ["steps"]), ("masking", None, ["masking"]),
