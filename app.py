@@ -77,13 +77,14 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
         gr.Markdown(DESCRIPTION, elem_id="intro")
         player = lesson_player.Player(LessonLibrary.load(registry, default_settings(registry)))
         ctx, examples = build_controls(demo, registry, player)
+        player.panel()  # the step's text right under the header (ui/lessons/player.py)
         # the tabs: on a narrow screen they wrap onto rows (Gradio's default folds most into a "⋯" menu)
         with gr.Tabs(overflow_behavior="wrap") as tabs:
             ctx.tabs = tabs
             for module in tab_modules():
                 module.build(ctx)
         player.only_tabs(tab_ids(tabs))
-        player.panel()
+        player.errors_panel()
         # which weights were loaded (smollm2's 4-bit build, or the original): below the views, which it would push
         # down, and hidden in presenter mode with the page's title (ui/page/controls.py's CSS)
         if notes := model_notes(registry):
@@ -112,7 +113,7 @@ def launch_options() -> dict:
     open to anyone by default); host and port come from GRADIO_SERVER_*."""
     return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS,
                 js=page_script(TITLE_FIT_JS, DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
-                               accessibility.PAGE_JS, lesson_player.KEYS_JS),
+                               accessibility.PAGE_JS, lesson_player.KEYS_JS, lesson_player.PLACE_JS),
                 footer_links=["api"], enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)]})
 

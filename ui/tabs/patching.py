@@ -21,7 +21,8 @@ from experiments import patching
 from experiments.patching import PatchingError
 from ui.page import components
 from ui.page.context import PRESENTER_FIRST, Context, figure_font
-from model.registry import ModelRegistry
+from model.registry import MAX_CHARS, ModelRegistry
+from ui.page.links import Linked
 from ui.page.messages import InputError, clean_text
 from ui.page.outputs import UNCHANGED, Change
 from ui.page.tabspec import TabSpec
@@ -37,6 +38,11 @@ TAB_ID = TAB.id
 # lm: "Monday, Tuesday," predicts " T", "Friday, Saturday," predicts " S" (tests/app/handlers/test_patching_app.py)
 CLEAN, CORRUPTED = "Monday, Tuesday,", "Friday, Saturday,"
 MAX_TOKEN_CHARS = 100
+# the tab's inputs a link (and a lesson's step) sets: ?clean=...&corrupted=...&target=...&contrast=...
+CLEAN_PROMPT = Linked("clean", default=CLEAN, low=0, high=MAX_CHARS)
+CORRUPTED_PROMPT = Linked("corrupted", default=CORRUPTED, low=0, high=MAX_CHARS)
+TARGET = Linked("target", default="", low=0, high=MAX_TOKEN_CHARS)
+CONTRAST = Linked("contrast", default="", low=0, high=MAX_TOKEN_CHARS)
 SITE_TITLES = {"residual": "Patching the residual stream after each layer",
                "attention": "Patching the attention's output", "mlp": "Patching the feed-forward's output",
                "heads": "Patching one head's output at the answer position"}
@@ -329,6 +335,9 @@ def build(ctx: Context) -> None:
             contrast = components.Textbox(value="", label="contrast token (empty: the corrupted prompt's)",
                                           elem_id="patching-contrast", scale=2)
             run = gr.Button("Trace", variant="primary", elem_id="patching-run", scale=1)
+        for setting, box in ((CLEAN_PROMPT, clean), (CORRUPTED_PROMPT, corrupted), (TARGET, target),
+                             (CONTRAST, contrast)):
+            ctx.link(setting, box)
         summary = gr.Markdown(elem_id="patching-summary")
         residual = components.Plot(show_label=False, label="residual stream", elem_id="patching-residual",
                                    elem_classes=[PRESENTER_FIRST])
