@@ -12,7 +12,7 @@ from ui.page import components
 from ui.page.context import Context
 from ui.lessons.handout import HANDOUT_JS
 from ui.lessons.library import LessonLibrary, failed_claims
-from ui.page.links import TRUE, whole_number
+from ui.page.links import TRUE, make_link, whole_number
 from ui.page.messages import InputError, warn
 from ui.page.outputs import UNCHANGED, Change
 
@@ -35,11 +35,17 @@ body.presenter #lesson-position .prose, body.presenter #lesson-position p { font
 /* a projector (presenter mode): the text beside the figures, the tab's content making room for it on the right;
    its top follows the row of tabs (--lesson-top, set by the page script), so the header keeps its width */
 body.presenter #lesson-panel { position: absolute !important; right: 16px; top: var(--lesson-top, 280px);
-    width: 330px !important; max-height: calc(100vh - var(--lesson-top, 280px)); overflow-y: auto; z-index: 5;
+    width: 350px !important; max-height: calc(100vh - var(--lesson-top, 280px) - 4px); overflow-y: auto; z-index: 5;
     background: var(--background-fill-primary); }
-body.presenter:has(#lesson-panel) [role=tabpanel] { margin-right: 346px; }
+body.presenter:has(#lesson-panel) [role=tabpanel] { padding-right: 366px !important; box-sizing: border-box; }
 body.presenter #lesson-text .prose, body.presenter #lesson-text p, body.presenter #lesson-text li {
-    font-size: 19px !important; line-height: 1.35 !important; }
+    font-size: 17px !important; line-height: 1.3 !important; }
+/* while a lesson is open the sentence box gives up room, so the player keeps the header's first row; the picker
+   writes its titles small enough to show them whole */
+body:has(#lesson-panel) #input-row #sentence { min-width: 150px !important; }
+body.presenter #lesson input { font-size: 16px !important; }
+/* a phone: the page's introduction gives way to the step's text, which then starts on the first screen */
+@media (max-width: 640px) { div:has(> #lesson-panel) > #intro { display: none; } }  /* Gradio scopes this rule */
 body.presenter #lesson-warning .prose, body.presenter #lesson-warning p { font-size: 16px !important; }
 /* the figure a step names (figure: ...) comes first in presenter mode, before the tab's own first figure */
 body.presenter .lesson-figure { order: -3 !important; }
@@ -99,7 +105,7 @@ class Player:
         gr.Markdown("Lesson", elem_id="lesson-label", container=False)
         # wide enough for every title whole ("Heads forming during training"); its label is the word beside it
         self.picker = components.Dropdown(choices=choices, value=None, label="Lesson", show_label=False,
-                                          elem_id="lesson", scale=2, min_width=270, container=False)
+                                          elem_id="lesson", scale=2, min_width=290, container=False)
         self.back = gr.Button("◀ Back", elem_id="lesson-back", size="sm", scale=0, min_width=80, interactive=False)
         self.position = gr.Markdown("", elem_id="lesson-position", container=False, min_height=0)
         self.forward = gr.Button("Next ▶", elem_id="lesson-next", size="sm", scale=0, min_width=80,
@@ -120,6 +126,8 @@ class Player:
         with gr.Column(visible=False, elem_id="lesson-panel") as self.column:
             self.text = gr.Markdown("", elem_id="lesson-text")
             self.figure = gr.Textbox("", visible="hidden", elem_id="lesson-figure", label="the step's figure")
+            # the link opening the step's view (its settings): the handout prints it under each step
+            self.link = gr.Textbox("", visible="hidden", elem_id="lesson-step-link", label="the step's settings link")
             self.reveal = gr.Button("Reveal the answer", variant="primary", size="sm", visible=False,
                                     elem_id="lesson-reveal", scale=0, min_width=160)
             self.warning = gr.Markdown("", visible=False, elem_id="lesson-warning")
@@ -135,7 +143,7 @@ class Player:
     @property
     def outputs(self) -> list:
         return [self.picker, self.lesson, self.step, self.position, self.back, self.forward, self.column, self.text,
-                self.reveal, self.warning, self.figure]
+                self.reveal, self.warning, self.figure, self.link]
 
     # ---- what a step shows ----------------------------------------------------------------------------------------
 
@@ -148,11 +156,11 @@ class Player:
                 Change(interactive=number > 1), Change(interactive=number < len(lesson.steps)),
                 Change(visible=True), self.library.text(lesson_id, number, bool(quiz)),
                 Change(visible=bool(quiz and step.answer)), Change(value=warning, visible=bool(warning)),
-                self.library.figure(lesson_id, number))
+                self.library.figure(lesson_id, number), make_link(self.library.settings(lesson_id, number)))
 
     def closed(self) -> tuple:
         return (None, None, 0, "", Change(interactive=False), Change(interactive=False), Change(visible=False), "",
-                Change(visible=False), Change(value="", visible=False), "")
+                Change(visible=False), Change(value="", visible=False), "", "")
 
     def params(self, lesson_id: str, number: int, presenter, quiz) -> dict:
         """The step's deep link query, with the viewer's presenter and quiz mode."""

@@ -127,6 +127,15 @@ def before_after(result: dict) -> str:
     return ("| | next token | continuation (written greedily, up to 8 tokens) |\n|---|---|---|\n" + "\n".join(rows))
 
 
+def knocked_out(registry: ModelRegistry, settings) -> Change:
+    """The heads picker as a link (or a lesson's step) opens it: the link's model's heads, those it knocks out picked."""
+    picked = [h.strip() for h in settings.knockout.split(",") if h.strip()]
+    if settings.model not in registry.available:
+        return Change(value=[])
+    choices = head_choices(registry, settings.model)
+    return Change(choices=choices, value=[h for h in picked if h in choices])
+
+
 def month_head(registry: ModelRegistry) -> str | None:
     """'cross L2 H3': the cross-attention head `python -m training.evaluate dates` found looking at the month."""
     if "dates" not in registry.available:
@@ -264,7 +273,7 @@ def build(ctx: Context) -> None:
     with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         heads, method = components.head_picker(choices, "ablate")
-        ctx.link(KNOCKOUT, heads, shown=lambda settings: [h.strip() for h in settings.knockout.split(",") if h.strip()])
+        ctx.link(KNOCKOUT, heads, shown=lambda settings: knocked_out(registry, settings))
         with gr.Row():
             knock = gr.Button("Knock out", variant="primary", elem_id="ablate-run")
             month = gr.Button("Knock out the month head", visible=False, elem_id="ablate-month")
