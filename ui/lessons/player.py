@@ -29,6 +29,8 @@ body.presenter #lesson-position .prose, body.presenter #lesson-position p { font
 /* the picker says what it is, "Lesson", beside its box (a label above would make the header's first row taller) */
 #lesson-label { flex: 0 0 auto !important; min-width: 0 !important; width: auto !important; align-self: center; }
 #lesson-label p { margin: 0 !important; font-weight: 600; white-space: nowrap; }
+/* the boxes the page script reads (the step's figure, its link) take no room */
+#lesson-figure, #lesson-step-link { display: none !important; }
 /* the step's text: built right under the header, so on a phone it comes before the figures */
 #lesson-panel { border-left: 4px solid var(--color-accent); padding-left: 12px !important; }
 #lesson-panel .prose p { margin: 0.3em 0 !important; }

@@ -1,8 +1,11 @@
 """The view's settings in the URL: ?text=...&model=lm&layer=2&head=1&kind=self&presenter=1&tab=attention
 plus the tabs' own settings when they differ from their defaults, each declared once beside its control as a
 `Linked` (its URL name, default and range): temperature (T itself, Step by step), step (decoding step) and beam
-(beam width, Encoder-decoder), snapshot (Learning; absent = the trained model), seed (the Positions shuffle), and
-the sampling panel's sample_temperature, sample_top_k, sample_top_p, sample_seed and sample_tokens (Every head);
+(beam width, Encoder-decoder), training_step (Learning's snapshot by its training step; snapshot, its number, still
+opens old links; absent = the trained model), seed (the Positions shuffle), the sampling panel's sample_temperature,
+sample_top_k, sample_top_p, sample_seed and sample_tokens (Every head), Causal tracing's clean, corrupted, target and
+contrast, Interventions' knockout ("L25 H5, L24 H1"), and Generation's generation_tokens, generation_mode,
+generation_temperature, generation_top_k, generation_top_p and generation_seed;
 quiz=1 opens the views in quiz mode (answers hidden until revealed). A lesson's link is ?lesson=<id>&step=<k>
 (ui/lessons/player.py): it opens that step's settings.
 

@@ -41,8 +41,7 @@ MAX_TOKEN_CHARS = 100
 # the tab's inputs a link (and a lesson's step) sets: ?clean=...&corrupted=...&target=...&contrast=...
 CLEAN_PROMPT = Linked("clean", default=CLEAN, low=0, high=MAX_CHARS)
 CORRUPTED_PROMPT = Linked("corrupted", default=CORRUPTED, low=0, high=MAX_CHARS)
-TARGET = Linked("target", default="", low=0, high=MAX_TOKEN_CHARS)
-CONTRAST = Linked("contrast", default="", low=0, high=MAX_TOKEN_CHARS)
+TARGET, CONTRAST = (Linked(name, default="", low=0, high=MAX_TOKEN_CHARS) for name in ("target", "contrast"))
 SITE_TITLES = {"residual": "Patching the residual stream after each layer",
                "attention": "Patching the attention's output", "mlp": "Patching the feed-forward's output",
                "heads": "Patching one head's output at the answer position"}
@@ -335,8 +334,7 @@ def build(ctx: Context) -> None:
             contrast = components.Textbox(value="", label="contrast token (empty: the corrupted prompt's)",
                                           elem_id="patching-contrast", scale=2)
             run = gr.Button("Trace", variant="primary", elem_id="patching-run", scale=1)
-        for setting, box in ((CLEAN_PROMPT, clean), (CORRUPTED_PROMPT, corrupted), (TARGET, target),
-                             (CONTRAST, contrast)):
+        for setting, box in zip((CLEAN_PROMPT, CORRUPTED_PROMPT, TARGET, CONTRAST), (clean, corrupted, target, contrast)):
             ctx.link(setting, box)
         summary = gr.Markdown(elem_id="patching-summary")
         residual = components.Plot(show_label=False, label="residual stream", elem_id="patching-residual",
