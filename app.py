@@ -88,13 +88,14 @@ def build_demo(assets: str | Path | None = None, registry: ModelRegistry | None 
         classroom = ClassPanel(Classes(ClassStore(classes), player.library))
         ctx, examples = build_controls(demo, registry, player, classroom)
         classroom.panels()  # above the tabs: the projector's code and count, a student's question
+        player.panel()  # the step's text right under the header (ui/lessons/player.py)
         # the tabs: on a narrow screen they wrap onto rows (Gradio's default folds most into a "⋯" menu)
         with gr.Tabs(overflow_behavior="wrap") as tabs:
             ctx.tabs = tabs
             for module in ui.tabs.TABS:
                 module.build(ctx)
         player.only_tabs(tab_ids(tabs))
-        player.panel()
+        player.errors_panel()
         classroom.join_form()
         # which weights were loaded (smollm2's 4-bit build, or the original): below the views, which it would push
         # down, and hidden in presenter mode with the page's title (ui/page/controls.py's CSS)
@@ -125,7 +126,7 @@ def launch_options(demo: gr.Blocks | None = None) -> dict:
                 + positions.ROTARY_FIRST,
                 js=page_script(TITLE_FIT_JS, DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
                                accessibility.PAGE_JS, lesson_player.KEYS_JS, class_script.FOLLOW_JS,
-                               RECONNECT_JS),
+                               RECONNECT_JS, lesson_player.PLACE_JS),
                 footer_links=["api"], enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)],
                             "routes": routes})

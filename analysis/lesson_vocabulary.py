@@ -59,6 +59,28 @@ VOCABULARY = {
                      "repeated random words (a head answer)"),
     "copying gain": (rf"copying gain {COMPARE}",
                      "copying gain >= 3: nats a word the model gains on the second copy (Copying from context)"),
+    "knockout": (rf'knocking out {HEAD_LIST} changes p\("(?P<token>[^"]*)"\) by {COMPARE}',
+                 'knocking out L3 H1 changes p(" walk") by < 0: the change in the probability of the next token '
+                 "when those heads are knocked out, as Interventions measures it (a list: L3 H1, L2 H2)"),
+    "patching": (rf'patching (?P<part>{"|".join(PARTS)}) at {TOKEN.format("token")} layer (?P<at_layer>\d+) '
+                 rf"restores {COMPARE}",
+                 'patching residual at "T" layer 1 restores >= 0.8: the share of the clean answer that copying '
+                 "that activation from the clean run into the corrupted one brings back (Causal tracing's grid: "
+                 "residual, attention or mlp)"),
+    "patching head": (rf"patching heads {HEAD} restores {COMPARE}",
+                      "patching heads L3 H4 restores >= 0.3: the same for one head's output at the last position "
+                      "(Causal tracing's heads map)"),
+    "patching top": (rf'patching (?P<part>{"|".join(PARTS)}) at layer (?P<at_layer>\d+) is highest at '
+                     rf'{TOKEN.format("token")}',
+                     'patching residual at layer 1 is highest at "T": the token whose cell restores most in that '
+                     "layer's row of the grid (a token answer)"),
+    "patching heads top": (rf"patching heads in layer (?P<in_layer>\d+) is highest at {HEAD}",
+                           "patching heads in layer 3 is highest at L3 H4: the head of that layer whose patch restores "
+                           "most (a head answer)"),
+    "snapshot": (rf"snapshot step is (?P<number>\d+)",
+                 "snapshot step is 450: the training step of the snapshot the step shows (Learning)"),
+    "cache bytes": (rf"cache bytes per token {COMPARE}",
+                    "cache bytes per token = 4096: the bytes the KV cache keeps for each token (Generation)"),
 }
 # the head finder's corpus scores (headfinder/, the Head finder tab): a head's rank by one score over the corpus
 FINDER_SCORES = ("previous", "induction", "first", "self", "entropy_bits", "mean_distance")
@@ -68,7 +90,8 @@ VOCABULARY["corpus rank"] = (rf"head {HEAD} ranks (?P<rank>\d+) for (?P<score>{'
 _COMPILED = {kind: re.compile(pattern) for kind, (pattern, _) in VOCABULARY.items()}
 
 # the claims whose value is an answer: kind -> the answer kind its value is
-ANSWERS = {"top weight": "token", "strongest head": "head", "copying head": "head", "lens": "layer"}
+ANSWERS = {"top weight": "token", "strongest head": "head", "copying head": "head", "lens": "layer",
+           "patching top": "token", "patching heads top": "head"}
 ANSWER_KINDS = ("token", "head", "layer")
 ANSWER_FORMS = {  # how an Answer: paragraph starts, by the question's kind
     "token": re.compile(r'"(?P<token>[^"]*)"(?:#(?P<n>\d+))?'),
@@ -114,6 +137,29 @@ def token_choice(token: str, n: int = 1) -> str:
     return f'"{token}"' + (f"#{n}" if n > 1 else "")
 
 
+MARKS = ("▁", "Ġ")  # how the tokenizers write a leading space
+
+
+def plain_token(label: str) -> str:
+    """A token's label as a claim writes it: a leading space for the tokenizer's mark, WordPiece's ## dropped."""
+    label = str(label)
+    for mark in MARKS:
+        label = label.replace(mark, " ")
+    return label[2:] if label.startswith("##") else label
+
+
+def token_choices(labels) -> list[str]:
+    """Each position's token as a choice: as the figures label it, in quotes, "word"#2 from its second occurrence on
+    (the occurrence counted as claims count it: the same word, whatever its leading space)."""
+    seen: dict[str, int] = {}
+    choices = []
+    for label in labels:
+        word = plain_token(label)
+        seen[word.strip()] = seen.get(word.strip(), 0) + 1
+        choices.append(token_choice(word, seen[word.strip()]))
+    return choices
+
+
 def head_choice(layer, head, kind: str = "") -> str:
     return f"{kind + ' ' if kind and kind != 'self' else ''}L{int(layer)} H{int(head)}"
 
@@ -156,7 +202,9 @@ def claimed_answer(claim: Claim) -> str | None:
     parts = claim.parts
     if claim.kind == "top weight":
         return token_choice(parts["target"], int(parts.get("target_n") or 1))
-    if claim.kind in ("strongest head", "copying head"):
+    if claim.kind == "patching top":
+        return token_choice(parts["token"], int(parts.get("token_n") or 1))
+    if claim.kind in ("strongest head", "copying head", "patching heads top"):
         return head_choice(parts["layer"], parts["head"], parts.get("kind", ""))
     if claim.kind == "lens":
         return layer_choice(parts["after"])

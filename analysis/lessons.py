@@ -13,13 +13,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from analysis import lesson_numbers as numbers_of
 from analysis.lesson_vocabulary import (ANSWER_EXAMPLES, ANSWER_KINDS, ANSWERS, VOCABULARY, Claim,  # noqa: F401
                                         LessonError, answer_layer, answer_of, claimed_answer, head_choice,
-                                        layer_choice, parse_claim, same_answer, token_choice)
+                                        layer_choice, parse_claim, same_answer, token_choice,
+                                        token_choices)
 
 # The settings a step may give: the deep link's names (ui.page.links.ViewSettings), plus `link` (a link pasted from
 # the page's link box, whose settings the other lines override). Presenter and quiz mode are the lecturer's.
 VIEWER_SETTINGS = ("presenter", "quiz")
+# a step's lines that are not the view's settings: a pasted link, and the figure the step is about (`figure: head`:
+# on a projector it comes first, beside the text; ui/lessons/figures.py names each tab's figures)
+STEP_ONLY = ("link", "figure")
 HEADER_KEYS = ("title", "id", "model", "text")  # `model` and `text`: the default of every step
 LESSON_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 MAX_STEPS = 40
@@ -46,6 +51,7 @@ class Step:
     question_kind: str = ""  # "token", "head" or "layer" (Question (token): ...); "" for a plain Question:
     after: str = ""  # the After: paragraph: what gives the answer away, shown with the answer
     answer_choice: str = ""  # the answer its Answer: starts with, as a choice is written (a question with a kind)
+    numbers: dict = field(default_factory=dict)  # each placeholder as written -> (its claim's index, decimals)
 
 
 @dataclass
@@ -104,7 +110,7 @@ def parse_lesson(content: str, source: str, setting_names: tuple[str, ...]) -> L
     if not LESSON_ID.fullmatch(lesson_id):
         raise LessonError(source, 1, f"the lesson id “{lesson_id[:40]}” is not usable in a link.",
                           "write 'id: ...' with lower-case letters, digits and dashes only (e.g. id: causal-mask).")
-    allowed = tuple(n for n in setting_names if n not in VIEWER_SETTINGS) + ("link",)
+    allowed = tuple(n for n in setting_names if n not in VIEWER_SETTINGS) + STEP_ONLY
     sections: list[tuple[int, str, list[tuple[int, str]]]] = []
     intro: list[str] = []
     for number, raw in enumerate(lines[start:], start + 1):
@@ -119,12 +125,14 @@ def parse_lesson(content: str, source: str, setting_names: tuple[str, ...]) -> L
     if len(sections) > MAX_STEPS:
         raise LessonError(source, sections[MAX_STEPS][0], f"the lesson has over {MAX_STEPS} steps.",
                           "split it into several lessons.")
-    steps = [_step(number, title, body, source, allowed) for number, title, body in sections]
     defaults = {k: header[k] for k in ("model", "text") if header.get(k)}
+    steps = [_step(number, title, body, source, allowed, defaults) for number, title, body in sections]
+    numbers_of.literal_numbers("\n".join(intro), set(), source, start)
     return Lesson(lesson_id, header["title"], source, "\n".join(intro).strip(), defaults, steps)
 
 
-def _step(number: int, title: str, body: list[tuple[int, str]], source: str, allowed: tuple[str, ...]) -> Step:
+def _step(number: int, title: str, body: list[tuple[int, str]], source: str, allowed: tuple[str, ...],
+          defaults: dict) -> Step:
     """One '## ' section: its settings block (the lines right under the title), then paragraphs, where a
     paragraph that starts 'Question:' or 'Answer:' is the question or its answer, and 'Claims:' starts a list."""
     if not title:
@@ -154,6 +162,7 @@ def _step(number: int, title: str, body: list[tuple[int, str]], source: str, all
             paragraphs.append(current)
         current[1].append(raw.rstrip())
     text, question, answer, after, kind, claims = [], "", "", "", "", []
+    read: list[tuple[int, str]] = []  # every paragraph a student reads, with its first line
     joined = lambda first, paragraph: " ".join([first] + [p.strip() for p in paragraph[1:]]).strip()  # noqa: E731
     answer_line = number
     for line, paragraph in paragraphs:
@@ -165,10 +174,13 @@ def _step(number: int, title: str, body: list[tuple[int, str]], source: str, all
                 raise LessonError(source, line, f"“{first[:40]}” asks for an answer of no kind the app knows.",
                                   "write Question (token):, Question (head):, Question (layer): or Question:.")
             question = joined(first[asked.end():].strip(), paragraph)
+            read.append((line, question))
         elif first.lower().startswith("answer:"):
             answer, answer_line = joined(first[len("answer:"):].strip(), paragraph), line
+            read.append((line, answer))
         elif first.lower().startswith("after:"):
             after = joined(first[len("after:"):].strip(), paragraph)
+            read.append((line, after))
         elif first.lower() == "claims:":
             for offset, item in enumerate(paragraph[1:], 1):
                 if not item.strip().startswith("- "):
@@ -177,6 +189,7 @@ def _step(number: int, title: str, body: list[tuple[int, str]], source: str, all
                 claims.append(parse_claim(item.strip()[2:], source, line + offset))
         else:
             text.append("\n".join(paragraph))
+            read.append((line, text[-1]))
     if answer and not question:
         raise LessonError(source, number, "the step has an answer but no question.",
                           "add a paragraph starting 'Question:' before the answer.")
@@ -184,7 +197,30 @@ def _step(number: int, title: str, body: list[tuple[int, str]], source: str, all
         raise LessonError(source, number, "the step has an After: paragraph but no answer.",
                           "give the question its 'Answer:' (After: is shown with it), or make it the step's text.")
     choice = _answer_choice(kind, answer, claims, source, answer_line) if kind else ""
-    return Step(title, settings, "\n\n".join(text), question, answer, claims, number, lines, kind, after, choice)
+    numbers = _numbers(read, claims, settings, defaults, source, choice)
+    return Step(title, settings, "\n\n".join(text), question, answer, claims, number, lines, kind, after, choice,
+                numbers)
+
+
+def _numbers(read: list[tuple[int, str]], claims: list[Claim], settings: dict, defaults: dict, source: str,
+             choice: str) -> dict:
+    """Each placeholder of the text -> (the index of the claim that measures it, its decimals): a claim of the same
+    measure in the step, else the placeholder as a claim of its own (appended to `claims`). A literal number
+    nothing checks is a LessonError (analysis/lesson_numbers.py)."""
+    numbers = {}
+    for line, paragraph in read:
+        for written, claim in numbers_of.placeholders_in(paragraph, source, line):
+            inner = written[1:-1]
+            index = next((i for i, c in enumerate(claims) if c.kind == claim.kind
+                          and numbers_of.measure_of(c) == numbers_of.VERBS.sub("", " ".join(inner.split()))), None)
+            if index is None:
+                claims.append(claim)
+                index = len(claims) - 1
+            numbers[written] = (index, numbers_of.decimals(claims[index]))
+    allowed = numbers_of.allowed_numbers(settings, defaults, claims)
+    for line, paragraph in read:
+        numbers_of.literal_numbers(paragraph, allowed, source, line, choice.strip('"') if choice else "")
+    return numbers
 
 
 def _answer_choice(kind: str, answer: str, claims: list[Claim], source: str, line: int) -> str:

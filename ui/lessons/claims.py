@@ -10,28 +10,18 @@ import numpy as np
 
 from analysis.alignment import month_attention
 from analysis.heads import head_name
-from analysis.lesson_vocabulary import Claim, claimed_answer, head_choice, same_answer, token_choice
+from analysis.lesson_vocabulary import Claim, claimed_answer, head_choice, plain_token, same_answer, token_choices
 from experiments.order import order_demo
 from headfinder.store import finder_for
 from analysis.rotary import SHIFTS
 from experiments.rotary import rotary_demo
+from ui.lessons import claims_experiments as experiment_claims
 from ui.tabs import induction, lens
 from ui.tabs.attention import trace_stats
-from ui.tabs.learning import SnapshotTraces
+from ui.tabs.learning import SnapshotTraces, snapshot_index
 from ui.page.links import ViewSettings
 from model.registry import ModelRegistry, attention_of
 from ui.page.messages import InputError, check_index, clean_text
-
-MARKS = ("▁", "Ġ")  # how the tokenizers write a leading space
-
-
-def plain_token(label: str) -> str:
-    """A token's label as a claim writes it: a leading space for the tokenizer's mark, WordPiece's ## dropped."""
-    label = str(label)
-    for mark in MARKS:
-        label = label.replace(mark, " ")
-    return label[2:] if label.startswith("##") else label
-
 
 def _same_word(label: str, written: str) -> bool:
     return plain_token(label).strip() == written.strip()
@@ -53,29 +43,25 @@ def step_trace(registry: ModelRegistry, settings: ViewSettings, snapshots: Snaps
     steps = snapshots.steps(settings.model) if settings.tab == "learning" else []
     if not steps:
         return trace
-    index = settings.snapshot if 0 < settings.snapshot <= len(steps) else len(steps)
+    index = snapshot_index(steps, settings)
     output = None
     if trace.target_ids is not None:  # as the Learning view: every snapshot writes the trained model's output
         output = registry.get(settings.model).tokenizer.decode([int(i) for i in trace.target_ids[1:]])
     return snapshots.trace(settings.model, steps[index - 1], clean_text(settings.text), output)
 
 
+def step_tokens(registry: ModelRegistry, settings: ViewSettings, snapshots: SnapshotTraces) -> list[str]:
+    """The tokens the step's figures label: Causal tracing's clean prompt on that tab, else the step's text (the
+    columns of its attention)."""
+    if settings.tab == "patching":
+        return experiment_claims.clean_tokens(registry, settings)
+    return list(attention_of(step_trace(registry, settings, snapshots), settings.kind).keys)
+
+
 def _head(trace, settings: ViewSettings, parts: dict):
     """(attention of the claim's kind, 0-based layer, 0-based head), checked against the model."""
     att = attention_of(trace, parts.get("kind") or settings.kind)
     return att, check_index(parts["layer"], att.n_layers, "layer"), check_index(parts["head"], att.n_heads, "head")
-
-
-def token_choices(labels) -> list[str]:
-    """Each position's token as a choice: as the figures label it, in quotes, "word"#2 from its second occurrence on
-    (the occurrence counted as claims count it: the same word, whatever its leading space)."""
-    seen: dict[str, int] = {}
-    choices = []
-    for label in labels:
-        word = plain_token(label)
-        seen[word.strip()] = seen.get(word.strip(), 0) + 1
-        choices.append(token_choice(word, seen[word.strip()]))
-    return choices
 
 
 def weight(registry, settings, parts, snapshots):
@@ -190,7 +176,7 @@ def copying_gain(registry, settings, parts, snapshots):
     return float(_copying(registry, settings)["table"].iloc[0]["gained from the context"])
 
 
-MEASURES = {"weight": weight, "top weight": top_weight, "strongest head": strongest_head, "head type": head_type, "head stat": head_stat, "top next": top_next,
+MEASURES = {**experiment_claims.MEASURES, "weight": weight, "top weight": top_weight, "strongest head": strongest_head, "head type": head_type, "head stat": head_stat, "top next": top_next,
             "top fill": top_fill, "translation": translation, "lens": lens_first_top, "shuffle": shuffle,
             "rotary": rotary, "month": month, "copying head": copying_head, "copying gain": copying_gain}
 
@@ -225,7 +211,9 @@ def expected(claim: Claim):
         return parts["label"]
     if claim.kind == "lens":
         return int(parts["after"])
-    if claim.kind in ("top weight", "strongest head", "copying head"):
+    if claim.kind == "snapshot":
+        return int(parts["number"])
+    if claim.kind in ("top weight", "strongest head", "copying head", "patching top", "patching heads top"):
         return claimed_answer(claim)
     if claim.kind == "corpus rank":
         return int(parts["rank"])
@@ -238,7 +226,10 @@ def check(registry: ModelRegistry, settings: ViewSettings, claim: Claim, snapsho
         value = MEASURES[claim.kind](registry, settings, claim.parts, snapshots)
     except (InputError, ValueError) as e:
         return {"claim": claim.text, "value": None, "holds": False, "why": str(e)}
-    holds = compare(value, claim.parts) if "op" in claim.parts else same_answer(value, expected(claim))
+    if claim.parts.get("placeholder"):  # a number the text quotes: it holds when it can be measured
+        holds = value is not None
+    else:
+        holds = compare(value, claim.parts) if "op" in claim.parts else same_answer(value, expected(claim))
     if isinstance(value, (float, np.floating)):  # as the views write numbers; compared unrounded, above
         value = float(f"{float(value):.4g}")
     return {"claim": claim.text, "value": value, "holds": bool(holds)}

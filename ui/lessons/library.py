@@ -19,10 +19,12 @@ from urllib.parse import parse_qsl, urlsplit
 from analysis import lessons as format
 from analysis.lessons import Lesson, LessonError
 from ui.lessons import claims as lesson_claims
+from ui.lessons import figures
+from ui.lessons.checks import check_step
 from ui.tabs.learning import SnapshotTraces
 from ui.page.links import ViewSettings, parse_query, setting_names, whole_number
 from ui.page.messages import InputError, shown
-from model.registry import ModelRegistry, attention_of
+from model.registry import ModelRegistry
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,10 @@ class LessonLibrary:
     errors: list[str] = field(default_factory=list)
     snapshots: SnapshotTraces | None = None
     _checked: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        if self.snapshots is None:
+            self.snapshots = SnapshotTraces(self.registry)
 
     @classmethod
     def load(cls, registry: ModelRegistry, defaults: ViewSettings, folders: list[Path] | None = None,
@@ -121,53 +127,13 @@ class LessonLibrary:
         params = dict(lesson.defaults)
         if "link" in step.settings:
             params.update(parse_qsl(urlsplit(step.settings["link"].strip()).query or step.settings["link"].lstrip("?")))
-        params.update({k: v for k, v in step.settings.items() if k != "link"})
+        params.update({k: v for k, v in step.settings.items() if k not in format.STEP_ONLY})
         for name in format.VIEWER_SETTINGS:  # from a pasted link too: the lecturer's choice
             params.pop(name, None)
         return params
 
     def _check_step(self, lesson: Lesson, step: format.Step) -> None:
-        """The step's settings as a deep link would open them: anything the link's parser would replace or
-        ignore, and a claim's head the model lacks, is a mistake in the file."""
-        params = self.params(lesson, step)
-        line = lambda name: step.lines.get(name, step.lines.get("link", step.line))  # noqa: E731
-        model = params.get("model", "")
-        if model not in self.registry.available:
-            where = step.lines.get("model") or step.lines.get("link") or 1
-            known = ", ".join(self.registry.available)
-            raise LessonError(lesson.source, where, f"the model “{model[:40]}” is not available on this server.",
-                              f"use one of {known} (a model of your own: list it in ATTENTION_MODELS).")
-        if self.tabs and params.get("tab", "attention") not in self.tabs:
-            raise LessonError(lesson.source, line("tab"), f"the tab “{params['tab'][:40]}” is not one of this page's.",
-                              f"use one of {', '.join(self.tabs)}.")
-        for name in params:
-            if name not in self.names:
-                raise LessonError(lesson.source, line(name), f"the link sets “{name[:40]}”, which is no setting.",
-                                  f"use the deep link's names: {', '.join(self.names)}.")
-        settings, notes = parse_query(params, self.registry, self.defaults, self.tabs, self.linked)
-        if notes:
-            name = notes[0].split(" ", 1)[0]
-            raise LessonError(lesson.source, line(name), f"{notes[0]}.",
-                              f"give {name} a value this model takes (layers and heads count from 1).")
-        if step.question_kind == "head" and format.answer_layer(step.answer_choice) != settings.layer:
-            raise LessonError(lesson.source, line("layer"), f"the answer {step.answer_choice} is not a head of the "
-                              f"step's layer {settings.layer}, whose heads the question offers.",
-                              f"set 'layer: {format.answer_layer(step.answer_choice)}' on the step.")
-        for claim in step.claims:
-            if claim.kind == "strongest head" and claim.parts["in_layer"] != claim.parts["layer"]:
-                raise LessonError(lesson.source, claim.line, f"L{claim.parts['layer']} H{claim.parts['head']} is "
-                                  f"not in layer {claim.parts['in_layer']}.",
-                                  "name a head of the layer the claim compares.")
-            if "layer" in claim.parts and claim.kind not in ("copying head",):
-                kind = claim.parts.get("kind") or ("cross" if claim.kind == "month" else settings.kind)
-                if kind not in self.registry.kinds(settings.model):
-                    raise LessonError(lesson.source, claim.line, f"{settings.model} has no {kind} attention.",
-                                      f"write one of {', '.join(self.registry.kinds(settings.model))} before the head.")
-                layers, heads = self.registry.shape(settings.model, kind)
-                if not (1 <= int(claim.parts["layer"]) <= layers and 1 <= int(claim.parts["head"]) <= heads):
-                    raise LessonError(lesson.source, claim.line, f"{settings.model} has no head "
-                                      f"L{claim.parts['layer']} H{claim.parts['head']}.",
-                                      f"layers go from 1 to {layers}, heads from 1 to {heads}.")
+        check_step(self, lesson, step)
 
     # ---- what the page and the API read -------------------------------------------------------------------------
 
@@ -220,8 +186,7 @@ class LessonLibrary:
         lesson, number, found = self._step_of(lesson_id, step)
         settings = self.settings(lesson.id, number)
         if found.question_kind == "token":
-            trace = lesson_claims.step_trace(self.registry, settings, self.snapshots)
-            return lesson_claims.token_choices(attention_of(trace, settings.kind).keys)
+            return format.token_choices(lesson_claims.step_tokens(self.registry, settings, self.snapshots))
         if found.question_kind in ("head", "layer"):
             kind = self._answer_kind(found) or settings.kind
             layers, heads = self.registry.shape(settings.model, kind)
@@ -255,6 +220,20 @@ class LessonLibrary:
         value = result["value"]
         return format.layer_choice(value) if found.question_kind == "layer" else str(value)
 
+    def text(self, lesson_id, step, quiz: bool = False, revealed: bool = False) -> str:
+        """What the student reads on the step (step_text), its placeholders filled with the claims' values."""
+        lesson, number, found = self._step_of(lesson_id, step)
+        results = self.claims(lesson.id, number) if found.numbers else []
+        values = {written: format.numbers_of.formatted(results[index]["value"], places)
+                  for written, (index, places) in found.numbers.items()}
+        return step_text(found, quiz, revealed, values)
+
+    def figure(self, lesson_id, step) -> str:
+        """The CSS selector of the figure the step names (`figure: head`), or "" for the tab's own first figure."""
+        lesson, number, found = self._step_of(lesson_id, step)
+        name = found.settings.get("figure", "")
+        return figures.selector(self.settings(lesson.id, number).tab, name) if name else ""
+
     def listing(self) -> list[dict]:
         return [{"id": lesson.id, "title": lesson.title, "steps": len(lesson.steps)} for lesson in self.lessons.values()]
 
@@ -266,19 +245,23 @@ class LessonLibrary:
         settings = self.settings(lesson.id, number).as_dict(self.linked)
         for name in format.VIEWER_SETTINGS:
             settings.pop(name)
-        return {"settings": settings, "text": step_text(lesson.steps[number - 1]),
+        return {"settings": settings, "text": self.text(lesson.id, number),
                 "claims": self.claims(lesson.id, number)}
 
 
-def step_text(step: format.Step, quiz: bool = False, revealed: bool = False) -> str:
+def step_text(step: format.Step, quiz: bool = False, revealed: bool = False, values: dict | None = None) -> str:
     """What the student reads on a step, as Markdown: in quiz mode the question comes before its answer, which
-    stays out until revealed, and so does the step's After: paragraph (what gives the answer away)."""
+    stays out until revealed, and so does the step's After: paragraph (what gives the answer away). values: each
+    placeholder as written -> the number it shows (LessonLibrary.text measures them)."""
     parts = [f"**{step.title}**", step.text]
     if step.question:
         parts.append(f"**Question:** {step.question}")
         if step.answer and (revealed or not quiz):
             parts += [f"**Answer:** {step.answer}", step.after]
-    return "\n\n".join(p for p in parts if p)
+    text = "\n\n".join(p for p in parts if p)
+    for written, value in (values or {}).items():
+        text = text.replace(written, value)
+    return text
 
 
 def failed_claims(results: list[dict]) -> str:

@@ -11,8 +11,8 @@ import gradio as gr
 from ui.page import components
 from ui.page.context import Context
 from ui.lessons.handout import HANDOUT_JS
-from ui.lessons.library import LessonLibrary, failed_claims, step_text
-from ui.page.links import TRUE, whole_number
+from ui.lessons.library import LessonLibrary, failed_claims
+from ui.page.links import TRUE, make_link, whole_number
 from ui.page.messages import InputError, warn
 from ui.page.outputs import UNCHANGED, Change
 
@@ -26,8 +26,53 @@ CSS = """
 #lesson-position:empty, #lesson-position .prose:empty { display: none; }
 body.presenter #lesson-position .prose, body.presenter #lesson-position p { font-size: 18px !important; }
 #lesson-errors, #lesson-warning { color: var(--body-text-color); }
-body.presenter #lesson-text .prose, body.presenter #lesson-text p { font-size: 22px !important; }
+/* the picker says what it is, "Lesson", beside its box (a label above would make the header's first row taller) */
+#lesson-label { flex: 0 0 auto !important; min-width: 0 !important; width: auto !important; align-self: center; }
+#lesson-label p { margin: 0 !important; font-weight: 600; white-space: nowrap; }
+/* the boxes the page script reads (the step's figure, its link) take no room */
+#lesson-figure, #lesson-step-link { display: none !important; }
+/* the step's text: built right under the header, so on a phone it comes before the figures */
+#lesson-panel { border-left: 4px solid var(--color-accent); padding-left: 12px !important; }
+#lesson-panel .prose p { margin: 0.3em 0 !important; }
+/* a projector (presenter mode): the text beside the figures, the tab's content making room for it on the right;
+   its top follows the row of tabs (--lesson-top, set by the page script), so the header keeps its width */
+body.presenter #lesson-panel { position: absolute !important; right: 16px; top: var(--lesson-top, 280px);
+    width: 350px !important; max-height: calc(100vh - var(--lesson-top, 280px) - 4px); overflow-y: auto; z-index: 5;
+    background: var(--background-fill-primary); }
+body.presenter:has(#lesson-panel) [role=tabpanel] { padding-right: 366px !important; box-sizing: border-box; }
+body.presenter #lesson-text .prose, body.presenter #lesson-text p, body.presenter #lesson-text li {
+    font-size: 17px !important; line-height: 1.3 !important; }
+/* while a lesson is open the sentence box gives up room, so the player keeps the header's first row; the picker
+   writes its titles small enough to show them whole */
+body:has(#lesson-panel) #input-row #sentence { min-width: 150px !important; }
+body.presenter #lesson input { font-size: 16px !important; }
+/* a phone: the page's introduction gives way to the step's text, which then starts on the first screen */
+@media (max-width: 640px) { div:has(> #lesson-panel) > #intro { display: none; } }  /* Gradio scopes this rule */
+body.presenter #lesson-warning .prose, body.presenter #lesson-warning p { font-size: 16px !important; }
+/* the figure a step names (figure: ...) comes first in presenter mode, before the tab's own first figure */
+body.presenter .lesson-figure { order: -3 !important; }
 """
+
+# The step's named figure (a CSS selector in the hidden #lesson-figure box) gets the class lesson-figure, and the text
+# beside the figures starts under the row of tabs: both kept up by a light timer (the page redraws both at will).
+PLACE_JS = """() => {
+  const place = () => {
+    const tabs = document.querySelector('.tab-wrapper') || document.querySelector('[role=tablist]');
+    if (tabs) {
+      const top = Math.round(tabs.getBoundingClientRect().bottom + window.scrollY + 8);
+      if (document.body.style.getPropertyValue('--lesson-top') !== top + 'px')
+        document.body.style.setProperty('--lesson-top', top + 'px');
+    }
+    const box = document.querySelector('#lesson-figure textarea, #lesson-figure input');
+    const wanted = (box && document.querySelector('#lesson-panel') && box.value) || '';
+    document.querySelectorAll('.lesson-figure').forEach((e) => {
+      if (!wanted || !e.matches(wanted)) e.classList.remove('lesson-figure');
+    });
+    if (wanted) { try { document.querySelectorAll(wanted).forEach((e) => e.classList.add('lesson-figure')); }
+                  catch (e) {} }
+  };
+  setInterval(place, 250);
+}"""
 
 # The arrow keys move through the open lesson from anywhere a key means nothing else: not while typing, on a
 # slider, a radio, a tab list or an open list of choices (those keep their own arrow keys).
@@ -59,8 +104,10 @@ class Player:
 
     def build(self) -> "Player":
         choices = [(lesson.title, lesson.id) for lesson in self.library.lessons.values()]
+        gr.Markdown("Lesson", elem_id="lesson-label", container=False)
+        # wide enough for every title whole ("Heads forming during training"); its label is the word beside it
         self.picker = components.Dropdown(choices=choices, value=None, label="Lesson", show_label=False,
-                                          elem_id="lesson", scale=2, min_width=200, container=False)
+                                          elem_id="lesson", scale=2, min_width=290, container=False)
         self.back = gr.Button("◀ Back", elem_id="lesson-back", size="sm", scale=0, min_width=80, interactive=False)
         self.position = gr.Markdown("", elem_id="lesson-position", container=False, min_height=0)
         self.forward = gr.Button("Next ▶", elem_id="lesson-next", size="sm", scale=0, min_width=80,
@@ -76,22 +123,29 @@ class Player:
         self.picker.choices = [(lesson.title, lesson.id) for lesson in self.library.lessons.values()]
 
     def panel(self) -> None:
-        """What the student reads on a step, under the tabs (on a projector the figure keeps the first screen)."""
+        """What the student reads on a step: built right under the header, before the tabs (a phone reads it before
+        the figures; a projector shows it beside them, ui/lessons/player.py's CSS)."""
         with gr.Column(visible=False, elem_id="lesson-panel") as self.column:
             self.text = gr.Markdown("", elem_id="lesson-text")
+            self.figure = gr.Textbox("", visible="hidden", elem_id="lesson-figure", label="the step's figure")
+            # the link opening the step's view (its settings): the handout prints it under each step
+            self.link = gr.Textbox("", visible="hidden", elem_id="lesson-step-link", label="the step's settings link")
             self.reveal = gr.Button("Reveal the answer", variant="primary", size="sm", visible=False,
                                     elem_id="lesson-reveal", scale=0, min_width=160)
             self.warning = gr.Markdown("", visible=False, elem_id="lesson-warning")
             # the whole lesson as one HTML page (ui/lessons/handout.py): made in the browser from the figures drawn
             self.handout = gr.Button("Download the lesson as a handout (HTML)", size="sm", elem_id="lesson-handout",
                                      scale=0, min_width=200)
-        if self.library.errors:  # for the lecturer: what was left out of the picker, and how to fix it
+
+    def errors_panel(self) -> None:
+        """For the lecturer, under the tabs: the lessons left out of the picker, and how to fix them."""
+        if self.library.errors:
             gr.Markdown("\n".join(f"- ⚠️ {e}" for e in self.library.errors), elem_id="lesson-errors")
 
     @property
     def outputs(self) -> list:
         return [self.picker, self.lesson, self.step, self.position, self.back, self.forward, self.column, self.text,
-                self.reveal, self.warning]
+                self.reveal, self.warning, self.figure, self.link]
 
     # ---- what a step shows ----------------------------------------------------------------------------------------
 
@@ -102,12 +156,13 @@ class Player:
         warning = failed_claims(self.library.claims(lesson_id, number))
         return (lesson_id, lesson_id, number, f"step {number} of {len(lesson.steps)}",
                 Change(interactive=number > 1), Change(interactive=number < len(lesson.steps)),
-                Change(visible=True), step_text(step, bool(quiz)),
-                Change(visible=bool(quiz and step.answer)), Change(value=warning, visible=bool(warning)))
+                Change(visible=True), self.library.text(lesson_id, number, bool(quiz)),
+                Change(visible=bool(quiz and step.answer)), Change(value=warning, visible=bool(warning)),
+                self.library.figure(lesson_id, number), make_link(self.library.settings(lesson_id, number)))
 
     def closed(self) -> tuple:
         return (None, None, 0, "", Change(interactive=False), Change(interactive=False), Change(visible=False), "",
-                Change(visible=False), Change(value="", visible=False))
+                Change(visible=False), Change(value="", visible=False), "", "")
 
     def params(self, lesson_id: str, number: int, presenter, quiz) -> dict:
         """The step's deep link query, with the viewer's presenter and quiz mode."""
@@ -179,14 +234,13 @@ class Player:
         def on_reveal(lesson_id, number):
             if not lesson_id:
                 return UNCHANGED, Change(visible=False)
-            lesson = library.get(lesson_id)
-            return step_text(lesson.steps[library.step_number(lesson, number) - 1], True, True), Change(visible=False)
+            return library.text(lesson_id, number, True, True), Change(visible=False)
 
         def on_quiz(lesson_id, number, quiz):
             if not lesson_id:
                 return UNCHANGED, UNCHANGED
             step = library.get(lesson_id).steps[library.step_number(library.get(lesson_id), number) - 1]
-            return step_text(step, bool(quiz)), Change(visible=bool(quiz and step.answer))
+            return library.text(lesson_id, number, bool(quiz)), Change(visible=bool(quiz and step.answer))
 
         ctx.on([self.handout.click], None, js=HANDOUT_JS, api_name="lesson_handout")
         ctx.on([self.reveal.click], on_reveal, inputs=[self.lesson, self.step], outputs=[self.text, self.reveal],

@@ -1,8 +1,11 @@
 """The view's settings in the URL: ?text=...&model=lm&layer=2&head=1&kind=self&presenter=1&tab=attention
 plus the tabs' own settings when they differ from their defaults, each declared once beside its control as a
 `Linked` (its URL name, default and range): temperature (T itself, Step by step), step (decoding step) and beam
-(beam width, Encoder-decoder), snapshot (Learning; absent = the trained model), seed (the Positions shuffle), and
-the sampling panel's sample_temperature, sample_top_k, sample_top_p, sample_seed and sample_tokens (Every head);
+(beam width, Encoder-decoder), training_step (Learning's snapshot by its training step; snapshot, its number, still
+opens old links; absent = the trained model), seed (the Positions shuffle), the sampling panel's sample_temperature,
+sample_top_k, sample_top_p, sample_seed and sample_tokens (Every head), Causal tracing's clean, corrupted, target and
+contrast, Interventions' knockout ("L25 H5, L24 H1"), and Generation's generation_tokens, generation_mode,
+generation_temperature, generation_top_k, generation_top_p and generation_seed;
 quiz=1 opens the views in quiz mode (answers hidden until revealed). A lesson's link is ?lesson=<id>&step=<k>
 (ui/lessons/player.py): it opens that step's settings.
 
@@ -30,18 +33,20 @@ DECLARED: dict[str, "Linked"] = {}
 class Linked:
     """A tab's setting that links keep, declared once beside its control: its URL parameter `name`, its
     `default` (a link leaves it out at its default; an int default makes it a whole number) and its range
-    [low, high] (a link's value is clamped into it, and a note says so). The tab registers the control that
-    shows it with ctx.link(setting, component)."""
+    [low, high] (a link's value is clamped into it, and a note says so). A text setting (a str default: Causal
+    tracing's prompts, the heads knocked out) keeps at most `high` characters, and with `choices` only one of
+    them. The tab registers the control that shows it with ctx.link(setting, component)."""
 
     name: str
-    default: float | int
+    default: float | int | str
     low: float | int
     high: float | int
+    choices: tuple = ()  # a text setting's only values (empty: any text)
 
     def __post_init__(self):
         if self.name in VIEW + MODES or (self.name in DECLARED and DECLARED[self.name] != self):
             raise ValueError(f"the link setting {self.name!r} is declared twice: a URL name names one setting")
-        if not self.low <= self.default <= self.high:
+        if not self.text and not self.low <= self.default <= self.high:
             raise ValueError(f"{self.name}: its default {self.default} is outside [{self.low}, {self.high}]")
         DECLARED[self.name] = self
 
@@ -49,11 +54,26 @@ class Linked:
     def whole(self) -> bool:
         return isinstance(self.default, int)
 
+    @property
+    def text(self) -> bool:
+        return isinstance(self.default, str)
+
+    def _text(self, value, notes: list[str] | None = None) -> str:
+        value = str(value if value is not None else "")[:int(self.high)]
+        if self.choices and value not in self.choices:
+            if notes is not None:
+                notes.append(f"{self.name} {shown(value)} is not one of {', '.join(self.choices)}; "
+                             f"showing {self.default}")
+            return self.default
+        return value
+
     def from_url(self, params: dict, notes: list[str]):
         """Its value in a URL's query, clamped into its range (a note says so); its default when absent or not
         a number."""
         if self.name not in params:
             return self.default
+        if self.text:
+            return self._text(params[self.name], notes)
         try:
             value = float(params[self.name])
         except (TypeError, ValueError):
@@ -70,7 +90,10 @@ class Linked:
     def from_page(self, value):
         """A value as the browser sent it (unpreprocessed: a number, None from an emptied box, or anything a
         script sends): a finite number (whole where the setting is), else the default. Out-of-range numbers
-        stay: opening the link says so."""
+        stay: opening the link says so. A text setting: the text (a list, as a multiple choice sends it, joined
+        with ", ")."""
+        if self.text:
+            return self._text(", ".join(map(str, value)) if isinstance(value, (list, tuple)) else value)
         try:
             number = float(value)
         except (TypeError, ValueError):
@@ -81,7 +104,7 @@ class Linked:
 
     def written(self, value) -> str:
         """As a link writes it: a slider's 0.7000000000000001 as 0.7."""
-        return str(value) if self.whole else f"{value:.3g}"
+        return str(value) if self.whole or self.text else f"{value:.3g}"
 
 
 def _finite(value: float) -> bool:

@@ -13,6 +13,7 @@ from experiments import generation
 from ui.page import components
 from ui.page.context import PRESENTER_FIRST, PRESENTER_SECOND, Context, figure_font, screen_height
 from model.registry import ModelRegistry
+from ui.page.links import Linked
 from ui.page.messages import InputError, check_index, clean_text, shown
 from ui.page.outputs import Change, UNCHANGED
 from ui.page.tabspec import TabSpec
@@ -28,6 +29,13 @@ DEFAULT_TOKENS = 32
 PROMPT_TOKENS = 64  # the prompt is cut to this many tokens: rows stay short enough to draw and keep
 SESSION_BYTES = 8 << 20  # what one visitor's generation may hold in their session (its attention rows, float32)
 MODES = ("greedy", "sample")
+# the tab's settings a link (and a lesson's step) sets
+TOKENS = Linked("generation_tokens", default=DEFAULT_TOKENS, low=1, high=MAX_TOKENS)
+MODE = Linked("generation_mode", default="greedy", low=0, high=10, choices=MODES)
+TEMPERATURE = Linked("generation_temperature", default=1.0, low=0.0, high=sampling.MAX_TEMPERATURE)
+TOP_K = Linked("generation_top_k", default=0, low=0, high=sampling.MAX_TOP_K)
+TOP_P = Linked("generation_top_p", default=1.0, low=sampling.MIN_TOP_P, high=1.0)
+SEED = Linked("generation_seed", default=0, low=0, high=sampling.MAX_SEED)
 PLAY_SECONDS = 0.8  # Play's pace: one step per tick of the page's timer
 EXPLANATION = """
 **A language model writes one token at a time.** Each step adds one *query*: the newest token's, in every layer
@@ -252,7 +260,7 @@ def build(ctx: Context) -> None:
             play = gr.Button("▶ Play", elem_id="generation-play", scale=0, min_width=90)
             pause = gr.Button("❚❚ Pause", elem_id="generation-pause", scale=0, min_width=90)
         with gr.Accordion("Sampling settings (as the Every head tab's sampling panel)", open=False,
-                          elem_id="generation-sampling"):
+                          elem_id="generation-sampling") as sampling_panel:
             with gr.Row():
                 temperature = components.Setting(0, sampling.MAX_TEMPERATURE, value=1.0, step=0.05, label="temperature T",
                                       elem_id="generation-temperature", min_width=120)
@@ -262,6 +270,10 @@ def build(ctx: Context) -> None:
                                 elem_id="generation-top-p", min_width=120)
                 seed = components.Number(value=0, precision=0, label="seed", elem_id="generation-seed", min_width=80)
         step = components.Slider(1, DEFAULT_TOKENS, value=1, step=1, label="step", elem_id="generation-step-slider")
+        ctx.link(TOKENS, tokens_box)
+        ctx.link(MODE, mode)
+        for setting, box in ((TEMPERATURE, temperature), (TOP_K, top_k), (TOP_P, top_p), (SEED, seed)):
+            ctx.link(setting, box, opens=sampling_panel)
         notes = gr.Markdown(elem_id="generation-notes")
         with gr.Row(equal_height=True):
             summary = gr.Markdown(elem_id="generation-step")

@@ -23,6 +23,7 @@ from ui.page.controls import PRESENTER_FIRST
 from ui.page.context import Context, figure_font, screen_height
 from ui.page.outputs import UNCHANGED, Change
 from model.registry import ModelRegistry
+from ui.page.links import Linked
 from ui.page.labels import KIND_LABELS, head_choices, parse_heads
 from ui.page.messages import InputError, clean_text
 from viz import interventions as viz
@@ -58,6 +59,8 @@ size is kept). They often disagree: later
 layers read vectors that already mix many tokens, so the last layer's weights alone say little, and a
 token can matter through the feed-forward layers and the residual stream without being looked at.
 """
+# the heads knocked out, as a link (and a lesson's step) sets them: ?knockout=L25 H5, L24 H1
+KNOCKOUT = Linked("knockout", default="", low=0, high=2000)
 MONTH_ROW = 6  # the dates output character explained by default: the month's second digit (YYYY-MM-DD)
 WHAT_CHANGE = {"sentence vector": "1 − cosine similarity of the sentence vector"}
 
@@ -122,6 +125,15 @@ def before_after(result: dict) -> str:
             "(none: " + markdown_label(nxt) + " ends the text)" if nxt == "</s>" else "(none)"
         rows.append(f"| {when} | {markdown_label(nxt)} | {more} |")
     return ("| | next token | continuation (written greedily, up to 8 tokens) |\n|---|---|---|\n" + "\n".join(rows))
+
+
+def knocked_out(registry: ModelRegistry, settings) -> Change:
+    """The heads picker as a link (or a lesson's step) opens it: the link's model's heads, those it knocks out picked."""
+    picked = [h.strip() for h in settings.knockout.split(",") if h.strip()]
+    if settings.model not in registry.available:
+        return Change(value=[])
+    choices = head_choices(registry, settings.model)
+    return Change(choices=choices, value=[h for h in picked if h in choices])
 
 
 def month_head(registry: ModelRegistry) -> str | None:
@@ -274,6 +286,7 @@ def build(ctx: Context) -> None:
     with ctx.tab(TAB):
         gr.Markdown(EXPLANATION, elem_classes=["tab-intro"])  # hidden in presenter mode (the lecturer speaks it)
         heads, method = components.head_picker(choices, "ablate")
+        ctx.link(KNOCKOUT, heads, shown=lambda settings: knocked_out(registry, settings))
         with gr.Row():
             knock = gr.Button("Knock out", variant="primary", elem_id="ablate-run")
             month = gr.Button("Knock out the month head", visible=False, elem_id="ablate-month")

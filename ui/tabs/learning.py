@@ -96,6 +96,16 @@ def view(registry: ModelRegistry, snapshots: SnapshotTraces, text, model, layer,
 
 
 SNAPSHOT = Linked("snapshot", default=0, low=0, high=10_000)  # from 1; 0 (the default) is the trained model
+# the snapshot named by its training step (?training_step=98): what a link writes; `snapshot` still opens old links
+TRAINING_STEP = Linked("training_step", default=0, low=0, high=10_000_000)
+
+
+def snapshot_index(steps: list[int], settings) -> int:
+    """The snapshot (from 1) a link's settings name: its training step when given (the nearest saved one at or
+    before it), else its number; past the end or 0, the last (the trained model)."""
+    if settings.training_step and steps:
+        return max(sum(1 for s in steps if s <= settings.training_step), 1)
+    return settings.snapshot if 0 < settings.snapshot <= len(steps) else len(steps)
 
 
 def build(ctx: Context) -> None:
@@ -113,14 +123,17 @@ def build(ctx: Context) -> None:
 
         def shown(settings):  # the slider's range follows the link's model; 0 (or past the end) is the last
             count = saved(settings.model)
-            chosen = settings.snapshot if 0 < settings.snapshot <= count else max(count, 1)
-            return Change(minimum=1, maximum=max(count, 2), value=chosen)
+            steps = snapshots.steps(settings.model) if count else []
+            return Change(minimum=1, maximum=max(count, 2), value=max(snapshot_index(steps, settings), 1))
 
         def read(sent, settings):  # the last snapshot is the trained model: the link leaves it out
-            number = SNAPSHOT.from_page(sent)
-            return number if number < saved(settings.model) else 0
+            number = TRAINING_STEP.from_page(sent)
+            steps = snapshots.steps(settings.model) if saved(settings.model) else []
+            return steps[number - 1] if 0 < number < len(steps) else 0
 
-        ctx.link(SNAPSHOT, snapshot, shown=shown, read=read)
+        # one slider, two settings: a link writes the training step; an old link's snapshot number still opens
+        ctx.link(SNAPSHOT, snapshot, shown=shown, read=lambda sent, settings: 0)
+        ctx.link(TRAINING_STEP, snapshot, shown=shown, read=read)
         summary = gr.Markdown(elem_id="learning-summary")
         heat = components.Plot(show_label=False, label="attention at this snapshot", elem_id="learning-heat",
                                elem_classes=[PRESENTER_FIRST])  # in presenter mode above the slider and the summary

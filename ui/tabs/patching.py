@@ -21,7 +21,8 @@ from experiments import patching
 from experiments.patching import PatchingError
 from ui.page import components
 from ui.page.context import PRESENTER_FIRST, Context, figure_font
-from model.registry import ModelRegistry
+from model.registry import MAX_CHARS, ModelRegistry
+from ui.page.links import Linked
 from ui.page.messages import InputError, clean_text
 from ui.page.outputs import UNCHANGED, Change
 from ui.page.tabspec import TabSpec
@@ -38,6 +39,10 @@ TAB_ID = TAB.id
 # lm: "Monday, Tuesday," predicts " T", "Friday, Saturday," predicts " S" (tests/app/handlers/test_patching_app.py)
 CLEAN, CORRUPTED = "Monday, Tuesday,", "Friday, Saturday,"
 MAX_TOKEN_CHARS = 100
+# the tab's inputs a link (and a lesson's step) sets: ?clean=...&corrupted=...&target=...&contrast=...
+CLEAN_PROMPT = Linked("clean", default=CLEAN, low=0, high=MAX_CHARS)
+CORRUPTED_PROMPT = Linked("corrupted", default=CORRUPTED, low=0, high=MAX_CHARS)
+TARGET, CONTRAST = (Linked(name, default="", low=0, high=MAX_TOKEN_CHARS) for name in ("target", "contrast"))
 # the order the exact grids stream in: where the answer is restored, then which heads carry it (cheaper: one
 # position), then the two sublayers
 STREAMED = ("residual", "heads", "attention", "mlp")
@@ -321,6 +326,8 @@ def build(ctx: Context) -> None:
             contrast = components.Textbox(value="", label="contrast token (empty: the corrupted prompt's)",
                                           elem_id="patching-contrast", scale=2)
             run = gr.Button("Trace", variant="primary", elem_id="patching-run", scale=1)
+        for setting, box in zip((CLEAN_PROMPT, CORRUPTED_PROMPT, TARGET, CONTRAST), (clean, corrupted, target, contrast)):
+            ctx.link(setting, box)
         summary = gr.Markdown(elem_id="patching-summary")
         residual = components.Plot(show_label=False, label="residual stream", elem_id="patching-residual",
                                    elem_classes=[PRESENTER_FIRST])
