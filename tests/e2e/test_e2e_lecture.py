@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 from urllib.parse import quote_plus
 
 import pytest
@@ -132,8 +133,11 @@ def test_snapshot_and_layer_follow_the_keyboard(page, live):
     wait_for_text(page, "#learning-summary", rf"Snapshot {count - 1} of {count}")
     type_number(page, page.locator("#snapshot input[type=number]"), "2")
     wait_for_text(page, "#learning-summary", rf"Snapshot 2 of {count}")
-    page.wait_for_function("() => /snapshot=2/.test(document.querySelector('#view-link textarea, "
-                           "#view-link input').value)")
+    # the link names the snapshot by its training step (?training_step=98), the second of lm's saved steps
+    steps = sorted(int(p.stem.split("_")[1]) for p in (Path(__file__).resolve().parents[2] / "assets" / "lm" /
+                                                        "snapshots").glob("step_*.safetensors"))
+    page.wait_for_function("() => /training_step=%d(&|$)/.test(document.querySelector('#view-link textarea, "
+                           "#view-link input').value)" % steps[1])
     page.locator("#layer input[type=range]").focus()
     page.locator("#layer input[type=range]").press("ArrowRight")
     wait_for_text(page, "#learning-summary", rf"Snapshot 2 of {count}")

@@ -24,6 +24,9 @@ CSS = """
    line (two lines make the row, and so the header, taller than a projector's first screen leaves it) */
 #input-row #analyze { white-space: nowrap; min-width: max-content !important; }
 #lesson-position:empty, #lesson-position .prose:empty { display: none; }
+/* Back and Next only while a lesson is open: before, they are disabled, and on a projector they wrapped the first
+   row onto a second line, pushing every tab's first figure 19 px past a 720-px screen */
+body:not(:has(#lesson-panel)) #lesson-back, body:not(:has(#lesson-panel)) #lesson-next { display: none !important; }
 body.presenter #lesson-position .prose, body.presenter #lesson-position p { font-size: 18px !important; }
 #lesson-errors, #lesson-warning { color: var(--body-text-color); }
 /* the picker says what it is, "Lesson", beside its box (a label above would make the header's first row taller) */
