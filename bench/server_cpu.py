@@ -66,11 +66,11 @@ def server_cpu_per_call(client, pid: int, analyze_args, lm, n: int) -> dict:
     return dict(calls=n, analyze_ms=round(1000 * analyze / n, 1), ping_ms=round(1000 * ping / n, 1))
 
 
-def side_by_side(servers: dict, lm, n: int) -> dict:
-    """server_cpu_per_call for each of several servers (name -> (client, pid, analyze_args)), taking turns call by
-    call: each round gives every server a /ping and an /analyze of the same new sentence, in a shuffled order (the
-    server called first in a round was measured ~5% cheaper or dearer than the other, run after run)."""
-    totals = {name: dict(analyze=0.0, ping=0.0) for name in servers}
+def rounds(servers: dict, lm, n: int):
+    """(round, name, ping CPU s, analyze CPU s) for each of several servers (name -> (client, pid, analyze_args)),
+    taking turns call by call: each round gives every server a /ping and an /analyze of the same new sentence, in a
+    shuffled order (the server called first in a round was measured ~5% cheaper or dearer than the other, run after
+    run)."""
     for i in range(n):
         text = sentence(lm, 32, seed=9000 + i)
         turns = list(servers.items())
@@ -80,8 +80,15 @@ def side_by_side(servers: dict, lm, n: int) -> dict:
             client.predict(api_name="/ping")
             middle = load.cpu_seconds(pid)
             client.predict(*analyze_args(text), api_name="/analyze")
-            totals[name]["ping"] += middle - before
-            totals[name]["analyze"] += load.cpu_seconds(pid) - middle
+            yield i, name, middle - before, load.cpu_seconds(pid) - middle
+
+
+def side_by_side(servers: dict, lm, n: int) -> dict:
+    """server_cpu_per_call for each of several servers, taking turns call by call (`rounds`)."""
+    totals = {name: dict(analyze=0.0, ping=0.0) for name in servers}
+    for _, name, ping, analyze in rounds(servers, lm, n):
+        totals[name]["ping"] += ping
+        totals[name]["analyze"] += analyze
     return {name: dict(calls=n, analyze_ms=round(1000 * t["analyze"] / n, 1), ping_ms=round(1000 * t["ping"] / n, 1),
                        ratio=round(t["analyze"] / t["ping"], 3)) for name, t in totals.items()}
 

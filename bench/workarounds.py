@@ -22,14 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import sys
 import time
 import urllib.request
 
-from bench import load
-from bench.sentences import sentence
+from bench import server_cpu
 from bench.server_cpu import warm_up
 from harness.live_app import ARTIFACTS, Endpoints, live_app
 
@@ -76,23 +74,14 @@ def spread(values: list[float]) -> dict:
 def measure(servers: dict, lm, rounds: int, block: int) -> dict:
     """Per server, block means of /analyze and /ping CPU (ms), rounds taking turns in a shuffled order."""
     samples = {name: dict(analyze=[], ping=[]) for name in servers}
-    sums = {name: [0.0, 0.0] for name in servers}
-    for i in range(rounds):
-        text = sentence(lm, 32, seed=9000 + i)
-        turns = list(servers.items())
-        random.Random(i).shuffle(turns)
-        for name, (client, pid, analyze_args) in turns:
-            before = load.cpu_seconds(pid)
-            client.predict(api_name="/ping")
-            middle = load.cpu_seconds(pid)
-            client.predict(*analyze_args(text), api_name="/analyze")
-            sums[name][0] += load.cpu_seconds(pid) - middle
-            sums[name][1] += middle - before
-        if (i + 1) % block == 0:
-            for name, (analyze, ping) in sums.items():
-                samples[name]["analyze"].append(1000 * analyze / block)
-                samples[name]["ping"].append(1000 * ping / block)
-            sums = {name: [0.0, 0.0] for name in servers}
+    per_round = {name: [(0.0, 0.0)] * rounds for name in servers}
+    for i, name, ping, analyze in server_cpu.rounds(servers, lm, rounds):
+        per_round[name][i] = (analyze, ping)
+    for name, calls in per_round.items():
+        for start in range(0, rounds - block + 1, block):  # whole blocks only
+            chunk = calls[start:start + block]
+            samples[name]["analyze"].append(1000 * sum(a for a, _ in chunk) / block)
+            samples[name]["ping"].append(1000 * sum(p for _, p in chunk) / block)
     return samples
 
 
