@@ -267,3 +267,13 @@ def test_the_cycle_scan_sees_an_import_inside_a_function_and_one_by_importlib(tm
         ["ui/page/context.py:2 -> ui.page.page_link (inside a function)", "ui/page/page_link.py:1 -> ui.page.context"],
         ["ui/page/links.py:5 -> ui.tabs (inside a function)", "ui/tabs/__init__.py:1 -> ui.tabs.steps",
          "ui/tabs/steps.py:2 -> ui.page.links"]]
+
+
+def test_test_files_have_unique_names():
+    """The test folders are not packages, so pytest imports each test file by its bare name: two `test_store.py` in
+    two folders collide when one worker collects both ("import file mismatch"), which depends on how xdist splits
+    the files, so a clean run can pass and CI fail."""
+    seen: dict[str, Path] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        assert path.name not in seen, f"{path.relative_to(ROOT)} and {seen[path.name].relative_to(ROOT)} share a name"
+        seen[path.name] = path
