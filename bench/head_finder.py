@@ -5,7 +5,8 @@
    name ("brought"), so nothing precomputed answers; measured from the first call until /head_finder answers, with
    /ping and /analyze (lm) timed meanwhile against the same calls before it began.
 
-    python -m bench.head_finder        # prints JSON; docs/head_finder.md quotes it
+    python -m bench.head_finder        # prints JSON
+    python -m bench --only head_finder # the same, into docs/benchmarks.md (make bench runs it with the rest)
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def p50(seconds: list[float]) -> float:
     return round(statistics.median(seconds), 4)
 
 
-def main() -> dict:
+def run() -> dict:
     from gradio_client import Client
 
     source = gguf.smollm2_file()
@@ -67,9 +68,30 @@ def main() -> dict:
                               "ping_p50_s_before": p50(before["ping"]), "ping_p50_s_during": p50(during["ping"]),
                               "analyze_p50_s_before": p50(before["analyze"]),
                               "analyze_p50_s_during": p50(during["analyze"]), "calls_during": len(during["ping"])}}
-    print(json.dumps(result, indent=2))
     return result
 
 
+def report_lines(r: dict) -> list[str]:
+    """The head finder's section of docs/benchmarks.md (bench/report.py)."""
+    pre, first = r["head_finder"]["precomputed"], r["head_finder"]["first_computation"]
+    done = first["heads"] is not None
+    return [
+        "## The head finder",
+        "",
+        "`python -m bench.head_finder` (bench/head_finder.py), on the real app: the precomputed scores against `/ping`, "
+        "and the first computation of a brought model (smollm2's GGUF listed in `ATTENTION_MODELS` as another name), "
+        f"load average {', '.join(first['load_average'])} at its end.",
+        "",
+        f"- `/head_finder(\"smollm2\", \"induction\")`, {pre['calls']} calls alternating with `/ping`: p50 "
+        f"{pre['head_finder_p50_s']:.3f} s against {pre['ping_p50_s']:.3f} s, {pre['ratio']:.2f}× `/ping`'s time",
+        f"- the first computation, {first['texts']} texts, {first['heads']} heads: {first['seconds']:.0f} s from the "
+        f"first call to the answer (target: 120 s): {'**met**' if done and first['seconds'] <= 120 else '**missed**'}",
+        f"- meanwhile ({first['calls_during']} calls each): `/ping` p50 {first['ping_p50_s_during']:.3f} s against "
+        f"{first['ping_p50_s_before']:.3f} s before; `/analyze` {first['analyze_p50_s_during']:.3f} s against "
+        f"{first['analyze_p50_s_before']:.3f} s before",
+        "",
+    ]
+
+
 if __name__ == "__main__":
-    main()
+    print(json.dumps(run(), indent=2))

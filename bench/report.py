@@ -340,6 +340,10 @@ def markdown(r: dict) -> str:
         from bench.soak import report_lines
 
         lines += ["", *report_lines(r)]
+    if r.get("head_finder"):
+        from bench import head_finder
+
+        lines += ["", *head_finder.report_lines(r)]
     lines.append(UI_REFACTOR_AB)
     lines.append(before_after.PERF_AB)
     lines.append(before_after.BY_HAND)
