@@ -340,6 +340,10 @@ def markdown(r: dict) -> str:
         from bench.soak import report_lines
 
         lines += ["", *report_lines(r)]
+    if r.get("workarounds"):
+        from bench.workarounds_more import section
+
+        lines += ["", *section(r)]
     lines.append(before_after.UI_REFACTOR_AB)
     lines.append(before_after.PERF_AB)
     lines.append(before_after.BY_HAND)
