@@ -5,8 +5,9 @@ Starts the real app (python app.py) once, then measures /analyze against /ping t
 gradio_client, the response size over raw HTTP, click-to-drawn in headless Chromium, a class of 300
 simultaneous clients (bench/load.py `crowd`), the queue limit, and bertviz on the same attention tensors. Then
 long inputs: 12 x 12-head BERT and GPT-2 checkpoints built here, at 512 tokens (bench/long_inputs.py). Then
-the soak: 5,000 mixed requests and the server's memory through them (bench/soak.py, about half an hour). Last,
-the head finder: its precomputed answer against /ping, and a brought model's first computation (bench/head_finder.py).
+the soak: 5,000 mixed requests and the server's memory through them (bench/soak.py, about half an hour). Then
+what the workarounds of ui/runtime save that is not /analyze's server CPU (bench/workarounds_more.py). Last, the
+head finder: its precomputed answer against /ping, and a brought model's first computation (bench/head_finder.py).
 """
 from __future__ import annotations
 
@@ -182,8 +183,9 @@ def run(quick: bool) -> dict:
 
 
 # the shipped models' figures; long inputs on 12 x 12-head checkpoints (bench/long_inputs.py); a day of visitors in
-# half an hour, the server's memory through it (bench/soak.py); the head finder's answer and first computation
-SECTIONS = ("main", "long", "soak", "head_finder")
+# half an hour, the server's memory through it (bench/soak.py); the workarounds (bench/workarounds_more.py); the head
+# finder's answer and first computation (bench/head_finder.py)
+SECTIONS = ("main", "long", "soak", "workarounds", "head_finder")
 
 
 def main(argv=None) -> None:
@@ -209,11 +211,15 @@ def main(argv=None) -> None:
         from bench import soak
 
         results["soak"] = dict(soak.run(SOAK_QUICK if args.quick else soak.REQUESTS), machine=machine())
+    if args.only in (None, "workarounds"):
+        from bench import workarounds_more
+
+        results["workarounds"] = workarounds_more.run(quick=args.quick)
     if args.only in (None, "head_finder"):
         from bench import head_finder
 
         results["head_finder"] = dict(head_finder.run(), machine=machine())
-    for section in ("long", "soak", "head_finder"):  # a section not measured this time keeps its figures from the last run
+    for section in SECTIONS[1:]:  # one not measured this time keeps its figures from the last run
         if section not in results and section in kept:
             results[section] = kept[section]
     args.out.parent.mkdir(parents=True, exist_ok=True)

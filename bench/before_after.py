@@ -327,3 +327,44 @@ computing on the same server:
 (One server, `python app.py`, the calls through gradio_client from one script: the `/ping`s from a second
 client, every 0.2 s.)
 """
+
+
+# Two make bench runs an hour apart and two servers side by side by hand: kept in the report as written.
+UI_REFACTOR_AB = """
+## The UI layer's refactor, before and after
+
+Two `make bench` runs on this machine on 2026-11-25, 70 minutes apart, nothing else running (the second began at a
+load of 3.2, just after a test run): *before* is main at
+556a538 (01:06 UTC), the last commit before this wave (before `ui/runtime/`, the one-call registration, the
+private page events, and everything else the wave added to the views); *after* is main at 78e6035 (02:15 UTC).
+The VM's speed drifts between runs (a `/ping` took 77 ms in the first and 90 ms in the second), so the table
+also gives each run's own `/ping`, and below it two servers run side by side.
+
+| | before (556a538) | after (78e6035) |
+|---|---|---|
+| server CPU per `/analyze`, 32 tokens (60 calls) | 18.4 ms (1.69× its `/ping`, 10.9 ms) | 26.6 ms (1.97× its `/ping`, 13.5 ms) |
+| click to drawn p50, 32 tokens | 214 ms | 388 ms |
+| click to drawn p50, 128 tokens | 411 ms | 504 ms |
+| server CPU per click p50, 32 tokens | 39.3 ms (3.6× a `/ping`) | 49.5 ms (3.7× a `/ping`) |
+| every tab, slowest p50 | Step by step 448 ms | Positions 923 ms (its views send 0.9 MB of figures) |
+
+Side by side (bench's own `server_cpu_per_call` and `browser.click_to_drawn`, by hand; both servers started
+from their checkouts, calls and clicks alternating between them in 4 turns of 8 calls and 3 clicks, 02:00 UTC):
+
+| | before | after |
+|---|---|---|
+| server CPU per `/analyze`, 32 tokens | 17.5 ms (1.42× `/ping`) | 21.9 ms (1.64× `/ping`) |
+| server CPU per click, p50 of 12 | 39.7 ms | 47.7 ms (78.6 ms before the sampling panel waited to be opened) |
+| click to drawn, p50 of 12 | 321 ms | 347 ms |
+
+So the server does about a fifth more per click and per `/analyze` than at the start of the wave, and the page
+draws a click a little later. Where it went, measured in the process (32 tokens, one thread): the every-head
+view now carries its weights as float32 on the 0–1 scale the rest of the app reads (whole percents in uint8
+before), so the `/analyze` answer is 3.6× larger decoded (581 KB at 64 tokens; 43 KB compressed on the wire);
+compressing that stream costs ~1.1 ms per 32-token answer (brotli quality 4); the text alternatives for screen
+readers describe every head (0.3 ms, after being made 3× faster). The registration itself adds one function
+call per handler. Step by step (Queries & keys) and Positions (rotary positions) draw more than before; the
+sampling panel, which doubled the CPU per click, now computes only while open, and the rotary figures are built
+as plain data (the rotary view took 59 ms a click, most of it Plotly's validating `make_subplots`; now 15 ms).
+Not done: a lighter compression level for the result streams; Positions' figures are 0.9 MB a click.
+"""

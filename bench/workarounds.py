@@ -16,6 +16,10 @@ Variants (see ui/runtime/README.md):
     no_read_here      wire.Blocks._read_here off: each input's preprocess in a worker thread of its own
     no_event_loop     events.on_event_loop never runs a call on the event loop: every handler in a worker thread
     no_env            Gradio's own queue analytics settings (10,000 events, summarised after every event)
+
+The launcher also switches off, for bench/workarounds_more.py, whose measures are not /analyze's server CPU:
+no_memory (memory.limit_allocator, trim_regularly), no_assets (assets.CompressedAssets), no_draw_once
+(draw_once.DRAW_ONCE_JS) and no_sessions (sessions.keep_no_output_values).
 """
 from __future__ import annotations
 
@@ -35,20 +39,35 @@ from harness.live_app import ARTIFACTS, Endpoints, live_app
 LAUNCHER = r"""
 import os, sys
 variant = sys.argv[1]
+OTHER = ("no_memory", "no_assets", "no_draw_once", "no_sessions")  # measured by bench.workarounds_more
 if variant == "no_env":  # Gradio's defaults, which env.apply() (setdefault) then leaves alone
     os.environ.update(GRADIO_ANALYTICS_MAX_EVENTS="10000", GRADIO_ANALYTICS_CACHE_FREQUENCY="1")
 from ui.runtime import env
 env.apply()
-from ui.runtime.memory import limit_allocator
-limit_allocator()
-from ui.runtime import events, wire
-if variant == "no_read_here":
+from ui.runtime import memory
+if variant == "no_memory":  # glibc's own arenas and threshold, never trimmed (app.py calls both)
+    memory.limit_allocator = lambda: False
+    memory.trim_regularly = lambda *args, **kwargs: None
+memory.limit_allocator()
+from ui.runtime import assets, draw_once, events, sessions, wire
+if variant == "no_assets":  # Gradio compresses every file for every request, and never the page
+    class Passing:
+        def __init__(self, app):
+            self.app = app
+        async def __call__(self, scope, receive, send):
+            await self.app(scope, receive, send)
+    assets.CompressedAssets = Passing
+elif variant == "no_draw_once":
+    draw_once.DRAW_ONCE_JS = "() => {}"
+elif variant == "no_sessions":  # Gradio's sessions: every component's configuration and last value kept
+    sessions.keep_no_output_values = lambda: None
+elif variant == "no_read_here":
     wire.read_here = lambda block_fn: False
 elif variant == "no_event_loop":
     original = events.on_event_loop
     events.on_event_loop = lambda answer, quick, name, read=(lambda values: values): original(
         answer, lambda *values: False, name, read)
-elif variant not in ("with", "no_env"):
+elif variant not in ("with", "no_env", *OTHER):
     raise SystemExit(f"unknown variant {variant}")
 import app
 app.main([])

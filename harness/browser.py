@@ -168,3 +168,24 @@ def wait_until_settled(page, watch: str = "null", quiet_ms: int = 500, timeout: 
             }}
             return now - last.since >= quiet;
         }}""", arg=quiet_ms, timeout=timeout, polling=50)
+
+
+def text_of(page, selector: str) -> str:
+    return page.eval_on_selector(selector, "e => e.innerText")
+
+
+def wait_for_text(page, selector: str, pattern: str, timeout: float = 60_000) -> str:
+    """Wait until the element's text matches the regular expression; returns the text."""
+    page.wait_for_function("([sel, pattern]) => new RegExp(pattern).test((document.querySelector(sel) || {})"
+                           ".innerText || '')", arg=[selector, pattern], timeout=timeout, polling=100)
+    return text_of(page, selector)
+
+
+def plot_title(page, plot: str) -> str:
+    return page.eval_on_selector(f"{plot} .gtitle", "e => e.textContent")
+
+
+def wait_for_title(page, plot: str, pattern: str, timeout: float = 60_000) -> str:
+    page.wait_for_function("([sel, pattern]) => new RegExp(pattern).test((document.querySelector(sel) || {})"
+                           ".textContent || '')", arg=[f"{plot} .gtitle", pattern], timeout=timeout, polling=100)
+    return plot_title(page, plot)

@@ -12,7 +12,7 @@ import math
 from analysis import generation as costs_of
 from analysis.lesson_vocabulary import head_choice, plain_token, token_choices
 from ui.page.messages import InputError
-from ui.tabs import generation, interventions, patching
+from ui.tabs import generation, interventions, patching_jobs
 from ui.tabs.learning import snapshot_index
 
 
@@ -41,8 +41,8 @@ def knockout(registry, settings, parts, snapshots):
 
 def _grid(registry, settings, site: str) -> dict:
     """The exact grid Causal tracing computes for the step's prompts (the view's cache: the same request's)."""
-    return patching.patch_numbers(registry, settings.clean, settings.corrupted, settings.model,
-                                  settings.target, settings.contrast, site)
+    return patching_jobs.patch_numbers(registry, settings.clean, settings.corrupted, settings.model,
+                                       settings.target, settings.contrast, site)
 
 
 def clean_tokens(registry, settings) -> list[str]:

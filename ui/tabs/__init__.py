@@ -1,6 +1,8 @@
 """The tabs: one module per tab (a TAB, ui.page.tabspec.TabSpec, and a build(ctx)), in TABS's teaching order (below),
 with the sections that live inside a tab beside it (qk in Step by step, sampling in Every head, flow in
-Interventions, routes in Causal tracing). A tab imports no other tab: what tabs share lives in ui/page/ or below."""
+Interventions, routes in Causal tracing) and a tab's own parts named after it (patching_jobs and patching_summary:
+Causal tracing's computations and its words). A tab imports no other tab: what tabs share lives in ui/page/ or
+below."""
 
 # imported in teaching order: the order the tabs declare their linked settings, which a link writes them in
 from ui.tabs import (attention, steps, masking, positions, encoder_decoder, learning, multihead,

@@ -23,11 +23,13 @@ from ui.page import components
 from ui.page.context import PRESENTER_FIRST, Context, figure_font
 from model.registry import MAX_CHARS, ModelRegistry
 from ui.page.links import Linked
-from ui.page.messages import InputError, clean_text
+from ui.page.messages import InputError
 from ui.page.outputs import UNCHANGED, Change
 from ui.page.tabspec import TabSpec
 from ui.runtime import tile_click
-from ui.tabs.patching_summary import SITE_TITLES, api_warnings, estimating, exact_summary, strongest_head
+from ui.tabs.patching_jobs import (CLEAN, CORRUPTED, MAX_TOKEN_CHARS, cache_key, checked_prompt, cached_grids, exact_rows,
+                                  job_of, patch_numbers, tracing)
+from ui.tabs.patching_summary import SITE_TITLES, estimating, exact_summary, strongest_head
 from ui.tabs.routes import ROUTES_EXPLANATION, THRESHOLD, routes_numbers, routes_view
 from viz import describe
 from viz import patching as viz
@@ -36,16 +38,10 @@ from viz.panels import note_figure
 
 TAB = TabSpec(id="patching", label="Causal tracing", figure="#patching-residual")
 TAB_ID = TAB.id
-# lm: "Monday, Tuesday," predicts " T", "Friday, Saturday," predicts " S" (tests/app/handlers/test_patching_app.py)
-CLEAN, CORRUPTED = "Monday, Tuesday,", "Friday, Saturday,"
-MAX_TOKEN_CHARS = 100
 # the tab's inputs a link (and a lesson's step) sets: ?clean=...&corrupted=...&target=...&contrast=...
 CLEAN_PROMPT = Linked("clean", default=CLEAN, low=0, high=MAX_CHARS)
 CORRUPTED_PROMPT = Linked("corrupted", default=CORRUPTED, low=0, high=MAX_CHARS)
 TARGET, CONTRAST = (Linked(name, default="", low=0, high=MAX_TOKEN_CHARS) for name in ("target", "contrast"))
-# the order the exact grids stream in: where the answer is restored, then which heads carry it (cheaper: one
-# position), then the two sublayers
-STREAMED = ("residual", "heads", "attention", "mlp")
 PROGRESS_S = 0.3  # the exact grids are redrawn at most this often while they stream in
 # a click on a cell of the heads map brings the head's attention, drawn below the map, into view
 SCROLL_TO_HEAD_JS = """(...values) => {
@@ -64,72 +60,6 @@ once from one backward pass (gradient × the change, *attribution patching*): an
 runs one patched forward pass per cell; once it is in, each preview cell it shows wrong is marked × and the
 summary says where.
 """
-
-
-def _prompt(text, which: str, limit: int) -> str:
-    if text is None or (isinstance(text, str) and not text.strip()):
-        raise InputError(f"The {which} prompt is empty: type two prompts that differ in a word, such as "
-                         f"“{CLEAN}” and “{CORRUPTED}”.")
-    return clean_text(text, limit)
-
-
-def _token(text, what: str) -> str | None:
-    """A typed target or contrast token ("" or None: the default); spaces are kept (" Paris" is one token)."""
-    if text is None or text == "":
-        return None
-    if not isinstance(text, str):
-        raise InputError(f"The {what} must be text (one token, e.g. ' Paris'), not {type(text).__name__}.")
-    if len(text) > MAX_TOKEN_CHARS or not text.isprintable():
-        raise InputError(f"The {what} must be one token: at most {MAX_TOKEN_CHARS} printable characters.")
-    return text
-
-
-def job_of(registry: ModelRegistry, clean, corrupted, name, target, contrast) -> dict:
-    """The request checked: model, both prompts cleaned, the tokens as typed."""
-    loaded = registry.get(name)
-    limit = registry.max_chars(name)
-    return dict(model=name, clean=_prompt(clean, "clean", limit), corrupted=_prompt(corrupted, "corrupted", limit),
-                target=_token(target, "target"), contrast=_token(contrast, "contrast"), arch=loaded.arch)
-
-
-def _key(job: dict, what: str) -> tuple:
-    return (what, job["model"], job["clean"], job["corrupted"], job["target"] or "", job["contrast"] or "")
-
-
-def tracing(registry: ModelRegistry, job: dict) -> patching.Tracing:
-    """The pair, both runs' numbers and the preview (cached by the request)."""
-    loaded = registry.get(job["model"])
-
-    def make():
-        try:
-            pair = patching.prepare(loaded, job["clean"], job["corrupted"], job["target"], job["contrast"])
-            runs = patching.record(loaded, pair)
-        except PatchingError as e:
-            raise InputError(str(e)) from None
-        return patching.Tracing.of(pair, runs, patching.preview(loaded, pair, runs))
-
-    return registry.cached(_key(job, "patching"), make)
-
-
-def exact_rows(registry: ModelRegistry, job: dict, found: patching.Tracing, sites=STREAMED):
-    """(site, layer, row) for every site and layer, as experiments.patching.exact_rows computes them."""
-    loaded = registry.get(job["model"])
-    runs = patching.record(loaded, found.pair)
-    for site in sites:
-        for layer, row in patching.exact_rows(loaded, found.pair, site, runs):
-            yield site, layer, row
-
-
-def exact_grid(registry: ModelRegistry, job: dict, found: patching.Tracing, site: str) -> np.ndarray:
-    """One site's exact grid (cached by the request and the site): what /patch returns."""
-    return registry.cached(_key(job, f"patching-{site}"),
-                           lambda: np.stack([row for _, _, row in exact_rows(registry, job, found, (site,))]))
-
-
-def cached_grids(registry: ModelRegistry, job: dict) -> dict:
-    """site -> the exact grids already computed for this request, or {} unless every site's is."""
-    grids = {site: registry.cache.peek(_key(job, f"patching-{site}")) for site in patching.SITES}
-    return grids if all(grid is not None for grid in grids.values()) else {}
 
 
 def figures(found: patching.Tracing, exact: dict, presenter, head: str | None = None) -> list:
@@ -162,7 +92,7 @@ def figures(found: patching.Tracing, exact: dict, presenter, head: str | None = 
 
 def head_view(registry: ModelRegistry, name, clean, chosen, presenter):
     """The chosen head's attention on the clean prompt."""
-    text = _prompt(clean, "clean", registry.max_chars(name))
+    text = checked_prompt(clean, "clean", registry.max_chars(name))
     try:
         layer, head = parse_head_name(chosen)
     except ValueError:
@@ -177,10 +107,10 @@ def head_view(registry: ModelRegistry, name, clean, chosen, presenter):
 def heads_map(registry: ModelRegistry, job: dict, presenter, head: str):
     """The heads map redrawn with `head` outlined, from what is already computed for the request (UNCHANGED
     where its preview is not: a pick never starts a trace)."""
-    found = registry.cache.peek(_key(job, "patching"))
+    found = registry.cache.peek(cache_key(job, "patching"))
     if found is None:
         return UNCHANGED
-    grid = registry.cache.peek(_key(job, "patching-heads"))
+    grid = registry.cache.peek(cache_key(job, "patching-heads"))
     return figures(found, {} if grid is None else {"heads": grid}, presenter, head)[3]
 
 
@@ -276,7 +206,7 @@ def exact_stream(registry: ModelRegistry, ticket, presenter, wanted=lambda: True
             return
         partial[site][layer] = row
         if layer == layers - 1:
-            registry.cache.put(_key(job, f"patching-{site}"), partial[site])
+            registry.cache.put(cache_key(job, f"patching-{site}"), partial[site])
         if time.monotonic() - shown_at >= PROGRESS_S:
             shown_at = time.monotonic()
             progress = (f"Computing the exact grids: {step + 1} of {layers * len(patching.SITES)} layers done "
@@ -288,28 +218,6 @@ def exact_stream(registry: ModelRegistry, ticket, presenter, wanted=lambda: True
     head = (UNCHANGED, UNCHANGED) if opened or shown == first else (
         Change(value=shown), head_view(registry, job["model"], job["clean"], shown, presenter))
     yield exact_summary(found, exact, shown), *figures(found, exact, presenter, shown), *head
-
-
-def patch_numbers(registry: ModelRegistry, clean, corrupted, model, target, contrast, site) -> dict:
-    """/patch: one site's exact grid and preview as numbers."""
-    if site not in patching.SITES:
-        raise InputError(f"site must be one of {', '.join(patching.SITES)}, not {site!r}.")
-    try:
-        patching.check_model(registry.get(model))
-    except PatchingError as e:
-        raise InputError(str(e)) from None
-    job = job_of(registry, clean, corrupted, model, target, contrast)
-    found = tracing(registry, job)
-    exact = {site: exact_grid(registry, job, found, site)}
-    pair = found.pair
-    return {"clean_tokens": pair.clean_tokens, "corrupted_tokens": pair.corrupted_tokens,
-            "position": pair.position + 1, "target": pair.target_label, "contrast": pair.contrast_label,
-            "clean_logit_diff": found.clean_diff, "corrupted_logit_diff": found.corrupted_diff, "site": site,
-            "rows": "layers", "columns": "heads" if site == "heads" else "positions",
-            "exact": exact[site].astype(float).round(4).tolist(),
-            "preview": found.preview[site].astype(float).round(4).tolist(),
-            "agreement": round(numbers.agreement(found.preview[site], exact[site]), 4),
-            "warnings": api_warnings(found, exact[site], site)}
 
 
 def build(ctx: Context) -> None:

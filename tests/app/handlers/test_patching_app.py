@@ -14,6 +14,7 @@ from analysis.routes import route_graph
 from model import api
 from experiments import patching
 from ui.tabs import patching as tab
+from ui.tabs import patching_jobs as jobs
 from ui.tabs import routes as routes_section
 from model.registry import ModelRegistry
 from ui.page.messages import InputError
@@ -33,10 +34,10 @@ def registry() -> ModelRegistry:
 @pytest.fixture(scope="module")
 def example(registry):
     """The lecture example, its preview, and its exact grids as the page streams them."""
-    out = tab.view(registry, tab.CLEAN, tab.CORRUPTED, "lm", "", "", False)
+    out = tab.view(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", "", "", False)
     steps = list(tab.exact_stream(registry, out[-1], False))
-    job = tab.job_of(registry, tab.CLEAN, tab.CORRUPTED, "lm", "", "")
-    return out, steps, tab.tracing(registry, job), tab.cached_grids(registry, job)
+    job = jobs.job_of(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", "", "")
+    return out, steps, jobs.tracing(registry, job), jobs.cached_grids(registry, job)
 
 
 def floats(text: str) -> list[float]:
@@ -57,7 +58,7 @@ def test_the_preview_comes_first_and_the_exact_grids_follow(example):
     out, steps, found, exact = example
     summary, residual = out[0], out[1]
     assert "Computing the exact grids" in summary and "The preview (left) is an estimate" in summary
-    assert json.loads(out[-1])["clean"] == tab.CLEAN
+    assert json.loads(out[-1])["clean"] == jobs.CLEAN
     assert "not computed yet" in residual.layout.annotations[1].text
     final = steps[-1]
     assert final[0] == tab.exact_summary(found, exact)
@@ -72,7 +73,7 @@ def test_a_newer_request_stops_the_stream(registry):
     out = tab.view(registry, "Monday, Monday,", "Friday, Saturday,", "lm", "▁T", "▁S", False)
     asked = iter([True, False])
     steps = list(tab.exact_stream(registry, out[-1], False, wanted=lambda: next(asked, False)))
-    assert len(steps) <= 1 and not tab.cached_grids(registry, tab.job_of(registry, "Monday, Monday,",
+    assert len(steps) <= 1 and not jobs.cached_grids(registry, jobs.job_of(registry, "Monday, Monday,",
                                                                           "Friday, Saturday,", "lm", "▁T", "▁S"))
     latest = tab.Latest(most=2)
     latest.start("a", "1"), latest.start("b", "2"), latest.start("a", "3"), latest.start("c", "4")
@@ -80,7 +81,7 @@ def test_a_newer_request_stops_the_stream(registry):
 
 
 def test_a_second_view_of_the_same_pair_draws_the_exact_grids_at_once(registry, example):
-    out = tab.view(registry, tab.CLEAN, tab.CORRUPTED, "lm", "", "", False)
+    out = tab.view(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", "", "", False)
     assert out[-1] == UNCHANGED  # no new job: the grids are cached
     assert out[0] == tab.exact_summary(example[2], example[3])
 
@@ -110,8 +111,8 @@ def test_the_summary_states_the_numbers_the_figures_draw(example):
 
 
 def test_the_routes_summary_states_the_graphs_numbers(registry):
-    text, figure = routes_section.routes_view(registry, "lm", tab.CLEAN, 0, 0.04, False)
-    found = routes_section.flow(registry, "lm", tab.CLEAN)
+    text, figure = routes_section.routes_view(registry, "lm", jobs.CLEAN, 0, 0.04, False)
+    found = routes_section.flow(registry, "lm", jobs.CLEAN)
     top, at = found.n_layers - 1, found.position
     graph = route_graph(found.heads, found.residual, at, 0.04)
     assert f"the stream before it {found.residual[top, at]:.2f}" in text
@@ -122,16 +123,16 @@ def test_the_routes_summary_states_the_graphs_numbers(registry):
     assert f"into “,” (position 9) {strongest.weight:.2f}, most through head L{strongest.layer} " \
            f"H{strongest.head + 1}" in text
     assert f"{len(graph.edges)} edges" in figure.layout.meta["alt"]
-    fewer, _ = routes_section.routes_view(registry, "lm", tab.CLEAN, 0, 0.3, False)
+    fewer, _ = routes_section.routes_view(registry, "lm", jobs.CLEAN, 0, 0.3, False)
     edges = (lambda said: int(re.search(r"(\d+) edges", said).group(1)))
     assert edges(fewer) < edges(text)
 
 
 def test_the_api_returns_numbers(registry, example):
-    result = tab.patch_numbers(registry, tab.CLEAN, tab.CORRUPTED, "lm", "", "", "attention")
+    result = jobs.patch_numbers(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", "", "", "attention")
     np.testing.assert_allclose(result["exact"], example[3]["attention"], atol=1e-4)
     assert result["position"] == 9 and result["columns"] == "positions" and result["agreement"] > 0.95
-    heads = tab.patch_numbers(registry, tab.CLEAN, tab.CORRUPTED, "lm", " T", "▁S", "heads")
+    heads = jobs.patch_numbers(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", " T", "▁S", "heads")
     assert np.array(heads["exact"]).shape == (4, 4) and heads["target"] == "▁T"
     routes = routes_section.routes_numbers(registry, "The cat sat on the mat", "lm", 0, 0.04)
     assert routes["position"] == 7 and [4, 7] in routes["nodes"]
@@ -140,12 +141,12 @@ def test_the_api_returns_numbers(registry, example):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("", tab.CORRUPTED, "lm", "", ""), "clean prompt is empty"),
-    ((tab.CLEAN, "   ", "lm", "", ""), "corrupted prompt is empty"),
+    (("", jobs.CORRUPTED, "lm", "", ""), "clean prompt is empty"),
+    ((jobs.CLEAN, "   ", "lm", "", ""), "corrupted prompt is empty"),
     (("The king said to the", "The queen said to the", "lm", "", ""), r"6 tokens \(<s> \| The \| ▁king.*8 \(<s> \| The \| ▁qu \| e \| en"),
-    ((tab.CLEAN, tab.CORRUPTED, "lm", " happy", ""), "not one token of lm"),
-    ((tab.CLEAN, tab.CORRUPTED, "lm", "x" * 200, ""), "at most 100"),
-    ((tab.CLEAN, tab.CORRUPTED, "nope", "", ""), "Unknown model"),
+    ((jobs.CLEAN, jobs.CORRUPTED, "lm", " happy", ""), "not one token of lm"),
+    ((jobs.CLEAN, jobs.CORRUPTED, "lm", "x" * 200, ""), "at most 100"),
+    ((jobs.CLEAN, jobs.CORRUPTED, "nope", "", ""), "Unknown model"),
     (("The cat sat", "The dog sat", "mlm", "", ""), "put <mask>"),
 ])
 def test_bad_input_is_refused_with_a_message(registry, args, message):
@@ -155,21 +156,21 @@ def test_bad_input_is_refused_with_a_message(registry, args, message):
 
 def test_models_without_a_next_token_say_why(registry):
     for name, why in (("classifier", "names a category"), ("dates", "ISO date")):
-        out = tab.view(registry, tab.CLEAN, tab.CORRUPTED, name, "", "", False)
+        out = tab.view(registry, jobs.CLEAN, jobs.CORRUPTED, name, "", "", False)
         assert out[0].startswith(f"**No causal tracing for {name}.**") and why in out[0]
     with pytest.raises(InputError, match="site must be one of"):
-        tab.patch_numbers(registry, tab.CLEAN, tab.CORRUPTED, "lm", "", "", "keys")
+        jobs.patch_numbers(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", "", "", "keys")
     with pytest.raises(InputError, match="threshold"):
-        routes_section.routes_numbers(registry, tab.CLEAN, "lm", 0, 5)
+        routes_section.routes_numbers(registry, jobs.CLEAN, "lm", 0, 5)
     with pytest.raises(InputError, match="between 1 and 9"):
-        routes_section.routes_numbers(registry, tab.CLEAN, "lm", 10, 0.1)
+        routes_section.routes_numbers(registry, jobs.CLEAN, "lm", 10, 0.1)
 
 
 def test_a_picked_head_shows_its_attention_on_the_clean_prompt(registry):
-    figure = tab.head_view(registry, "lm", tab.CLEAN, "L3 H4", False)
+    figure = tab.head_view(registry, "lm", jobs.CLEAN, "L3 H4", False)
     assert "L3 H4 on the clean prompt" in figure.layout.title.text
     with pytest.raises(InputError, match="no head L9 H1"):
-        tab.head_view(registry, "lm", tab.CLEAN, "L9 H1", False)
+        tab.head_view(registry, "lm", jobs.CLEAN, "L9 H1", False)
 
 
 def test_a_llama_family_folder_is_traced_and_routed(tmp_path):
@@ -181,9 +182,9 @@ def test_a_llama_family_folder_is_traced_and_routed(tmp_path):
     clean, corrupted = "the cat sat on the mat", "the mat sat on the cat"
     out = tab.view(registry, clean, corrupted, "tiny-llama", "▁the", "▁cat", False)
     final = list(tab.exact_stream(registry, out[-1], False))[-1]
-    job = tab.job_of(registry, clean, corrupted, "tiny-llama", "▁the", "▁cat")
-    exact = tab.cached_grids(registry, job)
-    assert exact["heads"].shape == (2, 4) and final[0] == tab.exact_summary(tab.tracing(registry, job), exact)
+    job = jobs.job_of(registry, clean, corrupted, "tiny-llama", "▁the", "▁cat")
+    exact = jobs.cached_grids(registry, job)
+    assert exact["heads"].shape == (2, 4) and final[0] == tab.exact_summary(jobs.tracing(registry, job), exact)
     text, _ = routes_section.routes_view(registry, "tiny-llama", clean, 0, 0.04, False)
     assert "the output bias" not in text  # Llama has no b_O
 
@@ -197,7 +198,7 @@ def test_a_click_on_the_heads_map_opens_the_head_it_names(registry, example):
     meta = heads_figure.layout.meta
     assert meta["tile_grid"]["cols"] == heads and len(meta["tiles"]) == layers * heads
     assert meta["tiles"][1 * heads + 0] == "L2 H1"  # row i, column j of either panel is layer i + 1, head j + 1
-    pair = (tab.CLEAN, tab.CORRUPTED, "lm", "", "", False)
+    pair = (jobs.CLEAN, jobs.CORRUPTED, "lm", "", "", False)
     chosen, figure, outlined = tab.on_click(registry, "L2 H1 #3", *pair)
     assert chosen == "L2 H1" and figure.layout.title.text.startswith("L2 H1 on the clean prompt")
     assert tab.on_click(registry, "", *pair) == (UNCHANGED, UNCHANGED, UNCHANGED)

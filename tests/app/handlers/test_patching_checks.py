@@ -18,12 +18,13 @@ from model.registry import ModelRegistry
 from ui.page.messages import InputError
 from ui.page.outputs import UNCHANGED
 from ui.tabs import patching as tab
+from ui.tabs import patching_jobs as jobs
 from ui.tabs import patching_summary as words
 
 pytestmark = pytest.mark.skipif(not (api.ASSETS / "lm" / "model.safetensors").is_file(),
                                 reason="needs the shipped lm (python -m training.train lm)")
 # the contrast and the target swapped: the clean run prefers " T" (the contrast), the corrupted " S" (the target)
-SWAPPED = (tab.CLEAN, tab.CORRUPTED, "lm", " S", " T")
+SWAPPED = (jobs.CLEAN, jobs.CORRUPTED, "lm", " S", " T")
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def registry() -> ModelRegistry:
 
 
 def found_of(registry, *args) -> patching.Tracing:
-    return tab.tracing(registry, tab.job_of(registry, *args))
+    return jobs.tracing(registry, jobs.job_of(registry, *args))
 
 
 def outlined(figure) -> tuple[int, int]:
@@ -46,7 +47,7 @@ def outlined(figure) -> tuple[int, int]:
 def test_a_target_of_several_tokens_is_refused_with_the_single_tokens_that_spell_it(registry):
     loaded = registry.get("lm")
     with pytest.raises(InputError) as refused:
-        tab.view(registry, tab.CLEAN, tab.CORRUPTED, "lm", " The", "", False)
+        tab.view(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", " The", "", False)
     said = str(refused.value)
     pieces = [loaded.label(i) for i in loaded.tokenizer.encode(" The", add_special_tokens=False).ids]
     assert len(pieces) > 1 and f"it reads as {len(pieces)} ({' | '.join(pieces)})" in said
@@ -54,28 +55,28 @@ def test_a_target_of_several_tokens_is_refused_with_the_single_tokens_that_spell
     for typed in ("The", " the", "the"):  # capitalised or not, with a leading space or without
         assert repr(typed) in listed and len(loaded.tokenizer.encode(typed, add_special_tokens=False).ids) == 1
     with pytest.raises(InputError, match="No single token spells the same word"):
-        tab.view(registry, tab.CLEAN, tab.CORRUPTED, "lm", "", " happy", False)
+        tab.view(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", "", " happy", False)
 
 
 def test_a_target_the_clean_run_hardly_gives_is_taken_with_its_likelier_spelling(registry):
     """"T" (no space) is one token of lm, but the clean run gives it almost nothing; " T" is its answer."""
-    found = found_of(registry, tab.CLEAN, tab.CORRUPTED, "lm", "T", "")
+    found = found_of(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", "T", "")
     assert found.pair.target_label == "T" and found.clean_probs[0] < words.LOW_P
     likeliest = found.likelier["target"][0]
     assert likeliest.label == "▁T" and likeliest.p > found.clean_probs[0]
     said = words.target_warnings(found)
     assert (f"The clean run gives the target “T” almost no probability (p = {found.clean_probs[0]:.3f}); the same "
             f"word spelt ' T' is likelier (p = {likeliest.p:.3f}): type that as the target.") in said
-    summary = tab.view(registry, tab.CLEAN, tab.CORRUPTED, "lm", "T", "", False)[0]
+    summary = tab.view(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", "T", "", False)[0]
     assert summary.startswith("⚠️ **") and summary.index("almost no probability") < summary.index("**Clean run:**")
-    assert words.target_warnings(found_of(registry, tab.CLEAN, tab.CORRUPTED, "lm", "", "")) == []
+    assert words.target_warnings(found_of(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", "", "")) == []
 
 
 @pytest.fixture(scope="module")
 def swapped(registry):
     out = tab.view(registry, *SWAPPED, False)
     steps = list(tab.exact_stream(registry, out[-1], False))
-    return out, steps, found_of(registry, *SWAPPED), tab.cached_grids(registry, tab.job_of(registry, *SWAPPED))
+    return out, steps, found_of(registry, *SWAPPED), jobs.cached_grids(registry, jobs.job_of(registry, *SWAPPED))
 
 
 def test_a_clean_run_that_prefers_the_contrast_is_said_first(swapped):
@@ -103,17 +104,17 @@ def test_a_clean_run_that_prefers_the_contrast_is_said_first(swapped):
 
 def test_patch_returns_the_warnings_and_keeps_its_keys(registry, swapped):
     _, _, found, exact = swapped
-    result = tab.patch_numbers(registry, *SWAPPED, "mlp")
+    result = jobs.patch_numbers(registry, *SWAPPED, "mlp")
     assert set(result) == {"clean_tokens", "corrupted_tokens", "position", "target", "contrast", "clean_logit_diff",
                            "corrupted_logit_diff", "site", "rows", "columns", "exact", "preview", "agreement",
                            "warnings"}
     assert result["warnings"][:3] == words.target_warnings(found)
     assert all(isinstance(s, str) and s.endswith(".") for s in result["warnings"])
-    wrong = words.preview_wrong(found, {"mlp": tab.exact_grid(registry, tab.job_of(registry, *SWAPPED), found,
+    wrong = words.preview_wrong(found, {"mlp": jobs.exact_grid(registry, jobs.job_of(registry, *SWAPPED), found,
                                                               "mlp")}, "mlp")
     assert result["warnings"][3:] == ([wrong] if wrong else [])
     # a pair the runs prefer as they should, and a preview that agrees: no warnings
-    assert tab.patch_numbers(registry, tab.CLEAN, tab.CORRUPTED, "lm", "", "", "residual")["warnings"] == []
+    assert jobs.patch_numbers(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", "", "", "residual")["warnings"] == []
 
 
 def test_where_the_preview_was_wrong_is_said_and_marked(swapped):
@@ -134,7 +135,7 @@ def test_where_the_preview_was_wrong_is_said_and_marked(swapped):
 
 def test_a_made_up_preview_is_said_wrong_where_it_is(registry):
     """The sentence on a preview wrong by construction: layers 1–3 at a token backwards, one cell far off."""
-    found = found_of(registry, tab.CLEAN, tab.CORRUPTED, "lm", "", "")
+    found = found_of(registry, jobs.CLEAN, jobs.CORRUPTED, "lm", "", "")
     exact = {"residual": found.preview["residual"].astype(float)}  # the preview exact, but for these cells:
     preview = exact["residual"].copy()
     exact["residual"][:3, 5], preview[:3, 5] = 0.5, -0.5  # backwards
@@ -150,7 +151,7 @@ def test_a_made_up_preview_is_said_wrong_where_it_is(registry):
 
 def test_one_head_for_the_picker_its_outlined_cell_and_its_figure(registry):
     """A head picked while the exact grids stream in is outlined in every redraw and kept at the end."""
-    args = (tab.CLEAN, tab.CORRUPTED, "lm", " T", " S")  # the default pair, typed: a request of its own
+    args = (jobs.CLEAN, jobs.CORRUPTED, "lm", " T", " S")  # the default pair, typed: a request of its own
     out = tab.view(registry, *args, False)
     chosen, figure, heads_figure = out[5]["value"], out[6], out[4]
     assert figure.layout.title.text.startswith(f"{chosen} on the clean prompt")
@@ -162,7 +163,7 @@ def test_one_head_for_the_picker_its_outlined_cell_and_its_figure(registry):
     assert all(head_name(*outlined(step[4])) == "L1 H2" for step in steps)
     assert steps[-1][5:] == (UNCHANGED, UNCHANGED)  # the visitor's pick is kept
     found = found_of(registry, *args)
-    exact = tab.cached_grids(registry, tab.job_of(registry, *args))
+    exact = jobs.cached_grids(registry, jobs.job_of(registry, *args))
     assert "the head you opened" in steps[-1][0] and "L1 H2" in steps[-1][0]
     assert f"The exact grid's strongest head is {words.strongest_head(found, exact)}" in steps[-1][0]
     with pytest.raises(InputError):

@@ -12,6 +12,7 @@ from analysis import patching as numbers
 from experiments import patching
 from ui.page.messages import InputError
 from ui.tabs import patching as tab
+from ui.tabs import patching_jobs as jobs
 from ui.tabs import patching_summary as words
 
 EIFFEL = ("The Eiffel Tower is in the city of", "The Colosseum is in the city of")
@@ -121,7 +122,7 @@ def test_the_head_the_exact_grid_finds_replaces_the_previews_with_a_sentence(reg
     """Issue 56: with the tab's default pair on smollm2 the preview's favourite head is L24 H4 and the exact grid's
     L13 H9; the picker, the heads map's outline and the head's figure name the preview's first, and all three move
     to the exact grid's together, said in the summary."""
-    args = (tab.CLEAN, tab.CORRUPTED, "smollm2", "", "")
+    args = (jobs.CLEAN, jobs.CORRUPTED, "smollm2", "", "")
     out = tab.view(registry, *args, False)
     assert out[5]["value"] == "L24 H4" and out[6].layout.title.text.startswith("L24 H4 on the clean prompt")
     shape = out[4].layout.shapes[0]
@@ -131,7 +132,7 @@ def test_the_head_the_exact_grid_finds_replaces_the_previews_with_a_sentence(reg
         shape = step[4].layout.shapes[0]
         assert (round(shape["y0"] + 0.5), round(shape["x0"] + 0.5)) == (23, 3)
     final = steps[-1]
-    exact = tab.cached_grids(registry, tab.job_of(registry, *args))
+    exact = jobs.cached_grids(registry, jobs.job_of(registry, *args))
     assert numbers.strongest(exact["heads"], 1)[0][:2] == (12, 8)
     assert final[5]["value"] == "L13 H9" and final[6].layout.title.text.startswith("L13 H9 on the clean prompt")
     shape = final[4].layout.shapes[0]
@@ -145,7 +146,7 @@ def test_a_target_the_model_does_not_prefer_is_said_first(registry):
     """Issue 56: " Lyon" against " Rome" on the Eiffel Tower pair: the clean run prefers " Rome", so the summary
     starts by saying so and what a value above 1 or below 0 means; /patch's warnings say the same."""
     args = (*EIFFEL, "smollm2", " Lyon", " Rome")
-    found = tab.tracing(registry, tab.job_of(registry, *args))
+    found = jobs.tracing(registry, jobs.job_of(registry, *args))
     assert found.clean_diff <= 0 and found.clean_probs[0] < words.LOW_P
     said = words.target_warnings(found)
     assert said[0] == (f"The clean run does not prefer “▁Lyon” to “▁Rome”: its logit difference “▁Lyon” − “▁Rome” is "
@@ -160,7 +161,7 @@ def test_a_target_the_model_does_not_prefer_is_said_first(registry):
 
 
 def test_paris_without_its_space_is_taken_with_a_warning_and_lowercase_is_refused(registry):
-    found = tab.tracing(registry, tab.job_of(registry, *EIFFEL, "smollm2", "Paris", ""))
+    found = jobs.tracing(registry, jobs.job_of(registry, *EIFFEL, "smollm2", "Paris", ""))
     assert found.pair.target_label == "Paris" and found.clean_probs[0] < 0.001
     spelt = found.likelier["target"][0]
     assert (spelt.label, spelt.typed) == ("▁Paris", "' Paris'") and spelt.p > 0.5
@@ -168,4 +169,4 @@ def test_paris_without_its_space_is_taken_with_a_warning_and_lowercase_is_refuse
             in " ".join(words.target_warnings(found)))
     with pytest.raises(InputError, match=r"'paris' is not one token of smollm2: it reads as 2 \(par \| is\).*"
                                          r"spell the same word: ' Paris', 'Paris'"):
-        tab.tracing(registry, tab.job_of(registry, *EIFFEL, "smollm2", "paris", ""))
+        jobs.tracing(registry, jobs.job_of(registry, *EIFFEL, "smollm2", "paris", ""))
