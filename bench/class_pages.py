@@ -116,9 +116,12 @@ async def _pages(url: str, code: str, fns: dict, layout: dict, pages: int, ready
             status, first = await _send(url, "GET", f"class/wait?code={code}&since=-1")
             version = json.loads(first)["version"]
             ready.put(n)
-            status, payload = await _send(url, "GET", f"class/wait?code={code}&since={version}")
+            while True:  # as the page's script: a wait that ends unchanged (after route.WAIT_S) is sent again
+                status, payload = await _send(url, "GET", f"class/wait?code={code}&since={version}")
+                follow = json.loads(payload)
+                if status != 200 or follow.get("version", version) > version:
+                    break
             woken = time.time()
-            follow = json.loads(payload)
             if status != 200 or follow.get("step") != STEP:
                 return {"error": f"wait: {status} {payload[:80]!r}"}
             await asyncio.sleep(random.random() * SPREAD_S)

@@ -175,7 +175,9 @@ def test_a_pages_student_pass_names_its_student_after_a_restart_and_cannot_be_ma
                    token[:-1] + ("0" if token[-1] != "0" else "1"), f"{code}.page-1", "", None, 7,
                    f"{code}.page 1.{signature}", token + "." + signature, "x" * 10_000):
         assert second.student_of(code, forged) is None, forged
-    assert ClassStore(tmp_path / "another.sqlite3", clock=clock).student_of(code, token) is None  # another secret
+    another = ClassStore(tmp_path / "another.sqlite3", clock=clock)  # another server's file: another secret
+    assert another.student_of(code, token) is None
+    another.close()
     assert token.split(".")[2] not in path.read_bytes().decode("latin-1")  # what is kept is the secret, not passes
     second.close()
 
