@@ -9,6 +9,8 @@ bench.classroom; `make bench` runs it with the rest).
 2. In one process, the page's own redraw after a follower opens the step (the event redraw_after_class_step, as a
    following page runs it) for 300 followers on 8 threads: how many times the step's views are computed (once each,
    shared through ctx.shared_redraws) against how many views the step's tab draws.
+3. Over HTTP, 300 following pages that also send the page's own Gradio requests on the step change (its class_step,
+   the queued redraw of the step's views, its tapped answer): bench/class_pages.py.
 """
 from __future__ import annotations
 
@@ -164,12 +166,16 @@ def views_shared(students: int = STUDENTS) -> dict:
 
 
 def run(students: int = STUDENTS) -> dict:
+    from bench import class_pages
+
     http = over_http(students)
     views = views_shared(students)
+    pages = class_pages.run(students)
+    pages["met"] = class_pages.met(pages)
     met = (http["errors"] == 0 and http["count_exact"] and http["follow_max_s"] is not None
            and http["follow_max_s"] <= TARGETS["follow_s"] and http["all_answered_s"] <= TARGETS["within_s"]
-           and views["computed_once"])
-    return {"http": http, "views": views, "targets": TARGETS, "met": bool(met)}
+           and views["computed_once"] and pages["met"])
+    return {"http": http, "views": views, "pages": pages, "targets": TARGETS, "met": bool(met)}
 
 
 if __name__ == "__main__":
@@ -205,6 +211,27 @@ def section(results: dict) -> list[str]:
         f"| … its time for all, against one follower's unshared × {views['followers']} | "
         f"{_s(views['all_followers_s'])} vs {_s(views['one_follower_unshared_s'])} × {views['followers']}: "
         f"{views['all_vs_unshared_ratio']}× |",
+        *_pages_lines(figures.get("pages")),
+    ]
+
+
+def _pages_lines(pages: dict | None) -> list[str]:
+    """bench/class_pages.py's figures: the pages' own Gradio requests on the step change."""
+    if not pages:
+        return []
+    return [
+        "", f"{pages['pages']} following pages sending the page's own requests on the step change (bench/class_pages.py:"
+        " class_step, the queued redraw, the tapped answer): " + ("**met**" if pages["met"] else "**missed**"), "",
+        "| figure | measured |", "|---|---|",
+        f"| errors | {pages['errors']} |",
+        f"| the count | {pages['answered']} of {pages['students']} ({'exact' if pages['count_exact'] else 'NOT exact'}) |",
+        f"| a page shows the new step (class_step answered): p50, last | {_s(pages['step_shown_p50_s'])}, "
+        f"{_s(pages['step_shown_max_s'])} |",
+        f"| its views drawn (the redraw through the queue): p50, last | {_s(pages['views_drawn_p50_s'])}, "
+        f"{_s(pages['views_drawn_max_s'])} |",
+        f"| the last answer in | {_s(pages['last_answer_s'])} |",
+        f"| views computed (each page draws {pages['views_per_page']}) | {pages['views_computed']} |",
+        f"| server CPU | {pages['server_cpu_s']} s |",
     ]
 
 

@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS students (code TEXT NOT NULL, student TEXT NOT NULL, 
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL, lesson TEXT NOT NULL, step INTEGER NOT NULL, student TEXT NOT NULL, answer TEXT NOT NULL,
     PRIMARY KEY (code, lesson, step, student));
+CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -103,6 +104,10 @@ class ClassStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives the process ending
         self._db.executescript(SCHEMA)
+        # the key that signs a page's student id (student_pass): kept in the file, so a pass outlives a restart
+        self._db.execute("INSERT OR IGNORE INTO secrets VALUES ('student_pass', ?)", (secrets.token_hex(32),))
+        (secret,) = self._db.execute("SELECT value FROM secrets WHERE name='student_pass'").fetchone()
+        self._secret = bytes.fromhex(secret)
         self._buckets: dict[tuple[str, str], tuple[float, float]] = {}  # (code, student) -> (tokens, when)
 
     def close(self) -> None:
@@ -195,6 +200,27 @@ class ClassStore:
             students = self._count("SELECT COUNT(*) FROM students WHERE code=?", state.code)
         answers = {choice: int(counts.get(choice, 0)) for choice in step.choices}
         return state, answers, students, sum(answers.values())
+
+    def student_pass(self, code, student) -> str:
+        """A page's pass for `student` in the class `code`: "CODE.student.signature" (HMAC-SHA256 with this
+        database's secret), which the page keeps and shows again after a restart (student_of), so one page stays
+        one student; a page cannot make a pass for another's id."""
+        student = check_student(student)
+        name = str(code).strip().upper()
+        return f"{name}.{student}.{self._signature(name, student)}"
+
+    def student_of(self, code, token) -> str | None:
+        """The student id a pass from student_pass names, if the pass is this database's for the class `code`;
+        else None (a forged, altered or other class's pass)."""
+        if not isinstance(token, str) or len(token) > 200 or token.count(".") != 2:
+            return None
+        name, student, signature = token.split(".")
+        if name != str(code).strip().upper() or not STUDENT_ID.fullmatch(student):
+            return None
+        return student if hmac.compare_digest(signature.encode(), self._signature(name, student).encode()) else None
+
+    def _signature(self, code: str, student: str) -> str:
+        return hmac.new(self._secret, f"{code}:{student}".encode(), hashlib.sha256).hexdigest()[:32]
 
     def open_codes(self) -> list[str]:
         with self._lock:

@@ -159,6 +159,29 @@ def test_a_second_store_on_the_same_file_finds_the_class_its_step_and_answers(tm
     second.close()
 
 
+def test_a_pages_student_pass_names_its_student_after_a_restart_and_cannot_be_made_for_another(tmp_path, clock):
+    path = tmp_path / "classes.sqlite3"
+    first = ClassStore(path, clock=clock)
+    code, key = driven(first)
+    other, _ = driven(first)
+    token = first.student_pass(code.lower(), "page-1")
+    assert token.startswith(f"{code}.page-1.") and first.student_of(code, token) == "page-1"
+    first.close()
+    second = ClassStore(path, clock=clock)  # the server restarted: the same file, the same secret
+    assert second.student_of(code, token) == "page-1"
+    _, _, signature = token.split(".")
+    for forged in (f"{code}.page-2.{signature}",  # another student's id under this page's signature
+                   f"{other}.page-1.{signature}",  # this page's pass shown to another class
+                   token[:-1] + ("0" if token[-1] != "0" else "1"), f"{code}.page-1", "", None, 7,
+                   f"{code}.page 1.{signature}", token + "." + signature, "x" * 10_000):
+        assert second.student_of(code, forged) is None, forged
+    another = ClassStore(tmp_path / "another.sqlite3", clock=clock)  # another server's file: another secret
+    assert another.student_of(code, token) is None
+    another.close()
+    assert token.split(".")[2] not in path.read_bytes().decode("latin-1")  # what is kept is the secret, not passes
+    second.close()
+
+
 def test_the_file_is_named_by_ATTENTION_CLASSES(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_CLASSES", str(tmp_path / "here.sqlite3"))
     assert store_module.default_path() == tmp_path / "here.sqlite3"

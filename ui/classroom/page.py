@@ -5,19 +5,26 @@ student's panel (the question with answers to tap, "Follow the lecturer", the cl
 A student's page follows the lecturer's moves through the plain route /class/wait (ui/classroom/route.py,
 ui/classroom/script.py): on a new step it opens the step as the lesson player does (its deep link, the same
 apply_view), so the views follow, and their redraw shares each view among every follower (ctx.shared_redraws: a
-view with the same inputs is computed once). A page's student id is made here, on the server, and kept in its
-session (gr.State): one page answers once. The lecturer's key stays in the lecturer's session.
+view with the same inputs is computed once).
+
+Across a server restart (the page reloads itself, ui/runtime/address.py), which ends every session:
+- a student's id is made here, on the server, and handed to the page as a pass signed with the class database's
+  secret (ClassStore.student_pass); the page keeps it in its sessionStorage under the class's code and shows it
+  again on its next load, so one page stays one student, and no page can name another's id;
+- the lecturer's key, kept in the lecturer's session, is also kept in the lecturer's page's sessionStorage under
+  the class's code (never in the address, never sent to a student's page); the reloaded page shows it again and
+  takes its class back (the projector's panel, the count, the next move).
 """
 from __future__ import annotations
 
 import dataclasses
 import html
-import secrets
 
 import gradio as gr
 import segno  # QR codes, pure Python (requirements.txt)
 
 from classroom.once import Once
+from ui.classroom import script
 from ui.classroom.service import Classes, class_link
 from ui.page import components
 from ui.page.links import parse_query
@@ -84,12 +91,13 @@ class ClassPanel:
         self.start = gr.Button("Start a class", elem_id="class-start", size="sm", min_width=120)
 
     def panels(self) -> None:
-        self.key, self.code = gr.State(None), gr.State(None)  # the lecturer's (server side only)
-        # a student's page: its id, made here and kept in its server session; the class it follows, kept in the page
-        # (a hidden box), so that after a server restart, which ends every session, the page still follows it
-        self.student = gr.State(None)
-        self.following = gr.Textbox("", elem_id="class-following", elem_classes=["class-hidden"], show_label=False,
-                                    container=False)
+        self.key, self.code = gr.State(None), gr.State(None)  # the lecturer's (server side)
+        # the lecturer's "CODE KEY" on its way to or from the page's sessionStorage (emptied at once on the page)
+        self.lecturer_pass = hidden_box("class-lecturer")
+        # a student's page: its signed pass (ClassStore.student_pass) and the class it follows, kept in the page
+        # (hidden boxes), so that after a server restart, which ends every session, it is the same student following
+        self.student_pass = hidden_box("class-pass")
+        self.following = hidden_box("class-following")
         self.timer = gr.Timer(COUNT_EVERY_S, active=False)
         with gr.Column(visible=False, elem_id="class-projector") as self.projector:
             with gr.Accordion("Join the class", open=True, elem_id="class-join") as self.join_box:
@@ -180,20 +188,22 @@ class ClassPanel:
                         self.results, self.chart, self.after, self.timer, ctx.quiz]  # quiz: the
         # projector keeps each step's answer hidden until the lecturer reveals it
 
+        def shown_class(key, code, page: str, join_open: bool) -> tuple:
+            link = class_link(code, page)
+            join = (f"Join on your phone: scan the code, or open **{html.escape(link)}**\n\n"
+                    f"or type the code `{code}` under “Join a class with its code”.")
+            return (key, code, Change(visible=True), qr_image(link), join, Change(label=f"Join the class {code}",
+                    open=join_open), *self.projector_values(code, key), Change(active=True), True)
+
         def start(lesson, number, key, code, request: gr.Request):
             if not lesson:
                 raise InputError("Open a lesson first (the Lesson picker), then start a class on it.")
             page = (request.headers.get("referer") if request is not None else None) or ""
             if not code:
                 opened = classes.open(lesson, page)
-                key, code, link = opened["key"], opened["code"], opened["link"]
-            else:
-                link = class_link(code, page)
+                key, code = opened["key"], opened["code"]
             classes.drive(code, key, lesson, number)
-            join = (f"Join on your phone: scan the code, or open **{html.escape(link)}**\n\n"
-                    f"or type the code `{code}` under “Join a class with its code”.")
-            return (key, code, Change(visible=True), qr_image(link), join, Change(label=f"Join the class {code}",
-                    open=True), *self.projector_values(code, key), Change(active=True), True)
+            return (*shown_class(key, code, page, True), f"{code} {key}")  # the pass: kept by the page (script.py)
 
         def moved(lesson, number, key, code):
             if not code or not lesson:
@@ -211,8 +221,9 @@ class ClassPanel:
             return self.projector_values(code, key)
 
         shown = [self.count, self.results, self.chart, self.after]
-        ctx.on([self.start.click], start, inputs=[player.lesson, player.step, self.key, self.code],
-               outputs=lecturer_out, api_name="class_start")
+        started = ctx.on([self.start.click], start, inputs=[player.lesson, player.step, self.key, self.code],
+                         outputs=lecturer_out + [self.lecturer_pass], api_name="class_start")
+        ctx.on(started, None, inputs=[self.lecturer_pass], outputs=[self.lecturer_pass], js=script.KEEP_LECTURER_JS)
         ctx.on([player.lesson.change, player.step.change], moved, inputs=[player.lesson, player.step, self.key,
                self.code], outputs=shown, api_name="class_moved", trigger_mode="always_last")
         ctx.on([self.timer.tick], counted, inputs=[self.key, self.code], outputs=shown, api_name="class_count",
@@ -220,26 +231,40 @@ class ClassPanel:
         ctx.on([self.reveal.click], revealed, inputs=[self.key, self.code], outputs=shown, api_name="class_reveal_page",
                queue=False)
 
-        # ---- a student's page ----
-        def joined(code, student):
-            student = student or secrets.token_urlsafe(12)
-            classes.join(code, student)
-            return student, classes.state(code).code
+        # ---- a page (re)loaded: a student's page joins its link's class; a lecturer's takes its class back ----
+        def joined(code, token):
+            student, token = classes.page_student(code, token)
+            return token, classes.state(code).code
 
-        def on_load(request: gr.Request):
+        student_out = [self.student_pass, self.following, self.student_panel] + self.student_outputs
+        nothing = (UNCHANGED,) * (len(student_out) + len(lecturer_out))
+
+        def on_load(lecturer, token, request: gr.Request):
+            """lecturer, token: what the page's sessionStorage kept (script.LOAD_JS): the lecturer's "CODE KEY", a
+            student's pass of the link's class."""
             code = dict(request.query_params).get("class") if request is not None else None
+            if code:
+                try:
+                    token, code = joined(code, token)
+                except InputError:  # page_link's load has said why (self.from_link)
+                    return nothing
+                return (token, code, Change(visible=True), *self.student_values(code),
+                        *(UNCHANGED,) * len(lecturer_out))
+            code, _, key = str(lecturer or "").partition(" ")
             if not code:
-                return (UNCHANGED,) * (3 + len(self.student_outputs))
+                return nothing
             try:
-                student, code = joined(code, None)
-            except InputError:  # page_link's load has said why (self.from_link)
-                return (UNCHANGED,) * (3 + len(self.student_outputs))
-            return (student, code, Change(visible=True), *self.student_values(code))
+                classes.store.check_key(code, key)
+            except InputError:  # the class has closed since: the page is a lecturer's page without a class
+                return nothing
+            page = (request.headers.get("referer") if request is not None else None) or ""
+            return (*(UNCHANGED,) * len(student_out), *shown_class(key, code, page, False))
 
-        student_out = [self.student, self.following, self.student_panel] + self.student_outputs
-        ctx.on([ctx.demo.load], on_load, outputs=student_out, api_name="class_load")
+        ctx.on([ctx.demo.load], on_load, inputs=[self.lecturer_pass, self.student_pass],
+               outputs=student_out + lecturer_out, api_name="class_load", js=script.LOAD_JS)
+        ctx.on([self.student_pass.change], None, inputs=[self.student_pass], js=script.KEEP_STUDENT_JS)
 
-        def follow_step(code, student, presenter, quiz):
+        def follow_step(code, token, presenter, quiz):
             """The lecturer's step opened as its lesson's link opens it, in quiz mode while its question is open."""
             if not code:
                 raise InputError("Join a class first: its link, or its code under “Join a class with its code”.")
@@ -253,33 +278,32 @@ class ClassPanel:
                     **dict(zip(player.outputs, player.values(follow["lesson"], follow["step"], settings.quiz))),
                     **dict(zip(self.student_outputs, self.student_values(code)))}
 
-        def join_code(code, student, presenter, quiz):
-            student, code = joined(str(code or "").strip().upper(), student)
-            return {self.student: student, self.following: code, self.student_panel: Change(visible=True),
-                    **follow_step(code, student, presenter, quiz)}
+        def join_code(code, token, presenter, quiz):
+            token, code = joined(str(code or "").strip().upper(), token)
+            return {self.student_pass: token, self.following: code, self.student_panel: Change(visible=True),
+                    **follow_step(code, token, presenter, quiz)}
 
         outputs = view_outputs + player.outputs + student_out
-        inputs = [self.following, self.student, ctx.presenter, ctx.quiz]
+        inputs = [self.following, self.student_pass, ctx.presenter, ctx.quiz]
         stepped = ctx.on([self.step_button.click, self.follow.click], follow_step, inputs=inputs, outputs=outputs,
                          api_name="class_step", trigger_mode="always_last", queue=False)
         ctx.shared_redraws["class_step"] = shared_views(self.views)
         joined_event = ctx.on([self.join_button.click, self.code_box.submit], join_code,
-                              inputs=[self.code_box, self.student, ctx.presenter, ctx.quiz], outputs=outputs,
-                              api_name="class_join", queue=False)
+                              inputs=[self.code_box, self.student_pass, ctx.presenter, ctx.quiz], outputs=outputs,
+                              api_name="class_join", queue=False, js=script.JOIN_JS)
         ctx.on([self.tick.click], lambda code: self.student_values(code, False) if code else (UNCHANGED,) * 7,
                inputs=[self.following], outputs=self.student_outputs, api_name="class_tick", queue=False)
 
-        def answered(code, student, choice):
+        def answered(code, token, choice):
             if not code or choice is None:
                 return UNCHANGED, UNCHANGED
-            if not student:  # the server restarted since the page joined: it joins again
-                student, code = joined(code, None)
+            student, token = classes.page_student(code, token)  # the pass's student; a page without one joins
             result = classes.answer(code, student, choice)
-            return student, (f"Your answer: **{html.escape(str(choice))}** ({result['answered']} answered so far; "
+            return token, (f"Your answer: **{html.escape(str(choice))}** ({result['answered']} answered so far; "
                              "the last counts).")
 
-        ctx.on([self.choices.input], answered, inputs=[self.following, self.student, self.choices],
-               outputs=[self.student, self.answered], api_name="class_answer_page", queue=False)
+        ctx.on([self.choices.input], answered, inputs=[self.following, self.student_pass, self.choices],
+               outputs=[self.student_pass, self.answered], api_name="class_answer_page", queue=False)
         return {"class_step": stepped, "class_join": joined_event}
 
     def api(self, ctx) -> None:
@@ -320,6 +344,11 @@ class ClassPanel:
         for fn, quick in ((class_open, False), (class_follow, True), (class_drive, False), (class_answer, True),
                           (class_results, True), (class_reveal, True)):
             ctx.api(fn, api_name=fn.__name__, **({"queue": False, "concurrency_limit": None} if quick else {}))
+
+
+def hidden_box(elem_id: str) -> gr.Textbox:
+    """A value the page holds for its scripts and events, never shown."""
+    return gr.Textbox("", elem_id=elem_id, elem_classes=["class-hidden"], show_label=False, container=False)
 
 
 def after_text(step) -> str:

@@ -64,3 +64,43 @@ FOLLOW_JS = """() => {
     }
   })();
 }""" % SPREAD_MS
+
+# Across a server restart (ui/classroom/page.py): what a page keeps in its sessionStorage (this tab's, so one page is
+# one student; gone when the tab closes), under the class's code. Never in the address.
+LECTURING = "attention-class-lecturing"  # the code of the class this tab's lecturer drives
+LECTURER_KEY = "attention-class-key:"  # + code: its lecturer's key
+STUDENT_PASS = "attention-class-student:"  # + code: this page's signed student pass in it
+
+# the Start button's answer "CODE KEY": kept, and emptied from the page's hidden box at once
+KEEP_LECTURER_JS = """(pass) => {
+  const [code, key] = String(pass || '').split(' ');
+  if (code && key) {
+    try { sessionStorage.setItem('%s', code); sessionStorage.setItem('%s' + code, key); } catch (e) {}
+  }
+  return '';
+}""" % (LECTURING, LECTURER_KEY)
+
+# the page load's inputs (lecturer, student pass): a page on a class's link shows its pass of that class; any other
+# page its lecturer's "CODE KEY", if this tab started a class
+LOAD_JS = """(lecturer, pass) => {
+  try {
+    const code = (new URLSearchParams(location.search).get('class') || '').trim().toUpperCase();
+    if (code) return ['', sessionStorage.getItem('%s' + code) || ''];
+    const mine = sessionStorage.getItem('%s');
+    const key = mine && sessionStorage.getItem('%s' + mine);
+    return [key ? mine + ' ' + key : '', ''];
+  } catch (e) { return ['', '']; }
+}""" % (STUDENT_PASS, LECTURING, LECTURER_KEY)
+
+# a student's pass "CODE.id.signature", each time the server hands the page one
+KEEP_STUDENT_JS = """(pass) => {
+  const code = String(pass || '').split('.')[0];
+  if (code) { try { sessionStorage.setItem('%s' + code, pass); } catch (e) {} }
+}""" % STUDENT_PASS
+
+# joining by the code typed: the pass this page kept for that class, if any
+JOIN_JS = """(code, pass, presenter, quiz) => {
+  let kept = null;
+  try { kept = sessionStorage.getItem('%s' + String(code || '').trim().toUpperCase()); } catch (e) {}
+  return [code, kept || pass, presenter, quiz];
+}""" % STUDENT_PASS

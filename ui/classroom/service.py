@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import secrets
 import socket
 from urllib.parse import urlencode, urlsplit
 
@@ -74,6 +75,14 @@ class Classes:
 
     def join(self, code, student) -> int:
         return self.store.join(code, student)
+
+    def page_student(self, code, token=None) -> tuple[str, str]:
+        """A page's (student id, pass) in the class, the student counted in it: the pass's own student when `token`
+        is a pass this class gave (the same page after a restart or a reload), else a new student's."""
+        state = self.store.get(code)
+        student = self.store.student_of(state.code, token) or secrets.token_urlsafe(12)
+        self.store.join(state.code, student)
+        return student, self.store.student_pass(state.code, student)
 
     def state(self, code) -> ClassState:
         state = self.store.get(code)
