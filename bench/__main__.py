@@ -1,4 +1,4 @@
-"""python -m bench [--quick] [--only main|long|soak]: every figure in docs/benchmarks.md, measured on this machine
+"""python -m bench [--quick] [--only SECTION]: every figure in docs/benchmarks.md, measured on this machine
 in one run (--only: one section, the others' figures kept from the last run).
 
 Starts the real app (python app.py) once, then measures /analyze against /ping through
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import browser, llama_family, load, measure, patching, report
+from bench import browser, llama_family, load, measure, patching, report, smollm2_tabs
 from bench.server_cpu import CALLS as SERVER_CPU_CALLS, server_cpu_per_call
 from bench.bertviz_compare import bertviz_sizes
 from bench.sentences import sentence
@@ -175,6 +175,9 @@ def run(quick: bool) -> dict:
     print("causal tracing ...", file=sys.stderr)
     results["patching"] = patching.timings(ROOT / "runs" / "bench-models", repeats=1 if quick else 3)
 
+    print("smollm2 at 512 tokens: Every head, the Lens, Interventions ...", file=sys.stderr)
+    results["smollm2_tabs"] = smollm2_tabs.run(1 if quick else smollm2_tabs.ROUNDS)
+
     print("a class of 300 ...", file=sys.stderr)
     from bench import classroom  # after the app's server has stopped: it starts its own
 
@@ -184,8 +187,9 @@ def run(quick: bool) -> dict:
 
 # the shipped models' figures; long inputs on 12 x 12-head checkpoints (bench/long_inputs.py); a day of visitors in
 # half an hour, the server's memory through it (bench/soak.py); the workarounds (bench/workarounds_more.py); the head
-# finder's answer and first computation (bench/head_finder.py)
-SECTIONS = ("main", "long", "soak", "workarounds", "head_finder")
+# finder's answer and first computation (bench/head_finder.py); tabs: smollm2's Lens and Interventions against Every
+# head alone (bench/smollm2_tabs.py)
+SECTIONS = ("main", "long", "soak", "workarounds", "head_finder", "tabs")
 
 
 def main(argv=None) -> None:
@@ -203,6 +207,8 @@ def main(argv=None) -> None:
         results = run(args.quick)
     else:
         results = dict(kept)
+    if args.only == "tabs":  # bench/smollm2_tabs.py alone (run() measures it too)
+        results["smollm2_tabs"] = smollm2_tabs.run(1 if args.quick else smollm2_tabs.ROUNDS)
     if args.only in (None, "long"):
         from bench import long_inputs
 

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from bench import before_after, classroom, llama_family, patching
+from bench import before_after, classroom, llama_family, patching, smollm2_tabs
 
 KB = 1000
 
@@ -330,6 +330,7 @@ def markdown(r: dict) -> str:
         "",
     ]
     lines += llama_family.section(r)
+    lines += smollm2_tabs.section(r)
     lines += patching.section(r)
     lines += classroom.section(r)
     if r.get("long"):

@@ -87,12 +87,16 @@ class HeadMap:
     measured: tuple[tuple[str, int, int, float], ...] = ()
 
 
-def importance(loaded, text: str, kinds: dict[str, tuple[int, int]], method: str = "zero") -> HeadMap:
+def importance(loaded, text: str, kinds: dict[str, tuple[int, int]], method: str = "zero",
+               plain=None) -> HeadMap:
     """interventions.head_importance's maps, or where that costs more than EXACT_FLOPS the estimate, with the
-    head it ranks first knocked out for real (one more forward pass)."""
+    head it ranks first knocked out for real (one more forward pass). plain: a function giving the plain
+    interventions.outcome of the text, where the caller keeps one (the knock-outs score against it; the estimate
+    scores against its own pass's)."""
     tokens = len(loaded.encode(text).ids)
     if not is_estimated(loaded, tokens):
-        return HeadMap(interventions.head_importance(loaded, text, kinds, method), False, tokens)
+        before = plain() if plain is not None else None
+        return HeadMap(interventions.head_importance(loaded, text, kinds, method, before), False, tokens)
     (kind, (layers, _)), = kinds.items()  # a decoder's or encoder's one kind, "self"
     effect, before, entering = _estimate(loaded, text, layers, method)
     measured = []

@@ -17,7 +17,7 @@ by the cosine similarity of their sentence vector to the unablated one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -127,10 +127,22 @@ def _classifier_outcome(loaded, text, switches, reference):
     return Outcome("label", guesses[0][0], float(np.log(max(probs[label], 1e-12))), guesses[:TOP_K])
 
 
-def compare(loaded, text: str, switches: Switches) -> tuple[Outcome, Outcome]:
+def changes_nothing(switches: Switches) -> bool:
+    """Whether the switches leave the forward pass as it is (no head knocked out, positions and mask on, no hooks):
+    a knock-out method with no heads to knock out."""
+    return (not switches.ablate and not switches.rows and switches.positions and switches.causal
+            and switches.hooks is None)
+
+
+def compare(loaded, text: str, switches: Switches, before: Outcome | None = None) -> tuple[Outcome, Outcome]:
     """(before, after): the plain output and the output under `switches`, both scored against
-    the plain one. before.score - after.score is how much the change hurt the reference."""
-    before = outcome(loaded, text)
+    the plain one. before.score - after.score is how much the change hurt the reference.
+    before: the plain outcome(loaded, text) already at hand. Switches that change nothing give the plain output
+    again without running the model (on smollm2 at 512 tokens a forward pass and a continuation, or with "uniform"
+    eight whole passes: only the plain run has a key/value cache)."""
+    before = outcome(loaded, text) if before is None else before
+    if changes_nothing(switches):
+        return before, replace(before)
     return before, outcome(loaded, text, switches, reference=before)
 
 
@@ -140,10 +152,12 @@ def change(before: Outcome, after: Outcome) -> float:
     return before.score - after.score
 
 
-def head_importance(loaded, text: str, kinds: dict[str, tuple[int, int]], method: str = "zero") -> dict[str, np.ndarray]:
+def head_importance(loaded, text: str, kinds: dict[str, tuple[int, int]], method: str = "zero",
+                    before: Outcome | None = None) -> dict[str, np.ndarray]:
     """For each attention kind ("self", or "encoder"/"decoder"/"cross") with (layers, heads): an
-    (L, H) array of how much knocking out that one head moves the output (see `change`)."""
-    before = outcome(loaded, text)
+    (L, H) array of how much knocking out that one head moves the output (see `change`).
+    before: the plain outcome(loaded, text) already at hand."""
+    before = outcome(loaded, text) if before is None else before
     maps = {}
     for kind, (layers, heads) in kinds.items():
         if loaded.arch in ("decoder", "encoder"):  # one head a batch row: a few passes instead of L × H
@@ -215,16 +229,17 @@ def gradient_times_input(score: torch.Tensor, inputs: torch.Tensor) -> np.ndarra
     return (grad * inputs).sum(-1).detach().float().cpu().numpy()
 
 
-def explained(loaded, text: str, row: int | None = None, describe: bool = True) -> tuple[Outcome, np.ndarray]:
+def explained(loaded, text: str, row: int | None = None, describe: bool = True,
+              reference: Outcome | None = None) -> tuple[Outcome, np.ndarray]:
     """The model's output for `text` (`outcome`; describe=False: a decoder's next token without its
-    continuation) and its gradient × input (`attribution`). A sentence vector's output is the gradient
-    pass's own vector, so it takes one forward pass, not two (the explanations of a ~480-token text on
-    minilm spent a fifth of their time on the second)."""
+    continuation; reference: the plain outcome already at hand) and its gradient × input (`attribution`). A
+    sentence vector's output is the gradient pass's own vector, so it takes one forward pass, not two (the
+    explanations of a ~480-token text on minilm spent a fifth of their time on the second)."""
     if loaded.arch not in ("encoder-decoder", "classifier") and not has_vocab_head(loaded):
         grads, vector = _sentence_attribution(loaded, _ids(loaded, text), None)
         plain = Outcome("sentence vector", f"{vector.size}-dimensional sentence vector", 1.0, vector=vector)
         return plain, grads
-    reference = outcome(loaded, text, describe=describe)
+    reference = outcome(loaded, text, describe=describe) if reference is None else reference
     return reference, attribution(loaded, text, reference, row)
 
 

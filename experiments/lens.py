@@ -74,10 +74,34 @@ def lens_stack(loaded) -> str:
 @torch.inference_mode()
 def readout(loaded, residual: np.ndarray) -> torch.Tensor:
     """(L, t, k) residual vectors -> (L, t, v) logits, one layer at a time with the shape the forward pass used
-    (batch of one), so that the last layer's logits are bit for bit the model's own."""
+    (batch of one), so that the last layer's logits are bit for bit the model's own. Every logit at once: for
+    the tests' short texts (smollm2 at 512 tokens would hold 3 GB); the lens itself reads layer by layer (_read)."""
     model = loaded.model
     layers = torch.from_numpy(np.ascontiguousarray(residual)).to(loaded.device)
     return torch.cat([model.readout(layer[None]) for layer in layers]).float()
+
+
+@torch.inference_mode()
+def _read(loaded, residual: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What the lens draws of (L, t, k) residual vectors, one layer's (t, v) distribution at a time (readout's
+    arithmetic, the same numbers): the TOP likeliest tokens after each layer (L, t, TOP) ids and probabilities,
+    and the probability each layer gives the final answer, the last layer's top token (L, t). Never every
+    layer's distribution at once (30 layers x 512 positions x 49,152 tokens of smollm2 are 3 GB)."""
+    model = loaded.model
+    layers = torch.from_numpy(np.ascontiguousarray(residual)).to(loaded.device)
+    n, t = layers.shape[:2]
+    ids = torch.empty(n, t, TOP, dtype=torch.long)
+    probs = torch.empty(n, t, TOP)
+    final_probs = torch.empty(n, t)
+    final = None
+    for layer in reversed(range(n)):  # the last first: its top token is the answer every layer is scored on
+        distribution = torch.softmax(model.readout(layers[layer][None])[0].float(), -1)  # (t, v)
+        top = distribution.topk(TOP, dim=-1)
+        final = top.indices[:, 0] if final is None else final
+        ids[layer], probs[layer] = top.indices.cpu(), top.values.cpu()
+        final_probs[layer] = distribution.gather(-1, final[:, None])[:, 0].cpu()
+        del distribution
+    return ids.numpy(), probs.numpy(), final_probs.numpy()
 
 
 def logit_lens(loaded, text: str, trace: Trace | None = None) -> LensReading:
@@ -87,22 +111,17 @@ def logit_lens(loaded, text: str, trace: Trace | None = None) -> LensReading:
     trace = loaded.trace(text, detail=True) if trace is None else trace
     if stack not in trace.residual:
         raise ValueError("the logit lens needs a detailed trace: trace(text, detail=True)")
-    probs = torch.softmax(readout(loaded, trace.residual[stack]), -1)  # (L, t, v)
-    top = probs.topk(TOP, dim=-1)
-    top_ids = top.indices[..., 0]
-    final = top_ids[-1]  # the model's own prediction at each position
-    final_probs = probs.gather(-1, final[None, :, None].expand(probs.size(0), -1, 1))[..., 0]
+    alt_ids, alt_probs, final_probs = _read(loaded, trace.residual[stack])
     label = loaded.label
-    alt_ids = top.indices.cpu().numpy()
-    alternatives = [[[label(i) for i in position] for position in layer] for layer in alt_ids]
+    alternatives = [[[label(i) for i in position] for position in layer] for layer in alt_ids.tolist()]
     return LensReading(
         stack=stack,
         tokens=list(trace.target_tokens if stack == "decoder" else trace.tokens),
-        top_ids=top_ids.cpu().numpy(),
+        top_ids=alt_ids[..., 0],
         top_tokens=[[alts[0] for alts in layer] for layer in alternatives],
-        top_probs=top.values[..., 0].cpu().numpy(),
-        final_probs=final_probs.cpu().numpy(),
+        top_probs=alt_probs[..., 0],
+        final_probs=final_probs,
         alternatives=alternatives,
-        alt_probs=top.values.cpu().numpy(),
+        alt_probs=alt_probs,
         trace=trace,
     )

@@ -25,6 +25,25 @@ def test_ablating_nothing_changes_nothing(models, name, text):
     assert after.text == before.text and change(before, after) == pytest.approx(0.0, abs=1e-6)
 
 
+@pytest.mark.parametrize("name,text", [("lm", "The cat sat on the"), ("mlm", "The cat sat on the <mask>."),
+                                       ("dates", "3 March 1999")])
+@pytest.mark.parametrize("method", ["zero", "uniform"])
+def test_knocking_out_no_head_gives_the_plain_run_without_running_the_model_again(models, name, text, method,
+                                                                                   monkeypatch):
+    """compare() skips the second run when the switches change nothing: what it gives is what that run gives."""
+    loaded = models[name]
+    ran = outcome(loaded, text, Switches(method=method), reference=outcome(loaded, text))
+    before = outcome(loaded, text)
+    calls = []
+    monkeypatch.setattr(interventions, "outcome", lambda *a, **k: calls.append(a) or outcome(*a, **k))
+    same, after = compare(loaded, text, Switches(method=method), before)
+    assert calls == [] and same is before
+    assert (after.text, after.score, after.top, after.reference) == (ran.text, ran.score, ran.top, ran.reference)
+    assert interventions.changes_nothing(Switches(method=method))
+    assert not interventions.changes_nothing(Switches(ablate={("self", 0, 0)}))
+    assert not interventions.changes_nothing(Switches(positions=False))
+
+
 def test_dates_before_is_the_translation(models):
     before = outcome(models["dates"], "3 March 1999")
     assert before.text == models["dates"].translate("3 March 1999")

@@ -49,6 +49,27 @@ def test_the_last_layer_reads_exactly_the_models_own_prediction(shipped, name):
     assert reading.top_probs.shape == (reading.n_layers, len(reading.tokens))
 
 
+@pytest.mark.parametrize("name", ["lm", "mlm", "dates"])
+def test_the_lens_reads_one_layer_at_a_time_and_keeps_every_number_of_the_whole_readout(shipped, name, monkeypatch):
+    """The reading keeps each layer's top tokens and the final answer's probability, never every layer's
+    distribution at once (smollm2 at 512 tokens: 3 GB): the numbers are those of the softmax over every logit."""
+    loaded = shipped[name]
+    reading = lens.logit_lens(loaded, TEXTS[name])
+    probs = torch.softmax(lens.readout(loaded, reading.trace.residual[reading.stack]), -1)  # (L, t, v)
+    top = probs.topk(lens.TOP, dim=-1)
+    final = top.indices[-1, :, 0]
+    np.testing.assert_array_equal(reading.top_ids, top.indices[..., 0].numpy())
+    np.testing.assert_array_equal(reading.alt_probs, top.values.numpy())
+    np.testing.assert_array_equal(reading.final_probs,
+                                  probs.gather(-1, final[None, :, None].expand(probs.size(0), -1, 1))[..., 0].numpy())
+    shapes = []
+    softmax = torch.softmax
+    monkeypatch.setattr(torch, "softmax", lambda x, dim: shapes.append(tuple(x.shape)) or softmax(x, dim))
+    lens.logit_lens(loaded, TEXTS[name], reading.trace)
+    t, v = probs.shape[1:]
+    assert shapes == [(t, v)] * reading.n_layers  # one layer's distribution at a time
+
+
 def test_earlier_layers_are_read_differently(shipped):
     reading = lens.logit_lens(shipped["lm"], TEXTS["lm"])
     assert reading.top_tokens[0] != reading.top_tokens[-1]  # the lens shows a change, not one answer copied up

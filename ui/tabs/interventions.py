@@ -22,7 +22,7 @@ from ui.tabs import flow
 from ui.page.controls import PRESENTER_FIRST
 from ui.page.context import Context, figure_font, screen_height
 from ui.page.outputs import UNCHANGED, Change
-from model.registry import ModelRegistry
+from model.registry import ModelRegistry, attention_of
 from ui.page.links import Linked
 from ui.page.labels import KIND_LABELS, head_choices, parse_heads
 from ui.page.messages import InputError, clean_text
@@ -87,7 +87,7 @@ def ablate(registry: ModelRegistry, text, name, heads, method="zero") -> dict:
     chosen = parse_heads(heads, registry, name)
     switches = Switches(ablate=chosen, method=_check_method(method))
     try:
-        before, after = interventions.compare(loaded, text, switches)
+        before, after = interventions.compare(loaded, text, switches, plain_outcome(registry, name, text))
     except ValueError as e:  # e.g. no <mask> for the masked model
         raise InputError(str(e)) from None
     single = list(kinds_of(registry, name)) == ["self"]
@@ -96,6 +96,13 @@ def ablate(registry: ModelRegistry, text, name, heads, method="zero") -> dict:
             "before": before.text, "after": after.text, "change": round(interventions.change(before, after), 6),
             "before_top": [[label, round(p, 6)] for label, p in before.top],
             "after_top": [[label, round(p, 6)] for label, p in after.top]}
+
+
+def plain_outcome(registry: ModelRegistry, name, text) -> interventions.Outcome:
+    """The model's own output for the (cleaned) text, with its continuation, kept in the registry's cache: the
+    knock-outs compare with it and the explanations explain it, so the tab runs it once per text, not per view or
+    per head picked (ValueError, e.g. no <mask> for the masked model, for the caller to word)."""
+    return registry.cached(("outcome", name, text), lambda: interventions.outcome(registry.get(name), text))
 
 
 def _summary(result: dict, month: str) -> str:
@@ -179,7 +186,7 @@ def importance_maps(registry: ModelRegistry, text, name, method) -> head_map.Hea
     so picking other heads to knock out does not pay for it again."""
     text, method = clean_text(text, registry.max_chars(name)), _check_method(method)
     return registry.cached(("importance", name, text, method), lambda: head_map.importance(
-        registry.get(name), text, kinds_of(registry, name), method))
+        registry.get(name), text, kinds_of(registry, name), method, lambda: plain_outcome(registry, name, text)))
 
 
 ESTIMATES = {"first order": "how fast the output's score changes with the head's output (one backward pass), "
@@ -221,7 +228,7 @@ def head_view(registry: ModelRegistry, text, name, picked, presenter):
     if not picked:
         return UNCHANGED
     (kind, layer, head), = parse_heads(picked, registry, name)
-    att = registry.attention(name, text, kind)
+    att = attention_of(registry.detailed(name, text), kind)  # the trace the tab's other views read
     return attention_heatmap(att.probs[layer, head], att.queries, att.keys, mask=att.mask,
                              font_size=figure_font(presenter),
                              title=f"{picked}: {KIND_LABELS[kind]}")
@@ -231,12 +238,15 @@ def explanations(registry: ModelRegistry, text, name, row, presenter):
     """Last-layer attention, rollout and gradient × input for the output, over the input tokens."""
     loaded = registry.get(name)
     text = clean_text(text, registry.max_chars(name))
-    trace = registry.trace(name, text)
+    # the detailed trace What flows reads below (ui/tabs/flow.py): the same weights, one forward pass for both
+    trace = registry.detailed(name, text)
     if loaded.arch == "encoder-decoder":
         written = trace.target_tokens[1:] + ["</s>"]
         row = min(max(int(row if row is not None else MONTH_ROW), 0), len(written) - 1)
-    try:
-        reference, grads = interventions.explained(loaded, text, row, describe=False)  # the output's first token
+    try:  # the output's first token (the reference's text up to " → ")
+        plain = (plain_outcome(registry, name, text) if interventions.has_vocab_head(loaded)
+                 or loaded.arch in ("encoder-decoder", "classifier") else None)  # a sentence vector: its own pass
+        reference, grads = interventions.explained(loaded, text, row, describe=False, reference=plain)
     except ValueError as e:
         raise InputError(str(e)) from None
     if loaded.arch == "encoder-decoder":

@@ -33,6 +33,24 @@ def test_interventions_view_on_lm_has_guesses_and_no_month_button(registry):
     assert importance.data[0].z.shape == (4, 4)
 
 
+def test_the_tab_runs_the_plain_output_and_the_trace_once_per_text(registry, monkeypatch):
+    """The knock-outs, the explanations, the picked head and What flows share one plain run (with its continuation)
+    and one detailed trace of the text: on smollm2 at 512 tokens each more is a forward pass or two."""
+    from experiments import interventions as runs
+
+    text = "The dog sat on the warm"
+    plain, traced = [], []
+    outcome, trace = runs.outcome, registry.get("lm").trace
+    monkeypatch.setattr(runs, "outcome", lambda *a, **k: (plain.append(k.get("reference")) or outcome(*a, **k)))
+    monkeypatch.setattr(registry.get("lm"), "trace", lambda *a, **k: traced.append(k) or trace(*a, **k))
+    view = interventions.view(registry, text, "lm", [], "uniform", False)
+    interventions.head_view(registry, text, "lm", view[4]["value"], False)
+    interventions.explanations(registry, text, "lm", None, False)
+    assert plain == [None] and len(traced) == 1  # the plain run once (the exact map's knock-outs score against it)
+    interventions.view(registry, text, "lm", ["L1 H2"], "zero", False)
+    assert len(plain) == 2 and plain[1] is not None and len(traced) == 1  # a knock-out runs once more, scored on it
+
+
 @pytest.mark.parametrize("spec,expected", [
     ("", set()), ("L1 H2", {("self", 0, 1)}), (" L1 H2 , l4 h4 ", {("self", 0, 1), ("self", 3, 3)}),
     (["L2 H1"], {("self", 1, 0)}), ("self L1 H1", {("self", 0, 0)}),
