@@ -1,7 +1,8 @@
 """Each tab opened once by its link, in presenter mode on a 1280 × 720 projector, and read by three tests before the
 next tab opens (a page load is seconds of Chromium's CPU; the three used to load 46 pages):
 
-- the tab's main figure lies whole on the first screen, its intro given way (a lecture hall);
+- the tab's main figure lies whole on the first screen, its intro given way (a lecture hall; on the first tab, the
+  every-head grid's title inside its figure too);
 - axe-core (WCAG 2.1 A and AA) finds no serious or critical violation in presenter mode;
 - then, presenter mode unticked on the same page and the window made a laptop's, none seated either.
 
@@ -68,6 +69,14 @@ def test_the_tabs_main_figure_is_whole_on_the_first_screen(opened):
     if tab == "attention":
         assert box["top"] < SCREEN["height"] - 200, \
             f"the one-head figure starts at {box['top']:.0f} px: below a 720-px screen's fold"
+        # the every-head grid's title stays inside its figure
+        projector.wait_for_selector("#all-heads .js-plotly-plot .gtitle")
+        edges = projector.evaluate("""() => {
+            const plot = document.querySelector('#all-heads .js-plotly-plot');
+            return {title: plot.querySelector('.gtitle').getBoundingClientRect().right,
+                    figure: plot.getBoundingClientRect().right};
+        }""")
+        assert edges["title"] <= edges["figure"] + 1, edges
     no_script_ran(projector)
 
 

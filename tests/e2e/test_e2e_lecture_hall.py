@@ -30,18 +30,6 @@ def projector(browser):
     context.close()
 
 
-def test_the_every_head_grids_title_stays_inside_its_figure(projector, live):
-    projector.goto(f"{live.url}?presenter=1&tab=attention")
-    projector.wait_for_selector("#all-heads .js-plotly-plot .gtitle")
-    wait_until_idle(projector)
-    edges = projector.evaluate("""() => {
-        const plot = document.querySelector('#all-heads .js-plotly-plot');
-        return {title: plot.querySelector('.gtitle').getBoundingClientRect().right,
-                figure: plot.getBoundingClientRect().right};
-    }""")
-    assert edges["title"] <= edges["figure"] + 1, edges
-
-
 def test_a_model_with_several_kinds_keeps_the_header_low(projector, live):
     heights = {}
     for model, query in (("lm", ""), ("dates", "&text=3+March+1999")):
