@@ -101,28 +101,20 @@ def smollm2():
     return api.load("smollm2", device="cpu", context=512)
 
 
-# Browser modules the other worker takes once the rest is done: pytest-xdist's loadgroup hands the next group to the
-# first worker with at most two tests left, and the browser worker is never that one first (docs/testing.md)
-LATE_BROWSER_MODULES = {"test_e2e_readability.py", "test_e2e_lessons.py"}
-
-
 def pytest_collection_modifyitems(items):
     """The browser tests (tests/e2e) run last, in each process. Their session-long Playwright keeps an asyncio
     loop running in the process's thread, and a later test that calls asyncio.run (tests/app/api) fails there.
-    Stable: the order within each part is kept.
-
-    The parts are also pytest-xdist groups: `make test` runs `-n 2 --dist loadgroup`, one worker for the browser
-    tests and one for the rest, side by side; the rest's worker then takes the browser modules of
-    LATE_BROWSER_MODULES, so that both end together. Alone, the browser tests kept the two cores about 70 % busy
-    (Chromium's page work and the server take turns); the rest fill the gap (docs/testing.md has the
-    figures). A group's tests all run in one worker, in this order."""
+    Stable: the order within each part is kept."""
     e2e = Path(__file__).parent / "e2e"
     items.sort(key=lambda item: Path(item.path).is_relative_to(e2e))
-    for item in items:
-        path = Path(item.path)
-        group = ("rest" if not path.is_relative_to(e2e)
-                 else "browser-late" if path.name in LATE_BROWSER_MODULES else "browser")
-        item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which would answer first
+def pytest_xdist_make_scheduler(config, log):
+    """`make test`'s two workers share the suite by parts (tests/suite_parts.py)."""
+    from suite_parts import scheduler
+
+    return scheduler(config, log)
 
 
 def pytest_configure(config):
