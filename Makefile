@@ -45,8 +45,9 @@ $(AXE):
 	command -v npm >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm)
 	npm install -s --prefix .axe --no-save --no-audit --no-fund axe-core@$(AXE_VERSION)
 
-# Two pytest-xdist workers side by side: one runs the browser tests, the other the rest (tests/conftest.py
-# groups them). `.venv/bin/python -m pytest` alone runs the same tests in one process.
+# Two pytest-xdist workers side by side: one starts on the browser modules, the other on the rest and then takes
+# browser modules too, each module whole (tests/suite_parts.py). `.venv/bin/python -m pytest` alone runs the same
+# tests in one process.
 test: $(VENV)/.dev /usr/bin/chromium $(AXE)
 	$(PY) -m pytest -n 2 --dist loadgroup
 

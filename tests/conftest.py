@@ -104,16 +104,17 @@ def smollm2():
 def pytest_collection_modifyitems(items):
     """The browser tests (tests/e2e) run last, in each process. Their session-long Playwright keeps an asyncio
     loop running in the process's thread, and a later test that calls asyncio.run (tests/app/api) fails there.
-    Stable: the order within each part is kept.
-
-    The two parts are also two pytest-xdist groups: `make test` runs `-n 2 --dist loadgroup`, one worker for the
-    browser tests and one for the rest, side by side. Alone, the browser tests kept the two cores about 70 % busy
-    (Chromium's page work and the server take turns); the rest fill the gap (docs/testing.md has the
-    figures). A worker never takes a test of the other part."""
+    Stable: the order within each part is kept."""
     e2e = Path(__file__).parent / "e2e"
     items.sort(key=lambda item: Path(item.path).is_relative_to(e2e))
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group("browser" if Path(item.path).is_relative_to(e2e) else "rest"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which would answer first
+def pytest_xdist_make_scheduler(config, log):
+    """`make test`'s two workers share the suite by parts (tests/suite_parts.py)."""
+    from suite_parts import scheduler
+
+    return scheduler(config, log)
 
 
 def pytest_configure(config):

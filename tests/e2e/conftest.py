@@ -64,11 +64,10 @@ def screenshot(page, name: str, selector: str | None = None) -> None:
         page.screenshot(path=path, timeout=60_000)
 
 
-@pytest.fixture
-def page(browser, request):
-    """A new page (own context, so no state is shared between tests). Dialogs and page errors
-    are recorded and fail the test: no input may ever make the page run a script."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def new_page(browser, **context_options):
+    """A new page in a context of its own (the suite's window unless told), that records the dialogs it opens and its
+    uncaught JavaScript errors: no input may ever make the page run a script (no_script_ran)."""
+    context = browser.new_context(**{"viewport": {"width": 1400, "height": 1000}, **context_options})
     page = context.new_page()
     page.set_default_timeout(WAIT_MS)
     page.dialogs, page.page_errors = [], []
@@ -79,16 +78,41 @@ def page(browser, request):
 
     page.on("dialog", on_dialog)
     page.on("pageerror", lambda error: page.page_errors.append(str(error)))
-    yield page
+    return page
+
+
+def close_page(page) -> None:
     try:  # leave no work queued on the shared app: the next test's requests would wait behind it
         wait_until_idle(page, timeout=30_000)
     except Exception:  # a failed test's page may never settle; its own failure is what matters
         pass
+    page.context.close()
+
+
+def no_script_ran(page) -> None:
+    assert not page.dialogs, f"the page opened dialogs (a script ran): {page.dialogs}"
+    assert not page.page_errors, f"uncaught JavaScript errors on the page: {page.page_errors[:3]}"
+
+
+@pytest.fixture
+def page(browser, request):
+    """A new page (own context, so no state is shared between tests). Dialogs and page errors
+    are recorded and fail the test: no input may ever make the page run a script."""
+    page = new_page(browser)
+    yield page
     if getattr(request.node, "call_failed", False):
         try:
             screenshot(page, f"FAILED-{request.node.name}")
         except Exception:  # the failure itself is what matters
             pass
-    context.close()
-    assert not page.dialogs, f"the page opened dialogs (a script ran): {page.dialogs}"
-    assert not page.page_errors, f"uncaught JavaScript errors on the page: {page.page_errors[:3]}"
+    close_page(page)
+    no_script_ran(page)
+
+
+@pytest.fixture(scope="module")
+def module_page(browser):
+    """One page for the tests of a module that read it in turn (a page load is seconds of Chromium's CPU): each
+    opens it where it needs, or reads it as the test before left it, and ends with no_script_ran(page)."""
+    page = new_page(browser)
+    yield page
+    close_page(page)

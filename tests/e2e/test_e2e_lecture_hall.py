@@ -1,6 +1,6 @@
-"""A lecture hall: presenter mode on a 1280 × 720 projector (every tab's main figure whole on the first screen,
-its intro given way, the header as low for a model with several attention kinds as for the others), figures
-saved for slides as SVG and PNG, and quiz mode."""
+"""A lecture hall: presenter mode on a 1280 × 720 projector (the header as low for a model with several attention
+kinds as for the others; every tab's main figure whole on the first screen, its intro given way, is read in
+test_e2e_each_tab.py, on the page it shares with axe), figures saved for slides as SVG and PNG, and quiz mode."""
 from __future__ import annotations
 
 import re
@@ -28,54 +28,6 @@ def projector(browser):
     page.set_default_timeout(WAIT_MS)
     yield page
     context.close()
-
-
-@pytest.mark.parametrize("tab", list(TABS))
-def test_the_tabs_main_figure_is_whole_on_the_first_screen(projector, live, tab):
-    """Each tab opens with a paragraph for students reading alone; on a projector the lecturer says it, and
-    the tab's main figure lies whole on the first screen, its first figure well above the fold."""
-    query, figure = TABS[tab].query, TABS[tab].figure
-    projector.goto(f"{live.url}?presenter=1&tab={tab}{query}")
-    projector.wait_for_function("(s) => [...document.querySelectorAll(s)].some(e => e.offsetParent &&"
-                                " (e.matches('.js-plotly-plot') ? e : e.querySelector('.js-plotly-plot')))", arg=figure)
-    projector.wait_for_function("() => document.body.classList.contains('presenter')")
-    wait_until_idle(projector)  # every view in: a later one could push the figure down
-    main_plot = ("(() => { const shown = [...document.querySelectorAll(%r)].filter(e => e.offsetParent)[0];"
-                 " return shown.matches('.js-plotly-plot') ? shown : shown.querySelector('.js-plotly-plot'); })()"
-                 % figure)
-    # Plotly's last relayout (its drawn size) after the answer: the figure's box keeps still
-    wait_until_settled(projector, f"(r => [r.top, r.bottom, r.width])({main_plot}.getBoundingClientRect())")
-    box = projector.evaluate(f"""() => {{
-        const r = {main_plot}.getBoundingClientRect();
-        const first = Math.min(...[...document.querySelectorAll('{SHOWN_PLOT}')].filter(e => e.offsetParent)
-                               .map(e => e.getBoundingClientRect().top));
-        return {{top: r.top, bottom: r.bottom, first: first, scrolled: window.scrollY}};
-    }}""")
-    screenshot(projector, f"presenter-{tab}")
-    intros = projector.eval_on_selector_all(".tab-intro", "els => els.map(e => e.offsetParent !== null)")
-    assert not any(intros), f"{tab}: a tab's intro is shown in presenter mode"
-    if tab in WITH_INTRO:
-        assert intros, f"{tab}: its intro is not on the page at all, so its hiding is not checked"
-    assert box["scrolled"] == 0, f"{tab}: the page opened scrolled by {box['scrolled']} px"
-    assert box["top"] >= 0, f"{tab}: its figure starts at {box['top']:.0f} px, above the screen"
-    assert box["bottom"] <= SCREEN["height"], \
-        f"{tab}: its figure ends at {box['bottom']:.0f} px, below the {SCREEN['height']}-px first screen"
-    assert box["first"] < SCREEN["height"] - 150, f"{tab}: the first figure starts at {box['first']:.0f} px"
-    if tab == "attention":
-        assert box["top"] < SCREEN["height"] - 200, \
-            f"the one-head figure starts at {box['top']:.0f} px: below a 720px screen's fold"
-
-
-def test_the_every_head_grids_title_stays_inside_its_figure(projector, live):
-    projector.goto(f"{live.url}?presenter=1&tab=attention")
-    projector.wait_for_selector("#all-heads .js-plotly-plot .gtitle")
-    wait_until_idle(projector)
-    edges = projector.evaluate("""() => {
-        const plot = document.querySelector('#all-heads .js-plotly-plot');
-        return {title: plot.querySelector('.gtitle').getBoundingClientRect().right,
-                figure: plot.getBoundingClientRect().right};
-    }""")
-    assert edges["title"] <= edges["figure"] + 1, edges
 
 
 def test_a_model_with_several_kinds_keeps_the_header_low(projector, live):

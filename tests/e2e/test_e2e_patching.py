@@ -1,14 +1,27 @@
 """The Causal tracing tab in a real browser: the preview at once, the exact grids streamed in beside it with their
-agreement, a head picked, the routes redrawn by the threshold slider, and a refusal said on the page."""
+agreement, a head picked, the routes redrawn by the threshold slider, and a refusal said on the page.
+
+One page for the module, in this order (opening the tab is a page load and a tracing of every head on the server):
+the first test reads it as it opens, the others each change one thing the ones after it do not read."""
 from __future__ import annotations
 
 from harness.browser import error_toasts, message_toasts, wait_for_figures
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import no_script_ran, screenshot
+
+LINK = "?tab=patching&model=lm"
 
 
-def test_the_exact_grids_stream_in_after_the_preview(page, live):
-    page.goto(live.url + "?tab=patching&model=lm")
-    page.wait_for_load_state("load")
+def on_the_tab(page, live) -> None:
+    """Open the tab's link, unless an earlier test of the module already has (a test run alone opens it)."""
+    if getattr(page, "opened", None) != LINK:
+        page.goto(live.url + LINK)
+        page.wait_for_load_state("load")
+        page.opened = LINK
+
+
+def test_the_exact_grids_stream_in_after_the_preview(module_page, live):
+    page = module_page
+    on_the_tab(page, live)
     drawn = wait_for_figures(page, "#patching-residual")
     assert drawn and all(f["marks"] for f in drawn if f["visible"]), drawn
     page.wait_for_function("() => (document.querySelector('#patching-summary') || {}).innerText"
@@ -22,36 +35,14 @@ def test_the_exact_grids_stream_in_after_the_preview(page, live):
         assert wait_for_figures(page, figure), figure
     assert not error_toasts(page)
     screenshot(page, "patching-lm", "[role=tabpanel]")
+    no_script_ran(page)
 
 
-def test_the_threshold_slider_redraws_the_routes(page, live):
-    page.goto(live.url + "?tab=patching&model=lm")
-    page.wait_for_function("() => (document.querySelector('#patching-routes-summary') || {}).innerText"
-                           "?.includes('edges')")
-    before = page.locator("#patching-routes-summary").inner_text()
-    box = page.locator("#patching-threshold input[type=number]")
-    box.fill("0.3")
-    box.press("Enter")
-    page.wait_for_function("(b) => { const t = document.querySelector('#patching-routes-summary').innerText;"
-                           " return t.includes('threshold 0.30') && t !== b; }", arg=before)
-    assert not error_toasts(page)
-
-
-def test_prompts_of_different_lengths_are_refused_on_the_page(page, live):
-    page.goto(live.url + "?tab=patching&model=lm")
-    wait_for_figures(page, "#patching-residual")
-    page.locator("#patching-corrupted textarea").fill("The queen said to the")
-    page.locator("#patching-clean textarea").fill("The king said to the")
-    page.locator("#patching-run").click()
-    page.wait_for_function("() => document.body.innerText.includes('same number of tokens')")
-    assert any("8 (<s> | The | ▁qu | e | en" in m for m in message_toasts(page))
-    assert not page.page_errors
-
-
-def test_a_click_on_a_cell_of_the_heads_map_opens_that_head(page, live):
+def test_a_click_on_a_cell_of_the_heads_map_opens_that_head(module_page, live):
     """As in the every-head grid (ui/runtime/tile_click.py): the head's attention is drawn, the dropdown follows, the
     cell is outlined in the heads map and the head's attention is scrolled into view."""
-    page.goto(live.url + "?tab=patching&model=lm")
+    page = module_page
+    on_the_tab(page, live)
     wait_for_figures(page, "#patching-heads")
     page.wait_for_function("() => (document.querySelector('#patching-head-attention .gtitle') || {}).textContent"
                            "?.startsWith('L3 H4')")  # the strongest head is opened first
@@ -71,3 +62,31 @@ def test_a_click_on_a_cell_of_the_heads_map_opens_that_head(page, live):
     page.wait_for_function("() => { const r = document.querySelector('#patching-head-attention')"
                            ".getBoundingClientRect(); return r.top >= -5 && r.top < window.innerHeight / 2; }")
     assert not error_toasts(page)
+    no_script_ran(page)
+
+
+def test_the_threshold_slider_redraws_the_routes(module_page, live):
+    page = module_page
+    on_the_tab(page, live)
+    page.wait_for_function("() => (document.querySelector('#patching-routes-summary') || {}).innerText"
+                           "?.includes('edges')")
+    before = page.locator("#patching-routes-summary").inner_text()
+    box = page.locator("#patching-threshold input[type=number]")
+    box.fill("0.3")
+    box.press("Enter")
+    page.wait_for_function("(b) => { const t = document.querySelector('#patching-routes-summary').innerText;"
+                           " return t.includes('threshold 0.30') && t !== b; }", arg=before)
+    assert not error_toasts(page)
+    no_script_ran(page)
+
+
+def test_prompts_of_different_lengths_are_refused_on_the_page(module_page, live):
+    page = module_page
+    on_the_tab(page, live)
+    wait_for_figures(page, "#patching-residual")
+    page.locator("#patching-corrupted textarea").fill("The queen said to the")
+    page.locator("#patching-clean textarea").fill("The king said to the")
+    page.locator("#patching-run").click()
+    page.wait_for_function("() => document.body.innerText.includes('same number of tokens')")
+    assert any("8 (<s> | The | ▁qu | e | en" in m for m in message_toasts(page))
+    no_script_ran(page)

