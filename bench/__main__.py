@@ -180,9 +180,10 @@ def run(quick: bool) -> dict:
     return results
 
 
-# the shipped models' figures; long inputs on 12 x 12-head checkpoints (bench/long_inputs.py); a day of visitors in
+# the shipped models' figures; the page a student opens against a minimal Gradio + Plotly page (bench/page_load.py,
+# its own docs/page_load.md); long inputs on 12 x 12-head checkpoints (bench/long_inputs.py); a day of visitors in
 # half an hour, the server's memory through it (bench/soak.py)
-SECTIONS = ("main", "long", "soak")
+SECTIONS = ("main", "long", "soak", "page")
 
 
 def main(argv=None) -> None:
@@ -198,12 +199,21 @@ def main(argv=None) -> None:
     kept = report.from_json(saved) if saved.is_file() else {}
     if args.only in (None, "main"):
         results = run(args.quick)
+    elif args.only == "page":  # writes docs/page_load.md alone
+        from bench import page_load
+
+        page_load.main(["--loads", str(3 if args.quick else page_load.LOADS)])
+        return
     else:
         results = dict(kept)
     if args.only in (None, "long"):
         from bench import long_inputs
 
         results["long"] = dict(long_inputs.run(args.quick, args.long_requests), machine=machine())
+    if args.only in (None, "page"):
+        from bench import page_load
+
+        page_load.main(["--loads", str(3 if args.quick else page_load.LOADS)])
     if args.only in (None, "soak"):
         from bench import soak
 
