@@ -1,5 +1,5 @@
-"""python -m bench [--quick] [--only main|long|soak]: every figure in docs/benchmarks.md, measured on this machine
-in one run (--only: one section, the others' figures kept from the last run).
+"""python -m bench [--quick] [--only main|long|soak|page]: every figure in docs/benchmarks.md and docs/page_load.md,
+measured on this machine in one run (--only: one section, the others' figures kept from the last run).
 
 Starts the real app (python app.py) once, then measures /analyze against /ping through
 gradio_client, the response size over raw HTTP, click-to-drawn in headless Chromium, a class of 300

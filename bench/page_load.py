@@ -209,7 +209,9 @@ def summary(results: dict) -> dict:
     for throttle, runs in results.items():
         app, minimal = medians(runs["app"]), medians(runs["minimal"])
         table[throttle] = dict(app=app, minimal=minimal, ratio={k: app[k] / minimal[k] for k in app},
-                               **({"app_before": medians(runs["app_before"])} if "app_before" in runs else {}),
+                               **({"app_before": medians(runs["app_before"]),
+                                   "app_before_first_s": [round(r["first_s"], 2) for r in runs["app_before"]]}
+                                  if "app_before" in runs else {}),
                                n=len(runs["app"]), app_first_s=[round(r["first_s"], 2) for r in runs["app"]],
                                minimal_first_s=[round(r["first_s"], 2) for r in runs["minimal"]])
     return table
@@ -226,7 +228,7 @@ def markdown(s: dict, meta: dict) -> str:
              "drawn (the app's one-head view; the minimal page's only plot). *Main thread*: CDP "
              "`Performance.getMetrics` TaskDuration at that moment. *Heap*: JSHeapUsedSize then. *Bytes*: received, "
              "as encoded on the wire. The minimal page is `bench/minimal_page.py`: one text box and one `gr.Plot` "
-             "heatmap drawn on load.", "",
+             "heatmap drawn on load. Where the time goes, and what was cut: [page_profile.md](page_profile.md).", "",
              "| CPU | measure | minimal Gradio + Plotly | this app | ratio | target |",
              "|---|---|---|---|---|---|"]
     for throttle, t in s.items():
@@ -239,12 +241,17 @@ def markdown(s: dict, meta: dict) -> str:
             lines.append(f"| {label} | {what} (median of {t['n']}) | {fmt.format(t['minimal'][key] * scale)} | "
                          f"{fmt.format(t['app'][key] * scale)} | {t['ratio'][key]:.2f}× | {target} |")
     for throttle, t in s.items():
-        if "app_before" in t:
-            lines.append(f"| {throttle} | the app before the change (`--against`) | | " + ", ".join(
-                f"{k} {v:,.2f}" for k, v in t["app_before"].items()) + " | | |")
+        if "app_before" in t:  # --against: the same measures for the code before a change, and after ÷ before
+            label = "unthrottled" if throttle == "1x" else f"throttled {throttle[:-1]}×"
+            before = t["app_before"]
+            lines.append(f"| {label} | the app before the change (`--against`), after ÷ before | | "
+                         f"{before['first_s']:.2f} s, {before['task_s']:.2f} s, {before['heap_mb']:.1f} MB | "
+                         + ", ".join(f"{t['app'][k] / before[k]:.2f}×" for k in ("first_s", "task_s", "heap_mb"))
+                         + " | |")
     lines += ["", "Every load's first figure, in seconds:", ""]
     for throttle, t in s.items():
-        lines.append(f"- {throttle}: app {t['app_first_s']}, minimal {t['minimal_first_s']}")
+        lines.append(f"- {throttle}: app {t['app_first_s']}, minimal {t['minimal_first_s']}"
+                     + (f", the app before the change {t['app_before_first_s']}" if "app_before_first_s" in t else ""))
     return "\n".join(lines) + "\n"
 
 
