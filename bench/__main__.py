@@ -1,5 +1,5 @@
-"""python -m bench [--quick] [--only SECTION]: every figure in docs/benchmarks.md, measured on this machine
-in one run (--only: one section, the others' figures kept from the last run).
+"""python -m bench [--quick] [--only SECTION]: every figure in docs/benchmarks.md and docs/page_load.md, measured on
+this machine in one run (--only: one section, the others' figures kept from the last run).
 
 Starts the real app (python app.py) once, then measures /analyze against /ping through
 gradio_client, the response size over raw HTTP, click-to-drawn in headless Chromium, a class of 300
@@ -185,11 +185,12 @@ def run(quick: bool) -> dict:
     return results
 
 
-# the shipped models' figures; long inputs on 12 x 12-head checkpoints (bench/long_inputs.py); a day of visitors in
+# the shipped models' figures; the page a student opens against a minimal Gradio + Plotly page (bench/page_load.py,
+# its own docs/page_load.md); long inputs on 12 x 12-head checkpoints (bench/long_inputs.py); a day of visitors in
 # half an hour, the server's memory through it (bench/soak.py); the workarounds (bench/workarounds_more.py); the head
 # finder's answer and first computation (bench/head_finder.py); tabs: smollm2's Lens and Interventions against Every
 # head alone (bench/smollm2_tabs.py)
-SECTIONS = ("main", "long", "soak", "workarounds", "head_finder", "tabs")
+SECTIONS = ("main", "long", "soak", "workarounds", "head_finder", "tabs", "page")
 
 
 def main(argv=None) -> None:
@@ -205,6 +206,11 @@ def main(argv=None) -> None:
     kept = report.from_json(saved) if saved.is_file() else {}
     if args.only in (None, "main"):
         results = run(args.quick)
+    elif args.only == "page":  # writes docs/page_load.md alone
+        from bench import page_load
+
+        page_load.main(["--loads", str(3 if args.quick else page_load.LOADS)])
+        return
     else:
         results = dict(kept)
     if args.only == "tabs":  # bench/smollm2_tabs.py alone (run() measures it too)
@@ -213,6 +219,10 @@ def main(argv=None) -> None:
         from bench import long_inputs
 
         results["long"] = dict(long_inputs.run(args.quick, args.long_requests), machine=machine())
+    if args.only in (None, "page"):
+        from bench import page_load
+
+        page_load.main(["--loads", str(3 if args.quick else page_load.LOADS)])
     if args.only in (None, "soak"):
         from bench import soak
 

@@ -228,6 +228,10 @@ def markdown(r: dict) -> str:
         f"(`{r['assets']}`). Sentences are built to an exact number of lm tokens (counting `<s>`), a different "
         "sentence for every request so the app's trace cache never answers.",
         "",
+        "The page a student opens, against a minimal Gradio + Plotly page in the same run (first figure, main "
+        "thread, heap, bytes, unthrottled and at 4× CPU throttling), and where its time goes: "
+        "[page_load.md](page_load.md), [page_profile.md](page_profile.md).",
+        "",
         "## Targets",
         "",
         "| target | result |",
