@@ -23,8 +23,10 @@ def cross_figure(probs, targets, sources, step: int | None = None, title: str = 
     probs = np.asarray(probs, np.float32)
     # full width on the page: a written date has ~30 characters, whose cells would be tiny in 560 px
     fig = attention_heatmap(probs, targets, sources, title=title, font_size=font_size, max_width=1000)
-    fig.update_xaxes(title_text="")  # the title says it: columns are the source characters
-    fig.update_yaxes(title_text="writes")
+    # the title says it: columns are the source characters; each axis still says which it labels
+    which = {axis: str(fig.layout[axis].title.text).partition(", ")[2] for axis in ("xaxis", "yaxis")}
+    fig.update_xaxes(title_text=which["xaxis"])
+    fig.update_yaxes(title_text="writes" + (f", {which['yaxis']}" if which["yaxis"] else ""))
     if step is not None:
         if not 0 <= step < probs.shape[0]:
             raise ValueError(f"step must be between 0 and {probs.shape[0] - 1}, got {step}")
