@@ -78,9 +78,9 @@ HOVER_TEXT_CELLS = 128 * 128
 
 
 def _position_names(labels: list[str]) -> list[str]:
-    """Unique axis names for escaped token labels, by position: "the (#3)" (a category axis merges equal
-    names, and a sentence repeats its tokens)."""
-    return [f"{label} (#{i})" for i, label in enumerate(labels)]
+    """Unique axis names for escaped token labels, by position counted from 1 as every view counts: "the (#3)"
+    (a category axis merges equal names, and a sentence repeats its tokens)."""
+    return [f"{label} (#{i})" for i, label in enumerate(labels, start=1)]
 
 
 HIGHLIGHT = "#ff7f0e"  # what the viewer picked: the tile open in detail, the quiz's row and guess

@@ -95,9 +95,9 @@ def test_a_long_input_labels_every_kth_token_and_says_so():
     assert min(fig.layout.xaxis.tickfont.size, fig.layout.yaxis.tickfont.size) >= 10  # a page's least
     # the hover still names both tokens of every cell: one name per row and column, not a string per cell
     trace = fig.data[0]
-    assert trace.text is None and trace.x[5] == "w5 (#5)" and trace.y[255] == "w255 (#255)"
+    assert trace.text is None and trace.x[5] == "w5 (#6)" and trace.y[255] == "w255 (#256)"  # from 1
     assert "%{y} → %{x}" in trace.hovertemplate
-    assert list(fig.layout.xaxis.tickvals[:2]) == ["w0 (#0)", "w7 (#7)"]  # ticks name their categories
+    assert list(fig.layout.xaxis.tickvals[:2]) == ["w0 (#1)", "w7 (#8)"]  # ticks name their categories
     short = heatmap.attention_heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"])
     assert "labelled" not in short.layout.xaxis.title.text
 
@@ -121,7 +121,7 @@ def test_a_pooled_tile_keeps_the_maximum_of_each_block():
     fig = tiles.all_heads_grid(probs, [f"q{i}" for i in range(n)], [f"k{i}" for i in range(n)])
     big = np.asarray(fig.data[0].z)
     assert np.nanmax(big) == np.float32(0.93) and "max pooling" in fig.layout.title.text and "4 × 4" in fig.layout.title.text
-    assert "k76…k79 (#76-79)" in fig.data[0].x[19] and "largest" in fig.data[0].hovertemplate
+    assert "k76…k79 (#77-80)" in fig.data[0].x[19] and "largest" in fig.data[0].hovertemplate
     # a length that is not a whole number of blocks: the last block takes what it has
     edge = heatmap.max_pool(np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5), 2)
     np.testing.assert_array_equal(edge[0, 0], [[6, 8, 9], [16, 18, 19], [21, 23, 24]])
