@@ -142,9 +142,11 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
             cell_px = (FIGURE_PX - left - 10) * width / max(z.shape[1], 1)
             size, step = label_fit(cell_px, z.shape[1], font_size, slanted=True)
             step = max(step, label_step(z.shape[1], min(MAX_TICK_LABELS, 128 // n)))
-            x_ticks = (dict(**axis_ticks(p.cols, step=step), tickangle=-60, tickfont=dict(size=size))
-                       if p.cols is not None else dict(ticklabeloverflow="allow"))
-            col_steps[i] = step
+            if p.cols is not None:
+                x_ticks = dict(**axis_ticks(p.cols, step=step), tickangle=-60, tickfont=dict(size=size))
+                col_steps[i] = step
+            else:
+                x_ticks = dict(ticklabeloverflow="allow")
         # labels that repeat the left neighbour's are shown once, on the left panel: they read the same
         # across the row, and every tick label costs the browser time to measure and draw (hover names them)
         if _repeats(p.rows, panels[i - 1].rows if i else None):
@@ -153,8 +155,8 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
             row_size, row_step = label_fit(row_px, z.shape[0], font_size)
             y_ticks = dict(**axis_ticks(p.rows, step=row_step), tickfont=dict(size=row_size))
             row_steps[i] = row_step
-        else:
-            y_ticks = dict(ticklabeloverflow="allow")
+        else:  # numbered rows: Plotly's own ticks, standing off the corner where the columns' first number is
+            y_ticks = dict(ticklabeloverflow="allow", ticklabelstandoff=int(0.7 * font_size))
         # no zero line: it ran through row 0 across the grey (masked) cells
         layout[f"xaxis{suffix}"] = dict(domain=domain, anchor=f"y{suffix}", side="top", showgrid=False,
                                         zeroline=False, title=dict(text=with_labelled(p.col_title, col_steps[i])),

@@ -205,7 +205,8 @@ def walk(browser, live, model: str, viewport: str) -> dict[str, list[dict]]:
         wait_until_idle(page, timeout=240_000)
         found = {}
         for spec in tab_specs():
-            page.locator(f"[role=tab][data-tab-id={spec.id}]").click()
+            # under load the page may still move for longer than Playwright's 30 s wait for a stable tab
+            page.locator(f"[role=tab][data-tab-id={spec.id}]").click(timeout=240_000)
             wait_until_settled(page, timeout=240_000)
             page.evaluate("() => window.scrollTo(0, 0)")
             page.wait_for_timeout(300)  # Plotly draws a frame after the data arrives
