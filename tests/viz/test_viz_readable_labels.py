@@ -75,3 +75,24 @@ def test_position_figures_count_from_1():
     assert list(similar.data[0].x[:1]) == [1] and list(similar.data[0].y[:1]) == [1]
     waves = positions.waves_figure(table, [0, 1], t=5)
     assert waves.data[0].x[0] == 1 and list(waves.data[1].x) == [1, 2, 3, 4, 5]
+
+
+def test_the_dates_figures_label_characters_in_14_px_or_more_on_the_first_screen():
+    from viz import cross
+
+    source, written = list("When Mary and John went to the store, John gave a drink to"), list("0008-01-08") + ["</s>"]
+    probs = np.full((len(written), len(source)), 1 / len(source), np.float32)
+    heat = cross.cross_figure(probs, written, source, step=5, font_size=20, max_height=410).layout
+    assert heat.height <= 410 and heat.yaxis.tickfont.size >= 14 and heat.xaxis.tickfont.size >= 14
+    for axis, count in ((heat.xaxis, len(source)), (heat.yaxis, len(written))):
+        assert len(axis.tickvals) == count or "labelled" in axis.title.text
+    bars = cross.step_figure(probs[5], source, "0", 5, font_size=20).layout
+    assert bars.xaxis.tickfont.size >= 14 and bars.xaxis.tickangle == 0
+    spacing = 1050 / len(source) * (bars.xaxis.tickvals[1] - bars.xaxis.tickvals[0])
+    assert spacing >= (0.62 + 0.5) * bars.xaxis.tickfont.size  # upright characters side by side stand apart
+
+
+def test_numbered_rows_stand_off_the_corner():
+    table = np.zeros((128, 64), np.float32)
+    layout = positions.tables_figure({"sin": table}, t=5, font_size=20).layout
+    assert layout.yaxis.ticklabelstandoff >= 10 and "labelled" not in layout.xaxis.title.text
