@@ -41,16 +41,6 @@ SMALLEST = {"presenter": 14, "phone": 10}
 # (model, viewport, tab) -> why it does not read yet, as the walk found it (2026-11-28, issue 55): each a fix to make
 HEAD_LABELS = "the one-head heatmap's key labels overlap and shrink below 14 px with its cells"
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("lm", "presenter", "attention"): HEAD_LABELS,
-    ("lm", "presenter", "steps"): HEAD_LABELS + "; the q/k scatter's point labels overlap",
-    ("lm", "presenter", "masking"): "the masks' and the two heads' token labels overlap, 9 px",
-    ("lm", "presenter", "positions"): "the tables' and similarities' two '0' ticks meet at the corner",
-    ("lm", "presenter", "encoder_decoder"): "dates' character labels overlap, 10 px",
-    ("lm", "presenter", "learning"): HEAD_LABELS,
-    ("lm", "presenter", "interventions"): ("the guesses figure ends past the first screen; head and rollout labels "
-                                           "overlap"),
-    ("lm", "presenter", "induction"): "the repeated sentence's labels overlap, 8 px",
-    ("lm", "presenter", "live"): "the toy's axis numbers overlap",
     ("smollm2", "presenter", "attention"): HEAD_LABELS,
     ("smollm2", "presenter", "steps"): HEAD_LABELS + "; the Q and K panel titles overlap; the q/k scatter's labels",
     ("smollm2", "presenter", "masking"): "the masks' and the two heads' token labels overlap, 9 px (lm's, always)",
