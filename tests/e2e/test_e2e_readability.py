@@ -39,17 +39,15 @@ VIEWPORTS = {"presenter": PRESENTER, "phone": PHONE}
 SMALLEST = {"presenter": 14, "phone": 10}
 
 # (model, viewport, tab) -> why it does not read yet, as the walk found it (2026-11-28, issue 55): each a fix to make
-HEAD_LABELS = "the one-head heatmap's key labels overlap and shrink below 14 px with its cells"
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("smollm2", "presenter", "attention"): HEAD_LABELS,
-    ("smollm2", "presenter", "steps"): HEAD_LABELS + "; the Q and K panel titles overlap; the q/k scatter's labels",
-    ("smollm2", "presenter", "masking"): "the masks' and the two heads' token labels overlap, 9 px (lm's, always)",
-    ("smollm2", "presenter", "positions"): "the rotary figure under its explanation, past the first screen; two '0' ticks meet",
-    ("smollm2", "presenter", "encoder_decoder"): "dates' character labels overlap, 10 px (the dates model, always)",
-    ("smollm2", "presenter", "interventions"): "the guesses figure ends past the first screen; the importance map's "
-                                               "30 layer labels overlap; the head's token labels overlap",
-    ("smollm2", "presenter", "induction"): "the repeated sentence's labels overlap, 8 px",
-    ("smollm2", "presenter", "live"): "the toy's axis numbers overlap (the toy model, always)",
+    # the one head reads now; the every-head figure's layer averages do not at 30 layers (issue 55's every-head work)
+    ("smollm2", "presenter", "attention"): "the layer averages' tile labels ('L1 mean', 'L2 mean') overlap",
+    ("smollm2", "presenter", "positions"): ("the rotary pair figure (now 440 px) still comes after the rotary "
+                                           "explanation and summary and ends at 1,315 px: the presenter-mode order rule "
+                                           "ROTARY_FIGURE gives it does not move it (not found why)"),
+    ("minilm", "presenter", "encoder_decoder"): ("the encoder head's slanted labels of minilm's 60-character sentence "
+                                                 "overlapped in its half of the row: the plot width it assumes is now "
+                                                 "340 px (was 400), not walked again yet"),
     # lm and smollm2 on a phone, by kind of failure (the walk's report names each figure and label)
     ("lm", "phone", "attention"): "colour bar over 10% of the width; labels overlap",
     ("lm", "phone", "classifier"): "colour bar over 10% of the width; labels overlap",
@@ -87,7 +85,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     # the Head finder tab (issue 60) came after the walk was written: what the walk finds on it
     ("lm", "phone", "head_finder"): "the scatter's layer colour bar is 147 px, over 10% of a phone's width",
     ("smollm2", "phone", "head_finder"): "the scatter's layer colour bar is 147 px, over 10% of a phone's width",
-    ("smollm2", "presenter", "head_finder"): "two of the five ringed numbers of the strongest heads overlap",
 }
 # (model, viewport) pairs the whole walk has not been run on yet (each takes minutes of a shared 2-core machine):
 # marked xfail, not walked, until their failing tabs are listed above

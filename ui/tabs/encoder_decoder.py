@@ -93,7 +93,7 @@ def written_tokens(trace) -> list[str]:
 
 # the encoder's and the decoder's heads sit side by side: each plot is what half the row leaves beside its row
 # labels and colour bar (not the default 560 px), and its labels are sized for those cells
-HALF_PLOT_PX = {False: 460, True: 400}
+HALF_PLOT_PX = {False: 420, True: 340}
 KINDS_PX = 30  # the header's attention-kind row, which the dates model adds
 
 
