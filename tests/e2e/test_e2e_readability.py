@@ -48,6 +48,9 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("minilm", "presenter", "encoder_decoder"): ("the encoder head's slanted labels of minilm's 60-character sentence "
                                                  "overlapped in its half of the row: the plot width it assumes is now "
                                                  "340 px (was 400), not walked again yet"),
+    (GQA, "presenter", "steps"): ("two q/k scatter labels (“q ▁the”, “k W”) overlap: the labels are kept apart for "
+                                  "a plot as wide as tall, and this one's points drew closer than that estimate"),
+    (GQA, "presenter", "positions"): "the rotary pair figure ends at 1,315 px, as on smollm2 (see there)",
     # lm and smollm2 on a phone, by kind of failure (the walk's report names each figure and label)
     ("lm", "phone", "attention"): "colour bar over 10% of the width; labels overlap",
     ("lm", "phone", "classifier"): "colour bar over 10% of the width; labels overlap",
