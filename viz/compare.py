@@ -12,8 +12,9 @@ import plotly.graph_objects as go
 from viz.panels import Panel, heatmap_row
 
 
-def masks_figure(causal_mask, full_mask, tokens, font_size: int = 12) -> go.Figure:
-    """The two masks as 0/1 matrices: lower-triangular for the causal model, all ones for the other."""
+def masks_figure(causal_mask, full_mask, tokens, font_size: int = 12, max_height: int | None = None) -> go.Figure:
+    """The two masks as 0/1 matrices: lower-triangular for the causal model, all ones for the other; at most
+    max_height px tall (presenter mode's first screen), its labels sized for that."""
     panels = [
         Panel(np.asarray(causal_mask, dtype=np.float32), "lm mask (causal): 1 = may look", tokens, tokens,
               signed=False, value="allowed"),
@@ -21,7 +22,7 @@ def masks_figure(causal_mask, full_mask, tokens, font_size: int = 12) -> go.Figu
               signed=False, value="allowed"),
     ]
     return heatmap_row(panels, title="The masks: which keys each query may see", font_size=font_size,
-                       colorbars=False)
+                       colorbars=False, max_height=max_height)
 
 
 def matched_heads_figure(left_probs, right_probs, tokens, left_title: str, right_title: str, title: str,

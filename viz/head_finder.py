@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from viz.figure import colorscale, figure
+from viz.labels import kept_apart, plot_scale
 
 RING_COLOR = "#d62728"
 
@@ -46,12 +47,18 @@ def scatter(names: list[str], layers, x, y, x_label: str, y_label: str, ranked: 
     index = {name: i for i, name in enumerate(names)}
     top = [index[n] for n in ranked[:NAMED] if n in index and shown[index[n]]]
     if top:
+        # each number beside its ring on the side where it meets no number placed before it (two heads on one spot
+        # keep both numbers); kept apart for a plot at least as wide as it is tall
+        scale = plot_scale(x[kept], y[kept], plot_height, plot_height)
+        sides = ("middle right", "middle left", "top center", "bottom center", "top right", "bottom left")
+        placed = kept_apart([(x[i], y[i]) for i in top], [str(k + 1) for k in range(len(top))], font_size, scale,
+                            sides)
         data.append(dict(type="scatter", mode="markers+text", name=f"strongest {len(top)}", x=x[top], y=y[top],
                          # their ranks, not their names: the strongest heads often sit close together, and five
                          # names overlapped there (the ranking beside the figure names them; a hover too)
-                         customdata=[names[i] for i in top], text=[str(k + 1) for k in range(len(top))],
-                         # on alternate sides: two heads on one spot keep both numbers
-                         textposition=["middle right" if k % 2 == 0 else "middle left" for k in range(len(top))],
+                         customdata=[names[i] for i in top],
+                         text=[str(k + 1) if where else "" for k, where in enumerate(placed)],
+                         textposition=[where or "middle right" for where in placed],
                          cliponaxis=False,
                          textfont=dict(size=font_size, color=RING_COLOR), hovertemplate=hover,
                          marker=dict(size=18 + font_size // 3, color="rgba(0,0,0,0)",
@@ -64,7 +71,8 @@ def scatter(names: list[str], layers, x, y, x_label: str, y_label: str, ranked: 
     layout = dict(title=dict(text=title, font=dict(size=font_size + 2)), height=height, showlegend=False,
                   font=dict(size=font_size), margin=margin, hovermode="closest",
                   xaxis=dict(title=dict(text=x_label), zeroline=False),
-                  yaxis=dict(title=dict(text=y_label), zeroline=False),
+                  # the numbers of the two axes' lowest ticks met at the corner: the y axis's stand a character off
+                  yaxis=dict(title=dict(text=y_label), zeroline=False, ticklabelstandoff=int(0.7 * font_size)),
                   meta=dict(alt=alt_text(names, x, y, x_label, y_label, ranked, title)))
     return figure(data, layout)
 

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from analysis.overview import TILE_CELLS, max_pool, pool_block  # noqa: F401 (viz's names)
 from viz.describe import plain
 from viz.figure import colorscale, figure
-from viz.labels import axis_ticks, every_labelled, label_step, token_labels  # noqa: F401 (every_labelled: viz's name)
+from viz.labels import LINE_PITCH, axis_ticks, every_labelled, label_fit, label_step, token_labels  # noqa: F401
 
 COLORSCALE = colorscale("Blues")
 MASKED_COLOR = "#eeeeee"  # NaN cells (keys a query may not see) show the plot background
@@ -78,9 +78,9 @@ HOVER_TEXT_CELLS = 128 * 128
 
 
 def _position_names(labels: list[str]) -> list[str]:
-    """Unique axis names for escaped token labels, by position: "the (#3)" (a category axis merges equal
-    names, and a sentence repeats its tokens)."""
-    return [f"{label} (#{i})" for i, label in enumerate(labels)]
+    """Unique axis names for escaped token labels, by position counted from 1 as every view counts: "the (#3)"
+    (a category axis merges equal names, and a sentence repeats its tokens)."""
+    return [f"{label} (#{i})" for i, label in enumerate(labels, start=1)]
 
 
 HIGHLIGHT = "#ff7f0e"  # what the viewer picked: the tile open in detail, the quiz's row and guess
@@ -105,36 +105,37 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
     # square cells that fit a ~600 px wide column; the height follows the rows it has to show
     cell = min(2.2 * font_size, max_width / max(s, 1))  # max_width: ~600 px in a column, more at full width
     longest = max((len(k) for k in keys), default=1)
-    # long inputs: every k-th token labelled (viz.labels), in a font that fits the room k cells give it
-    step_x, step_y = label_step(s), label_step(t)
+    # every key and query labelled where the cells leave room, in a font that fits them but never under the
+    # smallest readable text; else every k-th (viz.labels.label_fit), and the axis says which
+    slanted = longest > 2  # short labels stand upright side by side: their width is what must fit
+    x_pitch = LINE_PITCH if slanted else 0.62 * max(longest, 1) + 0.5
 
-    def tick_size(c: float) -> int:
-        return max(8, min(font_size, int(c * min(step_x, step_y) * 1.1)))
+    def x_fit(c: float) -> tuple[int, int]:
+        return label_fit(c, s, font_size, slanted=slanted, pitch=x_pitch)
 
     def tick_room(c: float) -> float:  # the key labels above the cells, in the font cells of size c take
-        return tick_size(c) * (1.5 if longest <= 2 else 0.6 * min(longest, LABEL_CHARS) + 1)
+        return x_fit(c)[0] * (1.5 if not slanted else 0.6 * min(longest, LABEL_CHARS) + 1)
 
     titles = 5 * font_size + 60 + (font_size if "<br>" in title else 0)  # figure title (a line more), axis title
     shrunk = False
-    if max_height:  # the rows share what the titles and the key labels leave; smaller cells take smaller labels
+    if max_height:  # the rows share what the titles and the key labels leave; smaller cells, fewer labels
         while cell > 1.0 and t * cell + tick_room(cell) + titles > max_height:
             cell, shrunk = max(1.0, cell - 0.25), True
-    tick_font = dict(size=tick_size(cell))
-    x_font, y_font = tick_font, tick_font
+    x_size, step_x = x_fit(cell)
+    y_size, step_y = label_fit(cell, t, font_size)
+    x_font, y_font = dict(size=x_size), dict(size=y_size)
     x_title, y_title = "keys (looked at)" + every_labelled(step_x), "queries (looking)" + every_labelled(step_y)
     # A long input on one screen (presenter mode, 500 tokens): square cells of under a pixel drew the head 260 px
     # wide with 4-px labels. Its cells are then wider than tall, across the whole width, each axis labelled
     # every k-th token in a font that reads, and the rows' note goes in the keys' title, which has the room.
     wide = shrunk and (max_height - titles - tick_room(cell)) / max(t, 1) < WIDE_BELOW_PX  # square cells' side
     if wide:
-        x_labels = max(2, int(max_width / (1.3 * font_size)))
-        step_x = label_step(s, x_labels)
-        x_font = dict(size=max(8, min(font_size, int(max_width / s * step_x * 1.1))))
-        room = x_font["size"] * (1.5 if longest <= 2 else 0.6 * min(longest, LABEL_CHARS) + 1)
+        x_size, step_x = x_fit(max_width / max(s, 1))
+        x_font = dict(size=x_size)
+        room = x_size * (1.5 if not slanted else 0.6 * min(longest, LABEL_CHARS) + 1)
         cell = max(0.25, (max_height - titles - room) / max(t, 1))
-        y_labels = max(2, int(t * cell / (1.5 * font_size)))
-        step_y = label_step(t, y_labels)
-        y_font = dict(size=max(8, min(font_size, int(cell * step_y * 0.9))))
+        y_size, step_y = label_fit(cell, t, font_size)
+        y_font = dict(size=y_size)
         x_title = f"keys{every_labelled(step_x)}; queries{every_labelled(step_y)}"
         y_title = "queries (looking)"
     gap = 1 if cell >= 6 else 0  # white lines between cells, unless they would hide the cells
@@ -145,8 +146,7 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
         type="heatmap", z=probs, x=np.arange(s), y=np.arange(t), zmin=0.0, zmax=1.0, colorscale=COLORSCALE,
         xgap=gap, ygap=gap, colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8),
     )
-    x_ticks, y_ticks = (axis_ticks(keys, max_labels=x_labels), axis_ticks(queries, max_labels=y_labels)) if wide \
-        else (axis_ticks(keys), axis_ticks(queries))
+    x_ticks, y_ticks = axis_ticks(keys, step=step_x), axis_ticks(queries, step=step_y)
     if t * s <= HOVER_TEXT_CELLS:
         hover = np.array([[f"{q} → {k}" for k in k_labels] for q in q_labels], dtype=object)
         heatmap.update(text=hover, hovertemplate="%{text}: %{z:.3f}<extra></extra>")
@@ -159,7 +159,7 @@ def attention_heatmap(probs, queries, keys, title: str = "", mask=None, font_siz
         y_ticks["tickvals"] = [y_names[i] for i in y_ticks["tickvals"]]
     layout = _layout(
         title, height, font_size,
-        xaxis=dict(**x_ticks, side="top", tickangle=0 if longest <= 2 else -60, tickfont=x_font,
+        xaxis=dict(**x_ticks, side="top", tickangle=-60 if slanted else 0, tickfont=x_font,
                    automargin=False, title=dict(text=x_title), showgrid=False,
                    zeroline=False, constrain="domain", constraintoward="left"),  # a zero line crossed masked row 0
         yaxis=dict(**y_ticks, autorange="reversed", tickfont=y_font, automargin=False,

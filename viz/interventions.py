@@ -16,11 +16,12 @@ KIND_TITLES = {"self": "self-attention", "encoder": "encoder self-attention",
 
 
 def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "", method: str = "",
-                      estimated: bool = False) -> go.Figure:
+                      estimated: bool = False, max_height: int | None = None) -> go.Figure:
     """One layers × heads panel per attention kind: how much knocking out that head alone moves
     the output (`what`, e.g. "drop in log-probability"). maps: kind -> (L, H) array. method: how the
     heads were knocked out ("zero" or "uniform"), named in the title (the ranking depends on it).
-    estimated: the maps are an estimate (experiments/importance.py), and the title says so."""
+    estimated: the maps are an estimate (experiments/importance.py), and the title says so. max_height: the most
+    the figure may take (presenter mode's first screen): a layer label on every k-th row where 30 do not fit."""
     if not maps:
         raise ValueError("importance_figure needs at least one kind of attention: {kind: (layers, heads) array}")
     panels = []
@@ -38,7 +39,7 @@ def importance_figure(maps: dict, what: str, font_size: int = 12, title: str = "
     how = KNOCKED_OUT.get(method, "knocked out") + (", estimated" if estimated else "")
     # short: fits a presenter-mode panel; "estimated" made minilm's run past its right edge, so it takes two lines
     return heatmap_row(panels, title=title or f"One head {how}:{'<br>' if estimated else ' '}{what}",
-                       font_size=font_size, height=height)
+                       font_size=font_size, height=height, max_height=max_height)
 
 
 def guesses_figure(before: list, after: list, what: str, font_size: int = 12) -> go.Figure:

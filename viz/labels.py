@@ -83,21 +83,48 @@ def every_labelled(step: int) -> str:
     return f", every {step}{suffix} labelled"
 
 
+def with_labelled(title: str, step: int) -> str:
+    """An axis title saying which labels it shows: "keys, every 2nd labelled", or "every 2nd labelled" alone."""
+    said = every_labelled(step)
+    return title + said if title else said[2:]
+
+
 def smallest_text(font_size: int) -> int:
     """The smallest text a figure drawn at font_size writes: 10 px on a page (a phone), 14 px in presenter mode's
     20-px font (a projector)."""
     return max(10, round(0.7 * font_size))
 
 
-def axis_ticks(tokens, offset: int = 0, max_labels: int = MAX_TICK_LABELS) -> dict:
+# A label's box is about 1.16 of its font size tall: labels on neighbouring lines need 1.17 of it between their
+# baselines. A label slanted by 60° (a key axis) sits sin(60°) of the tick distance from the next one.
+LINE_PITCH = 1.17
+SLANT = math.sin(math.radians(60))
+
+
+def label_fit(cell: float, count: int, font_size: int, slanted: bool = False, pitch: float = LINE_PITCH,
+              smallest: int | None = None) -> tuple[int, int]:
+    """(size, step) for the labels of `count` positions `cell` px apart: step 1 when every label fits in the
+    smallest readable text (smallest_text) or larger, else k (every k-th labelled: say so with every_labelled) so
+    that no two labels overlap; the size the room k cells give, never under the smallest readable text nor over
+    font_size. `pitch`: the room a
+    label needs across its line, in font sizes (a label of two characters side by side: ~1.4)."""
+    across = max(float(cell), 1e-6) * (SLANT if slanted else 1.0)
+    smallest = smallest_text(font_size) if smallest is None else smallest
+    size = int(max(smallest, min(font_size, across / pitch)))
+    step = max(label_step(count), math.ceil(pitch * size / across - 1e-9))
+    # the room every k-th label has takes a larger font, up to font_size
+    return int(max(size, min(font_size, step * across / pitch))), step
+
+
+def axis_ticks(tokens, offset: int = 0, max_labels: int = MAX_TICK_LABELS, step: int | None = None) -> dict:
     """Axis settings placing token i at integer position offset+i with its escaped label.
 
     Use as `fig.update_xaxes(**axis_ticks(keys))`. Long inputs label every k-th token only
-    (labelled_positions); the hover still names every cell. Labels may overflow the plot: Plotly's
+    (labelled_positions), or every `step`-th where given (label_fit); the hover still names every cell. Labels may overflow the plot: Plotly's
     default ("hide past div") measures every label once per label drawn, which cost a 32-token axis
     ~1,000 layout reads in the browser; the views leave room for their labels themselves."""
     labels = token_labels(tokens)
-    shown = labelled_positions(len(labels), max_labels)
+    shown = range(0, len(labels), step) if step else labelled_positions(len(labels), max_labels)
     return dict(tickmode="array", tickvals=[offset + i for i in shown], ticktext=[labels[i] for i in shown],
                 ticklabeloverflow="allow")
 
@@ -108,3 +135,48 @@ def markdown_label(token) -> str:
     for ch in "\\`*_[]|#~":
         text = text.replace(ch, "\\" + ch)
     return text
+
+
+CHAR_EM = 0.62  # a character's width, in font sizes (the figures' margins assume the same)
+
+
+def text_box(x_px: float, y_px: float, text: str, size: float, position: str = "middle center") -> tuple:
+    """The box (left, top, right, bottom) in px of `text` at `size` written at a point (x_px, y_px; y down) as a
+    Plotly scatter places it (textposition "top center", "middle right", ...), a few px from the point."""
+    width, height, gap = CHAR_EM * size * max(len(text), 1), 1.2 * size, 0.6 * size
+    vertical, horizontal = position.split()
+    left = {"left": x_px - gap - width, "right": x_px + gap}.get(horizontal, x_px - width / 2)
+    top = {"top": y_px - gap - height, "bottom": y_px + gap}.get(vertical, y_px - height / 2)
+    return left, top, left + width, top + height
+
+
+def overlaps(a: tuple, b: tuple) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def plot_scale(xs, ys, width_px: float, height_px: float, square: bool = False) -> tuple:
+    """(px per x unit, px per y unit) of a scatter whose axes span its points with Plotly's ~5% of padding, in a
+    plot area at least width_px × height_px (give the least the figure may get: labels are kept apart for it);
+    square: one scale for both axes (scaleanchor), the smaller."""
+    def span(values):
+        values = [float(v) for v in values if v == v]
+        return max(max(values, default=1) - min(values, default=0), 1e-9) * 1.1
+    sx, sy = width_px / span(xs), height_px / span(ys)
+    return (min(sx, sy),) * 2 if square else (sx, sy)
+
+
+def kept_apart(points, texts, size: float, scale: tuple, positions=("top center",)) -> list:
+    """For each point (x, y in data units) and its text: the first of `positions` where its box meets no box kept
+    before it, or None (the text is left out: the hover still names it). Greedy, in the order given: put the
+    points whose text matters most first."""
+    kept, placed = [], []
+    for (x, y), text in zip(points, texts):
+        where = None
+        for position in positions:
+            box = text_box(x * scale[0], -y * scale[1], text, size, position)
+            if not any(overlaps(box, other) for other in kept):
+                where = position
+                kept.append(box)
+                break
+        placed.append(where)
+    return placed

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from viz.figure import colorscale, figure, plain_figure
 from viz.heatmap import COLORSCALE, LABEL_CHARS, MASKED_COLOR, row_label_margin
-from viz.labels import MAX_TICK_LABELS, axis_ticks, token_labels
+from viz.labels import MAX_TICK_LABELS, axis_ticks, label_fit, label_step, token_labels, with_labelled
 
 DIVERGING = colorscale("RdBu_r")  # negative blue, positive red, 0 white
 FIGURE_PX = 1100  # a row's width on a 1280-px screen (a projector): column labels are sized to fit it
@@ -43,6 +43,10 @@ class Panel:
     col_title: str = ""
     zmax: float | None = None  # top of the scale: unsigned default 1; signed default max |z| (set it to share one)
     col_labels: bool = True  # False: columns unlabelled (a square matrix whose columns follow its rows); hover names them
+    # numbered rows (columns) counted from this: 1 for positions, as every view counts them (docs/tokens.md);
+    # Plotly's own ticks then start past the corner, where a "0" of each axis met
+    row_from: int = 0
+    col_from: int = 0
 
 
 def _hover(panel: Panel) -> tuple[np.ndarray | None, str]:
@@ -50,9 +54,10 @@ def _hover(panel: Panel) -> tuple[np.ndarray | None, str]:
     instead of a text array (a 128 × 128 table would otherwise ship 16k strings)."""
     n_rows, n_cols = panel.z.shape
     if panel.rows is None and panel.cols is None:
-        return None, f"#%{{y}} · #%{{x}}<br>{panel.value}: %{{z:.3f}}<extra></extra>"
-    row_names = token_labels(panel.rows) if panel.rows is not None else [f"#{i}" for i in range(n_rows)]
-    col_names = token_labels(panel.cols) if panel.cols is not None else [f"dim {j}" for j in range(n_cols)]
+        row, col = (f"{title} " if title else "#" for title in (panel.row_title, panel.col_title))
+        return None, f"{row}%{{y}} · {col}%{{x}}<br>{panel.value}: %{{z:.3f}}<extra></extra>"
+    row_names = token_labels(panel.rows) if panel.rows is not None else [f"#{i + panel.row_from}" for i in range(n_rows)]
+    col_names = token_labels(panel.cols) if panel.cols is not None else [f"dim {j + panel.col_from}" for j in range(n_cols)]
     text = np.array([[f"{r} · {c}" for c in col_names] for r in row_names], dtype=object)
     return text, f"%{{text}}<br>{panel.value}: %{{z:.3f}}<extra></extra>"
 
@@ -65,12 +70,13 @@ ROW_NAME_CHARS = 36
 
 
 def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, height: int | None = None,
-                colorbars: bool = True, spacing: float = 0.06) -> go.Figure:
+                colorbars: bool = True, spacing: float = 0.06, max_height: int | None = None) -> go.Figure:
     """Panels left to right, each with its own colour scale (its colour bar below it).
 
     A panel with the same row (or column) labels as the panel to its left leaves them to that panel.
     Every panel's z must be 2-D and match its row/column label counts; raises ValueError
-    naming the panel otherwise. The layout is written as one dict (no make_subplots and
+    naming the panel otherwise. max_height: the most the figure may take (presenter mode's first screen); its
+    row labels are sized and thinned for the rows it leaves. The layout is written as one dict (no make_subplots and
     no per-axis updates), which keeps building the figure fast enough for live sliders."""
     if not panels:
         raise ValueError("heatmap_row needs at least one panel")
@@ -97,6 +103,12 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
     # row names such as "share of the pooled vector (max)" are shown whole (cut at 16 characters they lost
     # their start); a token label rarely comes near the cap
     left = row_label_margin(rows, font_size, titled=bool(first.row_title), cap=ROW_NAME_CHARS)
+    n_rows = max(np.asarray(p.z).shape[0] for p in panels)
+    height = height or int(min(900, max(360, 18 * n_rows * (1 + font_size / 40) + 260)))
+    height = min(height, max_height or height)
+    top, bottom = title_shift + 50 + 3 * font_size, 60 if colorbars else 10
+    row_px = (height - top - bottom) / max(n_rows, 1)  # a row's height, for the row labels' size and step
+    col_steps, row_steps = [1] * n, [1] * n  # every k-th labelled, said in the axis titles
     traces, layout, annotations = [], {}, []
     for i, p in enumerate(panels):
         z = np.asarray(p.z, dtype=np.float32)
@@ -115,7 +127,8 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
                    thickness=10, tickfont=dict(size=max(9, font_size - 2)), ticklabeloverflow="allow",
                    nticks=max(3, int(FIGURE_PX * width / (4.5 * font_size * 2))))  # labels that fit their bar
         text, template = _hover(p)
-        trace = dict(type="heatmap", z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]),
+        trace = dict(type="heatmap", z=z, x=np.arange(z.shape[1]) + (p.col_from if p.cols is None else 0),
+                     y=np.arange(z.shape[0]) + (p.row_from if p.rows is None else 0),
                      hovertemplate=template, colorbar=bar, showscale=colorbars, name=p.title,
                      xaxis=f"x{suffix}", yaxis=f"y{suffix}", **scale)
         if text is not None:
@@ -124,34 +137,41 @@ def heatmap_row(panels: list[Panel], title: str = "", font_size: int = 12, heigh
         if not p.col_labels or _repeats(p.cols, panels[i - 1].cols if i else None):
             x_ticks = dict(showticklabels=False)
         else:
-            # a panel is 1/n of the width: fewer column labels fit side by side than rows fit down, and in
-            # large type (presenter mode) they must shrink to the column's width or they overlap
-            shown = min(z.shape[1], MAX_TICK_LABELS, 128 // n)
-            cell_px = FIGURE_PX * width / max(shown, 1)
-            x_font = dict(size=max(8, min(font_size, int(cell_px * 0.85))))
-            x_ticks = (dict(**axis_ticks(p.cols, max_labels=min(MAX_TICK_LABELS, 128 // n)), tickangle=-60,
-                            tickfont=x_font) if p.cols is not None else dict(ticklabeloverflow="allow"))
+            # a panel is 1/n of the width: fewer column labels fit side by side than rows fit down; in large type
+            # (presenter mode) every k-th is labelled rather than shrunk under the smallest readable text
+            cell_px = (FIGURE_PX - left - 10) * width / max(z.shape[1], 1)
+            size, step = label_fit(cell_px, z.shape[1], font_size, slanted=True)
+            step = max(step, label_step(z.shape[1], min(MAX_TICK_LABELS, 128 // n)))
+            if p.cols is not None:
+                x_ticks = dict(**axis_ticks(p.cols, step=step), tickangle=-60, tickfont=dict(size=size))
+                col_steps[i] = step
+            else:
+                x_ticks = dict(ticklabeloverflow="allow")
         # labels that repeat the left neighbour's are shown once, on the left panel: they read the same
         # across the row, and every tick label costs the browser time to measure and draw (hover names them)
         if _repeats(p.rows, panels[i - 1].rows if i else None):
             y_ticks = dict(showticklabels=False)
-        else:
-            y_ticks = axis_ticks(p.rows) if p.rows is not None else dict(ticklabeloverflow="allow")
+        elif p.rows is not None:
+            row_size, row_step = label_fit(row_px, z.shape[0], font_size)
+            y_ticks = dict(**axis_ticks(p.rows, step=row_step), tickfont=dict(size=row_size))
+            row_steps[i] = row_step
+        else:  # numbered rows: Plotly's own ticks, standing off the corner where the columns' first number is
+            y_ticks = dict(ticklabeloverflow="allow", ticklabelstandoff=int(0.7 * font_size))
         # no zero line: it ran through row 0 across the grey (masked) cells
         layout[f"xaxis{suffix}"] = dict(domain=domain, anchor=f"y{suffix}", side="top", showgrid=False,
-                                        zeroline=False, title=dict(text=p.col_title), **x_ticks)
+                                        zeroline=False, title=dict(text=with_labelled(p.col_title, col_steps[i])),
+                                        **x_ticks)
         layout[f"yaxis{suffix}"] = dict(domain=[0, 1], anchor=f"x{suffix}", autorange="reversed", showgrid=False,
-                                        zeroline=False, title=dict(text=p.row_title), **y_ticks)
+                                        zeroline=False, title=dict(text=with_labelled(p.row_title, row_steps[i])),
+                                        **y_ticks)
         annotations.append(dict(text=p.title, x=x0 + width / 2, y=1, xref="paper", yref="paper", xanchor="center",
                                 yanchor="bottom", yshift=title_shift, showarrow=False,
                                 font=dict(size=font_size + 1)))
-    n_rows = max(np.asarray(p.z).shape[0] for p in panels)
-    height = height or int(min(900, max(360, 18 * n_rows * (1 + font_size / 40) + 260)))
     layout.update(
         annotations=annotations,
         title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=10),
                    font=dict(size=font_size + 4)),
-        height=height, font=dict(size=font_size), margin=dict(l=left, r=10, t=title_shift + 50 + 3 * font_size, b=60 if colorbars else 10),
+        height=height, font=dict(size=font_size), margin=dict(l=left, r=10, t=top, b=bottom),
         plot_bgcolor=MASKED_COLOR, paper_bgcolor="white", hoverlabel=dict(font=dict(size=font_size + 2)),
     )
     return figure(traces, layout)

@@ -16,10 +16,12 @@ SENTENCE_COLOR = "#ff7f0e"
 WAVE_COLORS = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]  # no orange
 
 
-def _mark_sentence(fig: go.Figure, t: int, n_cols: int, col: int = 1):
-    """An orange frame around the rows (positions) the current sentence uses, in panel `col`."""
+def _mark_sentence(fig: go.Figure, t: int, n_cols: int, col: int = 1, col_from: int = 0):
+    """An orange frame around the rows (positions, counted from 1) the current sentence uses, in panel `col`
+    (its columns counted from col_from)."""
     axis = "" if col == 1 else str(col)
-    fig.add_shape(type="rect", x0=-0.5, x1=n_cols - 0.5, y0=-0.5, y1=t - 0.5, xref=f"x{axis}", yref=f"y{axis}",
+    fig.add_shape(type="rect", x0=col_from - 0.5, x1=col_from + n_cols - 0.5, y0=0.5, y1=t + 0.5, xref=f"x{axis}",
+                  yref=f"y{axis}",
                   line=dict(color=SENTENCE_COLOR, width=2))
     return plain_figure(fig)
 
@@ -47,7 +49,7 @@ def tables_figure(tables: dict, t: int, font_size: int = 12) -> go.Figure:
         if clipped:
             name += f"<br>(colours end at ±{reach:.2g}, where 99% of values lie)"
         panels.append(Panel(table, name, None, None, value="value", row_title="position", col_title="dimension",
-                            zmax=reach))
+                            zmax=reach, row_from=1))
     fig = heatmap_row(panels, title="Position vectors: one row per position (orange: this sentence)",
                       font_size=font_size, height=520)
     for i, table in enumerate(tables.values(), start=1):
@@ -65,13 +67,14 @@ def waves_figure(table, dims, t: int, font_size: int = 12) -> go.Figure:
     fig = go.Figure()
     positions = np.arange(n)
     shown = positions[: min(t, n)]
+    counted = positions + 1  # positions as every view counts them, from 1 (PE's row 0 is position 1)
     for i, d in enumerate(dims):
         # each dimension's dots in its own line's colour, outlined: one colour for all read as one line's
         color = WAVE_COLORS[i % len(WAVE_COLORS)]
-        fig.add_trace(go.Scatter(x=positions, y=table[:, d], mode="lines", name=f"dim {d}", line=dict(color=color),
+        fig.add_trace(go.Scatter(x=counted, y=table[:, d], mode="lines", name=f"dim {d}", line=dict(color=color),
                                  legendgroup=f"dim {d}",
                                  hovertemplate=f"dim {d}<br>position %{{x}}: %{{y:.3f}}<extra></extra>"))
-        fig.add_trace(go.Scatter(x=shown, y=table[shown, d], mode="markers", name="this sentence's positions",
+        fig.add_trace(go.Scatter(x=shown + 1, y=table[shown, d], mode="markers", name="this sentence's positions",
                                  showlegend=i == 0, legendgroup=f"dim {d}",
                                  marker=dict(color=color, size=7, line=dict(color="#222222", width=1)),
                                  hoverinfo="skip"))
@@ -87,11 +90,11 @@ def waves_figure(table, dims, t: int, font_size: int = 12) -> go.Figure:
 def similarity_figure(similarities: dict, t: int, font_size: int = 12) -> go.Figure:
     """Named (n, n) cosine similarity matrices between positions, the sentence's block framed."""
     panels = [Panel(np.asarray(s, np.float32), name, None, None, value="cosine similarity", row_title="position",
-                    col_title="position") for name, s in similarities.items()]
+                    col_title="position", row_from=1, col_from=1) for name, s in similarities.items()]
     fig = heatmap_row(panels, title="How alike are two positions? (cosine similarity of their vectors)",
                       font_size=font_size, height=520)
     for i, s in enumerate(similarities.values(), start=1):
-        _mark_sentence(fig, min(t, len(s)), min(t, len(s)), col=i)
+        _mark_sentence(fig, min(t, len(s)), min(t, len(s)), col=i, col_from=1)
     return plain_figure(fig)
 
 

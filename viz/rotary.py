@@ -46,9 +46,10 @@ def _angle(a: tuple[float, float], b: tuple[float, float]) -> float:
     return float((turn + 180) % 360 - 180)
 
 
-def rotation_figure(demo, pair: int = 0, font_size: int = 12) -> go.Figure:
+def rotation_figure(demo, pair: int = 0, font_size: int = 12, max_height: int | None = None) -> go.Figure:
     """Pair `pair` of the query and the key (dimensions i and i + d/2) at positions (m, n) and at (m + s, n + s):
-    both arrows turn by s·ω_i more, so the angle between them, and their product, stay the same."""
+    both arrows turn by s·ω_i more, so the angle between them, and their product, stay the same.
+    max_height: the most the figure may take (presenter mode's first screen): smaller panels, the same words."""
     m, n, s = demo.query_pos, demo.key_pos, SHOWN_SHIFT
     half = demo.d // 2
     speed = float(demo.speeds[pair])
@@ -76,7 +77,8 @@ def rotation_figure(demo, pair: int = 0, font_size: int = 12) -> go.Figure:
     layout.update(
         title=dict(text=(f"One pair of dimensions of layer 1, head {demo.head + 1}: turned by position · ω "
                          f"(ω = {speed:.3g} radian per position)"), x=0.01, font=dict(size=font_size + 4)),
-        height=560 + 4 * font_size, font=dict(size=font_size), paper_bgcolor="white", plot_bgcolor="white",
+        height=min(560 + 4 * font_size, max_height or 10_000), font=dict(size=font_size), paper_bgcolor="white",
+        plot_bgcolor="white",
         # the legend at the figure's foot, in the bottom margin: at y = -0.2 of the plot it sat on "dimension 0"
         margin=dict(l=10, r=10, t=110 + 3 * font_size, b=20 + 5 * font_size),
         legend=dict(orientation="h", x=0, y=0, yref="container", yanchor="bottom"),

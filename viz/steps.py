@@ -48,10 +48,12 @@ def qkv_figure(q, k, v, queries, keys, font_size: int = 12, bias: bool = False, 
 
     turned = " turned by position" if rotary else ""
     of = f", of {shared}" if shared else ""
+    # a turned or shared projection's title is two lines: on one, three side by side ran into each other
+    gap = "<br>" if rotary or shared else " "
     panels = [
-        Panel(q, f"{formula('q')} (queries{turned})", queries, None, value="query", col_title="dimension"),
-        Panel(k, f"{formula('k')} (keys{turned}{of})", keys, None, value="key", col_title="dimension"),
-        Panel(v, f"{formula('v')} (values{of})", keys, None, value="value", col_title="dimension"),
+        Panel(q, f"{formula('q')}{gap}(queries{turned})", queries, None, value="query", col_title="dimension"),
+        Panel(k, f"{formula('k')}{gap}(keys{turned}{of})", keys, None, value="key", col_title="dimension"),
+        Panel(v, f"{formula('v')}{gap}(values{of})", keys, None, value="value", col_title="dimension"),
     ]
     return heatmap_row(panels, title="Each token's query, key and value vector for this head", font_size=font_size)
 

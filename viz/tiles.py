@@ -16,13 +16,13 @@ from viz.labels import every_labelled, label_step, smallest_text, token_labels
 
 
 def _pooled_labels(labels: list[str], block: int) -> list[str]:
-    """A block's name from its first and last token: "the…mat (#8-15)"; unpooled, "mat (#6)"."""
+    """A block's name from its first and last token: "the…mat (#9-16)"; unpooled, "mat (#7)" (positions from 1)."""
     if block == 1:
-        return [f"{label} (#{i})" for i, label in enumerate(labels)]
+        return [f"{label} (#{i})" for i, label in enumerate(labels, start=1)]
     names = []
     for start in range(0, len(labels), block):
         end = min(start + block, len(labels)) - 1
-        names.append(f"{labels[start]}…{labels[end]} (#{start}-{end})")
+        names.append(f"{labels[start]}…{labels[end]} (#{start + 1}-{end + 1})")
     return names
 
 

@@ -41,8 +41,8 @@ def _log_ticks(values: np.ndarray) -> dict:
     """Before the first step: 0.01 to 10. Over several decades: powers of ten only (Plotly's minor log labels,
     "2 5 2 5", read as values). Within one decade Plotly's own ticks, so the axis is never unlabelled."""
     values = values[values > 0]
-    if not len(values):
-        return {"range": [-2, 1]}
+    if not len(values):  # powers of ten only, the lowest clear of the corner where the step axis's 0 is written
+        return {"range": [-2.3, 1.1], "dtick": 1}
     return {"dtick": 1} if np.log10(values.max() / values.min()) >= 1 else {}
 
 
@@ -119,8 +119,9 @@ def sharpest_head(attention) -> tuple[int, int]:
 
 
 def head_detail(attention, text: str, output: str, layer: int, head: int, font_size: int = 12) -> go.Figure:
-    """One head in detail: each row is labelled "read → written" at its position, each column by its symbol."""
-    rows = [f"{i}: {a}→{b}" for i, (a, b) in enumerate(zip(text, output))]
+    """One head in detail: each row is labelled "read → written" at its position (from 1), each column by its
+    symbol."""
+    rows = [f"{i}: {a}→{b}" for i, (a, b) in enumerate(zip(text, output), start=1)]  # positions from 1
     keys = [f"{a}" for a in text]
     return attention_heatmap(np.asarray(attention, np.float32)[layer, head], rows, keys, font_size=font_size,
                              title=f"{head_name(layer, head)} in detail: {_caption(text, output)}")

@@ -39,27 +39,18 @@ VIEWPORTS = {"presenter": PRESENTER, "phone": PHONE}
 SMALLEST = {"presenter": 14, "phone": 10}
 
 # (model, viewport, tab) -> why it does not read yet, as the walk found it (2026-11-28, issue 55): each a fix to make
-HEAD_LABELS = "the one-head heatmap's key labels overlap and shrink below 14 px with its cells"
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("lm", "presenter", "attention"): HEAD_LABELS,
-    ("lm", "presenter", "steps"): HEAD_LABELS + "; the q/k scatter's point labels overlap",
-    ("lm", "presenter", "masking"): "the masks' and the two heads' token labels overlap, 9 px",
-    ("lm", "presenter", "positions"): "the tables' and similarities' two '0' ticks meet at the corner",
-    ("lm", "presenter", "encoder_decoder"): "dates' character labels overlap, 10 px",
-    ("lm", "presenter", "learning"): HEAD_LABELS,
-    ("lm", "presenter", "interventions"): ("the guesses figure ends past the first screen; head and rollout labels "
-                                           "overlap"),
-    ("lm", "presenter", "induction"): "the repeated sentence's labels overlap, 8 px",
-    ("lm", "presenter", "live"): "the toy's axis numbers overlap",
-    ("smollm2", "presenter", "attention"): HEAD_LABELS,
-    ("smollm2", "presenter", "steps"): HEAD_LABELS + "; the Q and K panel titles overlap; the q/k scatter's labels",
-    ("smollm2", "presenter", "masking"): "the masks' and the two heads' token labels overlap, 9 px (lm's, always)",
-    ("smollm2", "presenter", "positions"): "the rotary figure under its explanation, past the first screen; two '0' ticks meet",
-    ("smollm2", "presenter", "encoder_decoder"): "dates' character labels overlap, 10 px (the dates model, always)",
-    ("smollm2", "presenter", "interventions"): "the guesses figure ends past the first screen; the importance map's "
-                                               "30 layer labels overlap; the head's token labels overlap",
-    ("smollm2", "presenter", "induction"): "the repeated sentence's labels overlap, 8 px",
-    ("smollm2", "presenter", "live"): "the toy's axis numbers overlap (the toy model, always)",
+    # the one head reads now; the every-head figure's layer averages do not at 30 layers (issue 55's every-head work)
+    ("smollm2", "presenter", "attention"): "the layer averages' tile labels ('L1 mean', 'L2 mean') overlap",
+    ("smollm2", "presenter", "positions"): ("the rotary pair figure (now 440 px) still comes after the rotary "
+                                           "explanation and summary and ends at 1,315 px: the presenter-mode order rule "
+                                           "ROTARY_FIGURE gives it does not move it (not found why)"),
+    ("minilm", "presenter", "encoder_decoder"): ("the encoder head's slanted labels of minilm's 60-character sentence "
+                                                 "overlapped in its half of the row: the plot width it assumes is now "
+                                                 "340 px (was 400), not walked again yet"),
+    (GQA, "presenter", "steps"): ("two q/k scatter labels (“q ▁the”, “k W”) overlap: the labels are kept apart for "
+                                  "a plot as wide as tall, and this one's points drew closer than that estimate"),
+    (GQA, "presenter", "positions"): "the rotary pair figure ends at 1,315 px, as on smollm2 (see there)",
     # lm and smollm2 on a phone, by kind of failure (the walk's report names each figure and label)
     ("lm", "phone", "attention"): "colour bar over 10% of the width; labels overlap",
     ("lm", "phone", "classifier"): "colour bar over 10% of the width; labels overlap",
@@ -97,12 +88,10 @@ KNOWN: dict[tuple[str, str, str], str] = {
     # the Head finder tab (issue 60) came after the walk was written: what the walk finds on it
     ("lm", "phone", "head_finder"): "the scatter's layer colour bar is 147 px, over 10% of a phone's width",
     ("smollm2", "phone", "head_finder"): "the scatter's layer colour bar is 147 px, over 10% of a phone's width",
-    ("smollm2", "presenter", "head_finder"): "two of the five ringed numbers of the strongest heads overlap",
 }
 # (model, viewport) pairs the whole walk has not been run on yet (each takes minutes of a shared 2-core machine):
 # marked xfail, not walked, until their failing tabs are listed above
-NOT_WALKED: set[tuple[str, str]] = {("minilm", "presenter"), ("minilm", "phone"),
-                                    (GQA, "presenter"), (GQA, "phone")}
+NOT_WALKED: set[tuple[str, str]] = {("minilm", "phone"), (GQA, "phone")}
 
 CHECK_JS = """([smallest, presenter]) => {
   const panel = [...document.querySelectorAll('[role=tabpanel]')].find(p => p.getBoundingClientRect().width > 0);
@@ -207,7 +196,8 @@ def walk(browser, live, model: str, viewport: str) -> dict[str, list[dict]]:
         wait_until_idle(page, timeout=240_000)
         found = {}
         for spec in tab_specs():
-            page.locator(f"[role=tab][data-tab-id={spec.id}]").click()
+            # under load the page may still move for longer than Playwright's 30 s wait for a stable tab
+            page.locator(f"[role=tab][data-tab-id={spec.id}]").click(timeout=240_000)
             wait_until_settled(page, timeout=240_000)
             page.evaluate("() => window.scrollTo(0, 0)")
             page.wait_for_timeout(300)  # Plotly draws a frame after the data arrives
@@ -233,6 +223,7 @@ def test_every_figure_reads(browser, live, request, model, viewport):
     failing = {tab: problems for tab, problems in found.items() if problems}
     report = "\n".join(f"{tab} on {model} ({viewport}): {p['figure']}: {p['what']}"
                        for tab, problems in failing.items() for p in problems)
+    (ARTIFACTS / f"readability-{model}-{viewport}.txt").write_text(report + "\n")
     unexpected = [tab for tab in failing if (model, viewport, tab) not in KNOWN]
     fixed = [tab for (m, v, tab) in KNOWN if (m, v) == (model, viewport) and tab not in failing]
     assert not unexpected, f"figures that cannot be read:\n{report}"

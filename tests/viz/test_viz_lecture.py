@@ -48,7 +48,7 @@ def test_position_figures_mark_the_sentence():
     table = np.random.default_rng(0).normal(size=(20, 8)).astype(np.float32)
     fig = positions.tables_figure({"sin": table, "learned": table}, t=5)
     assert len(fig.data) == 2 and len(fig.layout.shapes) == 2
-    assert fig.layout.shapes[0].y1 == pytest.approx(4.5)
+    assert (fig.layout.shapes[0].y0, fig.layout.shapes[0].y1) == (0.5, 5.5)  # positions 1 to 5, counted from 1
     waves = positions.waves_figure(table, [0, 3], t=5)
     assert len(waves.data) == 4 and len(waves.data[1].x) == 5
     lines, dots = waves.data[0::2], waves.data[1::2]

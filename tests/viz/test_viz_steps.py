@@ -86,5 +86,6 @@ def test_long_inputs_thin_the_labels_more_in_narrow_panels():
     four = heatmap_row([Panel(np.zeros((n, n)), "a", tokens, tokens)] +
                        [Panel(np.zeros((n, 3)), str(i), tokens, None) for i in range(3)])
     assert list(one.layout.xaxis.ticktext[:2]) == ["w0", "w2"] and len(one.layout.yaxis.tickvals) == 50
-    assert list(four.layout.xaxis.ticktext[:2]) == ["w0", "w4"], "a quarter of the width: every 4th column"
+    assert list(four.layout.xaxis.ticktext[:2]) == ["w0", "w7"], "a quarter of the width: every 7th, in 10 px"
+    assert four.layout.xaxis.title.text == "every 7th labelled" and four.layout.xaxis.tickfont.size >= 10
     assert len(four.layout.yaxis.tickvals) == 50, "rows keep the full height, so as many row labels"

@@ -25,7 +25,7 @@ def test_progress_figure_draws_loss_accuracy_and_the_reference_levels():
     assert fig.layout.yaxis.dtick is None, "within one decade Plotly labels the axis itself"
     assert toy.progress_figure([1, 2], [3.0, 0.01], [0], [0.1], chance=0.1).layout.yaxis.dtick == 1
     before = toy.progress_figure([], [], [0], [0.05], chance=0.05)
-    assert len(before.data) == 3 and before.layout.yaxis.range == (-2, 1)
+    assert len(before.data) == 3 and before.layout.yaxis.range == (-2.3, 1.1)  # 0.01 clear of the corner
     with pytest.raises(ValueError, match="one value per step"):
         toy.progress_figure([1, 2], [1.0], [0], [0.1], chance=0.1)
 
@@ -49,7 +49,7 @@ def test_sharpest_head_finds_the_one_pattern_and_detail_labels_rows():
     assert toy.sharpest_head(maps) == (1, 1)
     detail = toy.head_detail(maps, TEXT, OUTPUT, 1, 1)
     np.testing.assert_allclose(np.asarray(detail.data[0].z), np.eye(4)[::-1])
-    assert list(detail.layout.yaxis.ticktext) == ["0: a→d", "1: b→c", "2: c→b", "3: d→a"]
+    assert list(detail.layout.yaxis.ticktext) == ["1: a→d", "2: b→c", "3: c→b", "4: d→a"]  # positions from 1
     assert "L2 H2" in detail.layout.title.text
 
 

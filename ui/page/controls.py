@@ -8,7 +8,8 @@ import gradio as gr
 from ui.page import components
 from ui.page.components import fit_controls, slider_max
 from ui.page.context import PRESENTER_FIRST, Context  # noqa: F401 - PRESENTER_FIRST: the tabs import it from here too
-from ui.page.lecture_examples import EXAMPLES, default_settings, example_claim, linked_head, previous_token_head
+from ui.page.lecture_examples import (EXAMPLES, default_settings, example_claim, linked_head, next_token_claim,
+                                      previous_token_head)
 from model.registry import KINDS_BY_ARCH, ModelRegistry
 from ui.page.labels import KIND_LABELS
 from ui.page.messages import InputError, inform
@@ -151,6 +152,8 @@ def wire_page(ctx: Context, examples: gr.Dropdown, player=None, classroom=None) 
                        f"from “{source}” on “{target}”, the most of any head in {name}.")
         else:
             message = example_claim(registry, text, name, layer, head) if say else None
+        answer = next_token_claim(registry, text, name) if say else None
+        message = " ".join(part for part in (message, answer) if part)
         if say and message:
             inform(message, escaped=True)
         # the picker goes back to its label: closing it later sends None, not this example again (which put

@@ -9,6 +9,7 @@ from analysis import head_stats as stats
 from model.registry import ModelRegistry
 from ui.page.links import ViewSettings
 from ui.page.messages import InputError, clean_text
+from viz.labels import markdown_label
 
 # Each example shows what its model really does, measured when clicked (example_claim) and checked against the
 # shipped weights by tests/app/handlers/test_examples.py (lm's previous-token head, fill-ins mlm gets right, dates it reads,
@@ -29,11 +30,22 @@ EXAMPLES = [
     ("a large grey animal with a long trunk", "classifier"),
     ("a tool with a heavy head used for driving nails", "classifier"),
     ("move quickly on foot", "classifier"),
+    ("The Eiffel Tower is in the city of", "smollm2"),
+    ("When Mary and John went to the store, John gave a drink to", "smollm2"),
+    ("Alice likes green apples and Bob likes red grapes. Alice likes green", "smollm2"),
 ]
 DEFAULT_TEXT = EXAMPLES[0][0]
 # Examples that show one link between two words: clicking one opens the head that puts the most attention
-# from the first word on the second, measured on the sentence when clicked (minilm: layer 4, head 2, 0.68).
-LINKED_EXAMPLES = {"The animal didn't cross the street because it was too tired.": ("it", "animal")}
+# from the first word (its last occurrence) on the second (its first), measured on the sentence when clicked
+# (minilm: layer 4, head 2, 0.68; smollm2: the last " to" on " Mary", L25 H5, 0.81; the second " green" on the
+# " apples" that followed the first, an induction head)
+LINKED_EXAMPLES = {"The animal didn't cross the street because it was too tired.": ("it", "animal"),
+                   "When Mary and John went to the store, John gave a drink to": ("to", "mary"),
+                   "Alice likes green apples and Bob likes red grapes. Alice likes green": ("green", "apples")}
+# what a causal model's example is for: its next token, measured when clicked (next_token_claim)
+ANSWERS = {"The Eiffel Tower is in the city of": "Paris",
+           "When Mary and John went to the store, John gave a drink to": "Mary",
+           "Alice likes green apples and Bob likes red grapes. Alice likes green": "apples"}
 FILLS = {"the United <mask> of America": "States", "a person <mask> plays the piano": "who",
          "he was unable <mask> walk": "to"}  # what mlm puts first in each blank
 DATES = {"Saturday, 21st of November 2026": "2026-11-21", "3 March 1999": "1999-03-03",
@@ -69,7 +81,8 @@ def measured_previous_token_head(registry: ModelRegistry, name: str) -> tuple[in
 
 def linked_head(registry: ModelRegistry, name: str, text: str) -> tuple[int, int, float, str, str] | None:
     """For a LINKED_EXAMPLES sentence: the 1-based (layer, head) that puts the most attention from its first
-    word on its second, that weight, and the two tokens, measured on this model; None for other texts."""
+    word (its last occurrence) on its second (its first), that weight, and the two tokens as the model writes them
+    (escaped for Markdown), measured on this model; None for other texts."""
     words = LINKED_EXAMPLES.get(text)
     if words is None or name not in registry.available or registry.arch(name) == "encoder-decoder":
         return None
@@ -77,9 +90,26 @@ def linked_head(registry: ModelRegistry, name: str, text: str) -> tuple[int, int
     labels = [label.lstrip("▁").lower() for label in att.queries]
     if words[0] not in labels or words[1] not in labels:
         return None
-    weight = att.probs[:, :, labels.index(words[0]), labels.index(words[1])]  # (L, H)
+    query = len(labels) - 1 - labels[::-1].index(words[0])  # the last occurrence: it looks back at the first
+    weight = att.probs[:, :, query, labels.index(words[1])]  # (L, H)
     layer, head = (int(i) for i in np.unravel_index(weight.argmax(), weight.shape))
-    return layer + 1, head + 1, float(weight[layer, head]), words[0], words[1]
+    key = labels.index(words[1])
+    said = (markdown_label(token.lstrip("▁")) for token in (att.queries[query], att.keys[key]))
+    return (layer + 1, head + 1, float(weight[layer, head]), *said)
+
+
+def next_token_claim(registry: ModelRegistry, text: str, name: str) -> str | None:
+    """For an ANSWERS example on a causal model: the token it puts first next and its probability, measured now,
+    and where the expected word stands if it is not first. None for other texts and models."""
+    word = ANSWERS.get(text)
+    if word is None or name not in registry.available or registry.arch(name) != "decoder":
+        return None
+    guesses = registry.get(name).next_tokens(clean_text(text, registry.max_chars(name)), 5)
+    (top, p), words = guesses[0], [token.lstrip("▁") for token, _ in guesses]
+    said = f"Measured now: {name} puts “{markdown_label(top.lstrip('▁'))}” first next ({p:.0%})."
+    if words[0] != word:
+        said += f" “{word}” is {'not in its top 5' if word not in words else f'number {words.index(word) + 1}'}."
+    return said
 
 
 def example_claim(registry: ModelRegistry, text: str, name: str, layer: int, head: int) -> str | None:

@@ -18,7 +18,6 @@ from model.registry import ModelRegistry
 from ui.page.labels import head_choices
 from ui.page.messages import MAX_BEAM, InputError, check_beam, check_index, clean_text
 from viz import cross
-from viz.figure import no_taller
 from viz.heatmap import attention_heatmap
 
 TAB = TabSpec(id="encoder_decoder", label="Encoder-decoder", figure="#cross-heat",
@@ -92,6 +91,9 @@ def written_tokens(trace) -> list[str]:
     return (list(trace.target_tokens[1:]) + ["</s>"])[:rows]
 
 
+# the encoder's and the decoder's heads sit side by side: each plot is what half the row leaves beside its row
+# labels and colour bar (not the default 560 px), and its labels are sized for those cells
+HALF_PLOT_PX = {False: 420, True: 340}
 KINDS_PX = 30  # the header's attention-kind row, which the dates model adds
 
 
@@ -105,12 +107,13 @@ def step_view(registry: ModelRegistry, text, head_label, step, presenter):
     step0 = min(max(int(step or 1), 1), rows) - 1
     written = written_tokens(trace)
     probs = att.probs[layer0, head0]
+    # presenter mode: the header is a row taller for the dates model (its three attention kinds)
     heat = cross.cross_figure(probs, written, att.keys, step=step0, font_size=font,
+                              max_height=screen_height(presenter, above=KINDS_PX),
                               title=f"Cross-attention, decoder layer {layer0 + 1}, head {head0 + 1}: "
                                     "each output character (rows) × the input (columns)")
     bars = cross.step_figure(probs[step0], att.keys, written[step0], step0, font_size=font)
-    # presenter mode: the header is a row taller for the dates model (its three attention kinds)
-    return no_taller(heat, screen_height(presenter, above=KINDS_PX)), bars
+    return heat, bars
 
 
 def shown_step(registry: ModelRegistry, text, step) -> int:
@@ -162,11 +165,13 @@ def view(registry: ModelRegistry, text, head_label, step, presenter, enc_head="L
     encoder, decoder = trace.attention["encoder"], trace.attention["decoder"]
     enc_layer, enc_head0 = _self_head(registry, text, enc_head, "encoder")
     dec_layer, dec_head0 = _self_head(registry, text, dec_head, "decoder")
+    width = HALF_PLOT_PX[bool(presenter)]
     enc_fig = attention_heatmap(encoder.probs[enc_layer, enc_head0], encoder.queries, encoder.keys, font_size=font,
+                                max_width=width,
                                 title=f"Encoder self-attention, layer {enc_layer + 1}, head {enc_head0 + 1}: "
                                       "no mask")
     dec_fig = attention_heatmap(decoder.probs[dec_layer, dec_head0], decoder.queries, decoder.keys,
-                                mask=decoder.mask, font_size=font,
+                                mask=decoder.mask, font_size=font, max_width=width,
                                 title=f"Decoder self-attention, layer {dec_layer + 1}, head {dec_head0 + 1}: "
                                       "masked")
     rows = trace.attention["cross"].probs.shape[2]

@@ -27,7 +27,6 @@ from ui.page.links import Linked
 from ui.page.labels import KIND_LABELS, head_choices, parse_heads
 from ui.page.messages import InputError, clean_text
 from viz import interventions as viz
-from viz.figure import no_taller
 from viz.heatmap import attention_heatmap
 from viz.labels import markdown_label
 
@@ -165,8 +164,8 @@ def view(registry: ModelRegistry, text, name, heads, method, presenter):
     found = importance_maps(registry, text, name, method)
     maps = found.maps
     what = WHAT_CHANGE.get(result["what"], "drop in log-probability")
-    importance = no_taller(viz.importance_figure(maps, what, font_size=font, method=method, estimated=found.estimated),
-                           screen_height(presenter))
+    importance = viz.importance_figure(maps, what, font_size=font, method=method, estimated=found.estimated,
+                                       max_height=screen_height(presenter))
     top = max(((kind, *np.unravel_index(int(np.argmax(m)), m.shape)) for kind, m in maps.items()),
               key=lambda k: maps[k[0]][k[1], k[2]])
     single = list(maps) == ["self"]
@@ -223,14 +222,19 @@ def estimate_note(registry: ModelRegistry, name, found: head_map.HeadMap, what: 
             f"{measured}. Knock out any other head above to measure it. " + CAUSAL_TRACING)
 
 
+HEAD_PLOT_PX = {False: 320, True: 240}  # the one head's plot width in its column: normal, presenter mode
+
+
 def head_view(registry: ModelRegistry, text, name, picked, presenter):
     """The attention of the head picked under the importance map."""
     if not picked:
         return UNCHANGED
     (kind, layer, head), = parse_heads(picked, registry, name)
     att = attention_of(registry.detailed(name, text), kind)  # the trace the tab's other views read
+    # the head sits in the right-hand column, under its picker: its plot is what that column leaves beside the
+    # query labels and the colour bar (about 240 px in presenter mode's type), not the default 560
     return attention_heatmap(att.probs[layer, head], att.queries, att.keys, mask=att.mask,
-                             font_size=figure_font(presenter),
+                             font_size=figure_font(presenter), max_width=HEAD_PLOT_PX[bool(presenter)],
                              title=f"{picked}: {KIND_LABELS[kind]}")
 
 

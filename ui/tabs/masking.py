@@ -17,7 +17,6 @@ from ui.page.context import Context, figure_font, screen_height
 from ui.page.messages import InputError, clean_text, inform
 from model.registry import ModelRegistry
 from viz import compare
-from viz.figure import no_taller
 
 TAB = TabSpec(id="masking", label="Masking")
 
@@ -90,7 +89,7 @@ def view(registry: ModelRegistry, text, layer, head, presenter, pattern="previou
         raise InputError("The two models read this text as different tokens (a <mask> marker?). "
                          "Type a plain sentence to compare them.")
     tokens = lm.queries
-    masks = no_taller(compare.masks_figure(lm.mask, mlm.mask, tokens, font_size=font), screen_height(presenter))
+    masks = compare.masks_figure(lm.mask, mlm.mask, tokens, font_size=font, max_height=screen_height(presenter))
 
     off = unmasked_lm(registry, text)
     with_mask = attention_steps(lm.q[layer0, head0], lm.k[layer0, head0], lm.v[layer0, head0], lm.mask)

@@ -134,7 +134,8 @@ def rotary_view(registry: ModelRegistry, text, model, head, presenter):
                "query at position": [r["query position m"] + 1 for r in rows],
                "key n": columns.pop("key position n"), "key at position": [r["key position n"] + 1 for r in rows],
                **columns}
-    return (cut_notice(registry, model, loaded.encode(text).truncated) + rotary_summary(demo, rows), viz_rotary.rotation_figure(demo, font_size=font),
+    return (cut_notice(registry, model, loaded.encode(text).truncated) + rotary_summary(demo, rows),
+            viz_rotary.rotation_figure(demo, font_size=font, max_height=screen_height(presenter)),
             viz_rotary.offset_figure(demo, font_size=font), components.table(columns))
 
 
@@ -164,7 +165,10 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
 ROTARY_PART, ROTARY_MODEL = "rotary-part", "rotary-model"
 # The tab's rotary part first where the model turns its queries and keys (it adds no position vectors to show):
 # its summary says so by a class, and the part moves up, above presenter mode's first figure too
-ROTARY_FIRST = f"\n[role=tabpanel]:has(.{ROTARY_MODEL}) .{ROTARY_PART} {{ order: -4; }}\n"
+# in presenter mode its turned pair comes first of all, on the first screen, the words under it
+ROTARY_FIGURE = "rotary-figure"
+ROTARY_FIRST = (f"\n[role=tabpanel]:has(.{ROTARY_MODEL}) .{ROTARY_PART} {{ order: -4; }}\n"
+                f"body.presenter [role=tabpanel]:has(.{ROTARY_MODEL}) .{ROTARY_FIGURE} {{ order: -5; }}\n")
 
 SEED = Linked("seed", default=0, low=0, high=2**32 - 1)  # the shuffle's seed
 
@@ -194,7 +198,7 @@ def build(ctx: Context) -> None:
         gr.Markdown(ROTARY_EXPLANATION, elem_classes=[ROTARY_PART])
         rotary_summary_md = gr.Markdown(elem_id="rotary-summary", elem_classes=[ROTARY_PART])
         turned = components.Plot(show_label=False, label="a query/key pair turned by position",
-                                 elem_classes=[ROTARY_PART])
+                                 elem_classes=[ROTARY_PART, ROTARY_FIGURE])
         slid = components.Plot(show_label=False, label="score against position", elem_classes=[ROTARY_PART])
         scores = gr.Dataframe(label="the same query and key at different positions", interactive=False,
                               elem_id="rotary-scores", elem_classes=[ROTARY_PART])

@@ -40,7 +40,7 @@ def test_the_one_head_view_at_512_tokens_equals_the_trace_exactly(registry, long
     assert z.shape == (512, 512) and z.dtype == np.float32
     np.testing.assert_array_equal(z, att.probs[3, 1])  # every weight, unrounded
     # the hover names both tokens of any cell, by position
-    assert figure.data[0].x[300] == f"{token_labels([trace.tokens[300]])[0]} (#300)"
+    assert figure.data[0].x[300] == f"{token_labels([trace.tokens[300]])[0]} (#301)"  # positions from 1
     assert "%{y} → %{x}" in figure.data[0].hovertemplate
 
 
