@@ -82,3 +82,37 @@ def assert_within(actual, expected, tolerance, err_msg: str = "") -> None:
         at = np.unravel_index(np.argmax(np.where(off <= allowed, -np.inf, off - allowed)), off.shape)
         raise AssertionError(f"{err_msg} at {at}: {actual[at]:.9g} vs {expected[at]:.9g}, off by {off[at]:.3g}, "
                              f"allowed {allowed[at]:.3g}")
+
+
+# ---- whole models against an oracle ------------------------------------------------------------------------------
+# A whole forward pass (embeddings, every layer's products of hundreds of terms, norms, softmaxes, activations) has no
+# useful closed-form bound: Higham's n-term bound, carried through every layer's amplification, allows errors of
+# 1e-2 where two float32 implementations differ by 1e-6, and would let real faults through. Its float32 rounding is
+# measured on the input itself instead: the oracle run once in float32 and once in float64 (float64's own rounding,
+# 2^-53 relative, is 2^-29 of float32's) gives E, how far float32 rounding moved each quantity there, on this
+# processor with its own kernels. Ours sums the same terms in its own order, so its error is of the same size
+# (Higham's bound does not depend on the order): within ORACLE_TIMES x E of exact, ours and the oracle's float32 are
+# within (ORACLE_TIMES + 1) x E of each other, plus a few spacings of each value (what float64 cannot see of the
+# parts transformers itself keeps in float32: a llama softmax, rotary angles).
+ORACLE_TIMES = 3  # ours may round up to 3x as much as the oracle does
+
+
+def beside_oracle(ours, oracle32, oracle64) -> np.ndarray:
+    """Elementwise, how far ours may be from the oracle's float32 result: (ORACLE_TIMES + 1) x the oracle's worst
+    float32 rounding on this input (max |oracle32 - oracle64|), plus LIBM_ULPS spacings of each value."""
+    oracle32, oracle64 = (np.asarray(x, dtype=np.float64) for x in (oracle32, oracle64))
+    rounding = np.abs(oracle32 - oracle64).max() if oracle32.size else 0.0
+    return (ORACLE_TIMES + 1) * rounding + LIBM_ULPS * spacing32(oracle64)
+
+
+_DOUBLES: dict[int, tuple] = {}  # id(model) -> (model, its float64 copy): the oracles are module-scoped fixtures
+
+
+def in_float64(model):
+    """A float64 copy of a torch model (made once per model; the original stays float32)."""
+    import copy
+
+    kept = _DOUBLES.get(id(model))
+    if kept is None or kept[0] is not model:
+        kept = _DOUBLES[id(model)] = (model, copy.deepcopy(model).double())
+    return kept[1]
