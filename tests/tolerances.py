@@ -71,6 +71,24 @@ def attention(q, k, v, scale: float = 1.0, mask=None) -> tuple[np.ndarray, np.nd
     return scores, probs_error, output
 
 
+def attention_layer(q, k, v, scale: float, mask, w_out) -> np.ndarray:
+    """The bound, elementwise on (b, t, k), for two float32 attention layers given the same q, k, v (b, h, t, d) (the
+    same projections of the same input, bit for bit) that differ in how they attend (explicit softmax against a
+    fused kernel, keys in another order): each head's output within attention()'s bound, carried through W_O
+    (k, h·d) as |error| @ |W_O|ᵀ, plus the product's own rounding and the bias's addition."""
+    _, _, heads_error = attention(q, k, v, scale, mask)  # (b, h, t, d)
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    logits = scale * q @ np.swapaxes(k, -1, -2)
+    if mask is not None:
+        logits = np.where(np.asarray(mask, dtype=bool), logits, -np.inf)
+    probs = np.exp(logits - logits.max(-1, keepdims=True))
+    heads = (probs / probs.sum(-1, keepdims=True)) @ v  # (b, h, t, d)
+    b, h, t, d = heads.shape
+    joined = lambda x: np.swapaxes(x, 1, 2).reshape(b, t, h * d)  # (b, t, h·d), as the layer joins its heads
+    w = np.asarray(w_out, dtype=np.float64)
+    return joined(heads_error) @ np.abs(w).T + product(joined(heads), w.T) + EPS32 * np.abs(joined(heads) @ w.T)
+
+
 def assert_within(actual, expected, tolerance, err_msg: str = "") -> None:
     """|actual - expected| <= tolerance elementwise (np.testing.assert_allclose takes only one number): the message
     names the worst element, by how much it is off and what it was allowed there."""
