@@ -28,7 +28,6 @@ from collections import OrderedDict
 from copy import copy
 
 from gradio.components import State
-from gradio.queueing import Queue
 from gradio.state_holder import SessionState
 
 STATE_ENV = "ATTENTION_STATE_MB"
@@ -112,31 +111,11 @@ def _counted_setitem(self, key: int, value) -> None:
         BUDGET.wrote(self, key, value)
 
 
-_gradio_process_events = Queue.process_events
-
-
-async def _process_then_forget(self, events, *args, **kwargs):
-    """Queue.process_events, then each finished event's id dropped from its session's set. Gradio adds every event's
-    id to `pending_event_ids_session` and removes them only when the session disconnects, which a plain-HTTP API
-    call never does: each call left its session's entry behind (~0.4 KB), without bound. Once an event has
-    finished, its id is read by nothing (a disconnect or a cancel looks the id up among the events still live)."""
-    try:
-        return await _gradio_process_events(self, events, *args, **kwargs)
-    finally:
-        for event in events:
-            ids = self.pending_event_ids_session.get(event.session_hash)
-            if ids is not None:
-                ids.discard(event._id)
-                if not ids:
-                    del self.pending_event_ids_session[event.session_hash]
-
-
 def keep_no_output_values() -> None:
-    """Sessions keep no copies of component configurations and values, their State values at most STATE_BYTES
-    together, and no id of a finished event (idempotent)."""
+    """Sessions keep no copies of component configurations and values, and their State values at most
+    STATE_BYTES together (idempotent)."""
     SessionState.__init__ = _lean_init
     SessionState.__setitem__ = _counted_setitem
     SessionState.config_values = property(_nothing, _ignore)
     SessionState._update_value_in_config = _ignore
     SessionState._update_config = _ignore
-    Queue.process_events = _process_then_forget

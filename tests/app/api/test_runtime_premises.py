@@ -199,20 +199,6 @@ def test_gradio_keeps_every_value_sent_in_its_session():
         f"SessionState.__init__ sets {kept}: make ui/runtime/sessions._lean_init set the same"
 
 
-def test_gradio_keeps_a_finished_events_id_until_its_session_disconnects():
-    """Delete: ui.runtime.sessions._process_then_forget (Gradio would drop a finished event's id itself). Read
-    from Gradio's source: the app's import has replaced process_events in this process."""
-    import gradio.queueing as queueing
-
-    source = Path(queueing.__file__).read_text()
-    assert "self.pending_event_ids_session[body.session_hash].add(event._id)" in source, \
-        "Gradio no longer keeps event ids per session: delete sessions._process_then_forget"
-    removals = re.findall(r"pending_event_ids_session(?:\[[^]]+\] -=|\.pop)", source)
-    assert len(removals) == 2, \
-        f"Gradio removes event ids in {len(removals)} places now (was 2, both in clean_events, on a disconnect): " \
-        "check sessions._process_then_forget against it (or delete it)"
-
-
 def test_gradio_writes_a_states_value_through_setitem_and_makes_a_missing_one_anew():
     """Delete: the state budget in ui.runtime.sessions (StateBudget), if Gradio bounds what sessions hold itself;
     fix it if Gradio writes State values elsewhere (they would go uncounted) or fails on a value gone."""

@@ -44,21 +44,3 @@ def test_every_sessions_state_values_together_stay_within_their_bytes():
         assert sessions.size_of({"rows": [np.zeros((4, 100), np.float32)] * 3}) >= 3 * 1600
     finally:
         sessions.BUDGET = old
-
-
-def test_a_finished_events_id_leaves_its_sessions_set(monkeypatch):
-    """Gradio's queue keeps every event's id per session until the session disconnects (a plain-HTTP call never
-    does): the ids of finished events go, a session's entry with its last one, another event's stays."""
-    import asyncio
-    from types import SimpleNamespace
-
-    from ui.runtime import sessions
-
-    async def gradios(self, events, *args, **kwargs):  # Gradio's process_events, reduced to nothing
-        return None
-
-    monkeypatch.setattr(sessions, "_gradio_process_events", gradios)
-    queue = SimpleNamespace(pending_event_ids_session={"a": {"1", "2"}, "b": {"3"}})
-    done = [SimpleNamespace(session_hash="a", _id="1"), SimpleNamespace(session_hash="b", _id="3")]
-    asyncio.run(sessions._process_then_forget(queue, done, False, 0.0, None))
-    assert queue.pending_event_ids_session == {"a": {"2"}}
