@@ -135,7 +135,7 @@ def lesson_steps(client) -> list[tuple[str, int]]:
 
 def run(requests: int = REQUESTS, log: Path | None = None, holders: Path | None = None) -> dict:
     """The soak; with `holders`, the server started through bench/holders.py, which appends what holds its memory
-    to that file at each RSS reading (a probe: the soak's figures come from runs without it)."""
+    to that file at each RSS reading (docs/memory.md, "What grew")."""
     import os
     import signal
 
@@ -233,6 +233,7 @@ def report_lines(r: dict) -> list[str]:
         f"- RSS in MB after so many requests: {curve}",
         f"- errors: {s['errors'] or 'none'}",
         *([f"- stopped early: {s['stopped_early']}"] if s.get("stopped_early") else []),
+        *([f"- {s['note']}"] if s.get("note") else []),  # how and when a run was made, when not by `make bench`
         "",
     ]
 
