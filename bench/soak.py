@@ -217,6 +217,7 @@ def report_lines(r: dict) -> list[str]:
     s = r["soak"]
     growth = s["growth_after_filled_mb"]
     verdict = ("not judged: too few requests" if growth is None or s["filled_at"] < FILLED else
+               f"not judged: {s['requests']:,} requests, the target is {REQUESTS:,}" if s["requests"] < REQUESTS else
                "**met**" if growth <= s["limit_mb"] and not s["errors"] else "**missed**")
     curve = ", ".join(f"{n:,}: {mb:.0f}" for n, mb in s["points"][::max(1, len(s["points"]) // 12)])
     return [
