@@ -133,10 +133,31 @@ def lesson_steps(client) -> list[tuple[str, int]]:
     return [(item["id"], int(item["steps"])) for item in client.predict(api_name="/lessons")]
 
 
-def run(requests: int = REQUESTS, log: Path | None = None) -> dict:
+def run(requests: int = REQUESTS, log: Path | None = None, holders: Path | None = None) -> dict:
+    """The soak; with `holders`, the server started through bench/holders.py, which appends what holds its memory
+    to that file at each RSS reading (docs/memory.md, "What grew")."""
+    import os
+    import signal
+
+    from bench.holders import OUT_ENV
+    from ui.runtime.memory import TRIM_EVERY_S
     from harness.live_app import ARTIFACTS, Endpoints, live_app
 
-    with live_app(log or ARTIFACTS / "logs" / "bench_soak.log") as app:
+    command = env = None
+    if holders is not None:
+        holders.unlink(missing_ok=True)
+        command, env = [sys.executable, "-m", "bench.holders"], {OUT_ENV: str(holders.resolve())}
+
+    def reading() -> float:
+        """The server's RSS at rest: read once its allocator's free pages have gone back (ui/runtime/memory.py trims
+        every TRIM_EVERY_S): read at once, it swung by the last requests' freed arrays (up to 150 MB)."""
+        time.sleep(TRIM_EVERY_S + 1)
+        if holders is not None:
+            os.kill(pid, signal.SIGUSR1)
+            time.sleep(2)  # the report is written between two of the server's own steps
+        return rss_mb(pid)
+
+    with live_app(log or ARTIFACTS / "logs" / "bench_soak.log", env=env, command=command) as app:
         pid, client = app.process.pid, app.client()
         endpoints = Endpoints(client)
         lessons = lesson_steps(client)
@@ -145,7 +166,7 @@ def run(requests: int = REQUESTS, log: Path | None = None) -> dict:
         for i, api, args in requests_of(endpoints, lessons, len(USES), start=10**6):
             client.predict(*args, api_name=api)
         client.predict(*endpoints.args("/train_toy", task="reverse", positions=True, seconds=1), api_name="/train_toy")
-        points, errors, seconds = [(0, rss_mb(pid))], {}, {}
+        points, errors, seconds = [(0, reading())], {}, {}
         print(f"soak: baseline RSS {points[0][1]} MB", file=sys.stderr)
         started = time.perf_counter()
         lock = threading.Lock()
@@ -170,7 +191,7 @@ def run(requests: int = REQUESTS, log: Path | None = None) -> dict:
                 if len(batch) == EVERY:
                     list(pool.map(one, batch))
                     batch = []
-                    points.append((request[0] + 1, rss_mb(pid)))
+                    points.append((request[0] + 1, reading()))
                     print(f"soak: {points[-1][0]} requests, RSS {points[-1][1]} MB, "
                           f"{time.perf_counter() - started:.0f} s", file=sys.stderr)
             list(pool.map(one, batch))
@@ -196,6 +217,7 @@ def report_lines(r: dict) -> list[str]:
     s = r["soak"]
     growth = s["growth_after_filled_mb"]
     verdict = ("not judged: too few requests" if growth is None or s["filled_at"] < FILLED else
+               f"not judged: {s['requests']:,} requests, the target is {REQUESTS:,}" if s["requests"] < REQUESTS else
                "**met**" if growth <= s["limit_mb"] and not s["errors"] else "**missed**")
     curve = ", ".join(f"{n:,}: {mb:.0f}" for n, mb in s["points"][::max(1, len(s["points"]) // 12)])
     return [
@@ -212,6 +234,7 @@ def report_lines(r: dict) -> list[str]:
         f"- RSS in MB after so many requests: {curve}",
         f"- errors: {s['errors'] or 'none'}",
         *([f"- stopped early: {s['stopped_early']}"] if s.get("stopped_early") else []),
+        *([f"- {s['note']}"] if s.get("note") else []),  # how and when a run was made, when not by `make bench`
         "",
     ]
 
@@ -220,8 +243,10 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=REQUESTS)
     parser.add_argument("--out", type=Path, help="write the result as JSON here")
+    parser.add_argument("--holders", type=Path, help="a probe: append what holds the server's memory to this file "
+                        "(JSON lines, bench/holders.py) at each reading")
     args = parser.parse_args(argv)
-    result = run(args.requests)
+    result = run(args.requests, holders=args.holders)
     text = json.dumps(result, indent=1)
     if args.out:
         args.out.write_text(text)

@@ -9,6 +9,10 @@ when the last array or tensor on it is gone (weakref.finalize on the numpy array
 takes one of the same size from here before asking the system; nothing is ever written into memory that an
 array still reads.
 
+Each buffer is memory mapped for it alone (`mapped`), not taken from the C allocator's arenas: a trace's arrays stay
+in the cache for many requests, and in an arena, once freed, they left holes among the requests' shorter-lived
+arrays that stayed resident (a soak grew by the arenas' free memory after its cache was full: docs/memory.md).
+
 What is kept unused is bounded (KEEP_BYTES) and `release_unused` gives it back to the system. The app's
 registry pushes out of its cache the traces a new one would push out before it computes the new one, and
 gives back what the new one did not reuse after (model.registry.ModelRegistry._compute_trace): between
@@ -18,9 +22,11 @@ from __future__ import annotations
 
 import collections
 import math
+import mmap
 import threading
 import weakref
 
+import numpy as np
 import torch
 
 SMALLEST = 1 << 20  # bytes: smaller arrays are served well by the allocator's own free lists
@@ -49,7 +55,7 @@ class Pool:
             at = next((i for i, b in enumerate(self._free) if b.numel() == count), None)
             flat = None if at is None else self._free.pop(at)
         if flat is None:
-            flat = torch.empty(count, dtype=torch.float32)
+            flat = mapped(count)
         handed = flat.numpy().reshape(shape)  # the array the tensor below holds while it, or a view of it, lives
         weakref.finalize(handed, self._give_back, flat).atexit = False
         return torch.from_numpy(handed)
@@ -83,6 +89,16 @@ class Pool:
         with self._lock:
             self._collect()
             return sum(b.numel() for b in self._free) * 4
+
+
+def mapped(count: int) -> torch.Tensor:
+    """A flat float32 CPU tensor of `count` numbers in memory mapped for it alone (anonymous, private, its pages
+    made present at once: one system call, not a page fault per 4 KB), handed back to the system when the last
+    array on it goes. Not from the allocator's arenas: a trace's arrays stay in the cache for many requests, and
+    in an arena the holes evicted traces leave between shorter-lived memory stayed resident (docs/memory.md)."""
+    flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
+    memory = mmap.mmap(-1, max(count, 1) * 4, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    return torch.from_numpy(np.frombuffer(memory, dtype=np.float32, count=count))
 
 
 POOL = Pool()

@@ -3,9 +3,12 @@
 downloads a model."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+from tests import tolerances
 
 SENTENCES = [
     "The animal didn't cross the street because it was too tired.",
@@ -58,3 +61,23 @@ def oracle(folder, family: str):
     transformers = pytest.importorskip("transformers")
     model_class = getattr(transformers, CLASSES[family][1])
     return model_class.from_pretrained(str(folder), attn_implementation="eager").eval()
+
+
+def assert_matches_oracle(loaded, hf_model, text: str) -> int:
+    """Ours against transformers' model on `text`: every layer's attention and the logits, each within what float32
+    rounding allows (tests/tolerances.py beside_oracle: the oracle's own rounding on this input, measured against its
+    float64 run); the number of tokens."""
+    ids = loaded.encode(text).ids
+    trace = loaded.trace(text)
+    with torch.no_grad():
+        out = hf_model(torch.tensor([ids]), output_attentions=True)
+        exact = tolerances.in_float64(hf_model)(torch.tensor([ids]), output_attentions=True)
+        logits, _ = loaded.model(torch.tensor([ids]))
+    stack = lambda o: np.stack([a[0].numpy() for a in o.attentions])  # (L, H, t, t)
+    parts = {"probs": (trace.attention["self"].probs, stack(out), stack(exact)),
+             "logits": (logits[0].numpy(), out.logits[0].numpy(), exact.logits[0].numpy())}
+    for name, (ours, oracle32, oracle64) in parts.items():
+        assert ours.shape == oracle32.shape, (name, ours.shape, oracle32.shape)
+        tolerances.assert_within(ours, oracle32, tolerances.beside_oracle(ours, oracle32, oracle64),
+                                 f"{text[:40]!r}: {name}")
+    return len(ids)

@@ -71,6 +71,24 @@ def attention(q, k, v, scale: float = 1.0, mask=None) -> tuple[np.ndarray, np.nd
     return scores, probs_error, output
 
 
+def attention_layer(q, k, v, scale: float, mask, w_out) -> np.ndarray:
+    """The bound, elementwise on (b, t, k), for two float32 attention layers given the same q, k, v (b, h, t, d) (the
+    same projections of the same input, bit for bit) that differ in how they attend (explicit softmax against a
+    fused kernel, keys in another order): each head's output within attention()'s bound, carried through W_O
+    (k, h·d) as |error| @ |W_O|ᵀ, plus the product's own rounding and the bias's addition."""
+    _, _, heads_error = attention(q, k, v, scale, mask)  # (b, h, t, d)
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
+    logits = scale * q @ np.swapaxes(k, -1, -2)
+    if mask is not None:
+        logits = np.where(np.asarray(mask, dtype=bool), logits, -np.inf)
+    probs = np.exp(logits - logits.max(-1, keepdims=True))
+    heads = (probs / probs.sum(-1, keepdims=True)) @ v  # (b, h, t, d)
+    b, h, t, d = heads.shape
+    joined = lambda x: np.swapaxes(x, 1, 2).reshape(b, t, h * d)  # (b, t, h·d), as the layer joins its heads
+    w = np.asarray(w_out, dtype=np.float64)
+    return joined(heads_error) @ np.abs(w).T + product(joined(heads), w.T) + EPS32 * np.abs(joined(heads) @ w.T)
+
+
 def assert_within(actual, expected, tolerance, err_msg: str = "") -> None:
     """|actual - expected| <= tolerance elementwise (np.testing.assert_allclose takes only one number): the message
     names the worst element, by how much it is off and what it was allowed there."""
@@ -82,3 +100,37 @@ def assert_within(actual, expected, tolerance, err_msg: str = "") -> None:
         at = np.unravel_index(np.argmax(np.where(off <= allowed, -np.inf, off - allowed)), off.shape)
         raise AssertionError(f"{err_msg} at {at}: {actual[at]:.9g} vs {expected[at]:.9g}, off by {off[at]:.3g}, "
                              f"allowed {allowed[at]:.3g}")
+
+
+# ---- whole models against an oracle ------------------------------------------------------------------------------
+# A whole forward pass (embeddings, every layer's products of hundreds of terms, norms, softmaxes, activations) has no
+# useful closed-form bound: Higham's n-term bound, carried through every layer's amplification, allows errors of
+# 1e-2 where two float32 implementations differ by 1e-6, and would let real faults through. Its float32 rounding is
+# measured on the input itself instead: the oracle run once in float32 and once in float64 (float64's own rounding,
+# 2^-53 relative, is 2^-29 of float32's) gives E, how far float32 rounding moved each quantity there, on this
+# processor with its own kernels. Ours sums the same terms in its own order, so its error is of the same size
+# (Higham's bound does not depend on the order): within ORACLE_TIMES x E of exact, ours and the oracle's float32 are
+# within (ORACLE_TIMES + 1) x E of each other, plus a few spacings of each value (what float64 cannot see of the
+# parts transformers itself keeps in float32: a llama softmax, rotary angles).
+ORACLE_TIMES = 3  # ours may round up to 3x as much as the oracle does
+
+
+def beside_oracle(ours, oracle32, oracle64) -> np.ndarray:
+    """Elementwise, how far ours may be from the oracle's float32 result: (ORACLE_TIMES + 1) x the oracle's worst
+    float32 rounding on this input (max |oracle32 - oracle64|), plus LIBM_ULPS spacings of each value."""
+    oracle32, oracle64 = (np.asarray(x, dtype=np.float64) for x in (oracle32, oracle64))
+    rounding = np.abs(oracle32 - oracle64).max() if oracle32.size else 0.0
+    return (ORACLE_TIMES + 1) * rounding + LIBM_ULPS * spacing32(oracle64)
+
+
+_DOUBLES: dict[int, tuple] = {}  # id(model) -> (model, its float64 copy): the oracles are module-scoped fixtures
+
+
+def in_float64(model):
+    """A float64 copy of a torch model (made once per model; the original stays float32)."""
+    import copy
+
+    kept = _DOUBLES.get(id(model))
+    if kept is None or kept[0] is not model:
+        kept = _DOUBLES[id(model)] = (model, copy.deepcopy(model).double())
+    return kept[1]

@@ -15,12 +15,11 @@ from tokenizers import Tokenizer
 from model import api, gguf
 from model.checkpoint import CheckpointError
 from tests import gguf_files
-from tests.llama_checkpoints import SENTENCES, oracle, save_tiny
+from tests.llama_checkpoints import SENTENCES, assert_matches_oracle, oracle, save_tiny
 from model.registry import ModelRegistry
 
 transformers = pytest.importorskip("transformers", reason="transformers is the test oracle (requirements-dev.txt)")
 
-ATOL = 1e-5
 # per architecture: the Hugging Face family it is saved as, and config fields (every one grouped-query)
 ARCHITECTURES = {"llama": dict(num_key_value_heads=2, tie_word_embeddings=True),
                  "qwen2": dict(num_key_value_heads=2, tie_word_embeddings=False, rope_theta=1000000.0),
@@ -57,15 +56,8 @@ def test_each_architecture_loads_and_matches_transformers(folders, tmp_path, arc
     hf_model = oracle(folder, arch)
     hf_tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     for text in SENTENCES:
-        ids = loaded.encode(text).ids
-        assert ids == hf_tokenizer.encode(text).ids
-        trace = loaded.trace(text)
-        with torch.no_grad():
-            out = hf_model(torch.tensor([ids]), output_attentions=True)
-            logits, _ = loaded.model(torch.tensor([ids]))
-        probs = np.stack([a[0].numpy() for a in out.attentions])
-        assert np.abs(probs - trace.attention["self"].probs).max() < ATOL
-        assert (logits[0] - out.logits[0]).abs().max().item() < ATOL
+        assert loaded.encode(text).ids == hf_tokenizer.encode(text).ids
+        assert_matches_oracle(loaded, hf_model, text)
     assert loaded.name == arch and loaded.pretrained and "GGUF" in loaded.about
 
 

@@ -6,18 +6,17 @@ from __future__ import annotations
 import re
 import unicodedata
 
-import numpy as np
 import pytest
 import torch
 from tokenizers import pre_tokenizers
 
 from model import api, gguf
 from tests.gguf_strings import varied_strings
+from tests.llama_checkpoints import assert_matches_oracle
 from model.registry import ModelRegistry
 
 transformers = pytest.importorskip("transformers", reason="transformers is the test oracle (requirements-dev.txt)")
 
-ATOL = 1e-4
 LONG = " ".join(["The Eiffel Tower is in the city of Paris, and the Colosseum is in the city of Rome."] * 22)  # 506 tokens
 SENTENCES = ["The Eiffel Tower is in the city of",
              "When Mary and John went to the store, John gave a drink to",
@@ -48,21 +47,10 @@ def test_smollm2_is_the_model_the_page_says(smollm2):
 
 
 def test_logits_and_every_layers_attention_match_transformers(smollm2, reference):
+    """Each within what float32 rounding allows over 30 layers (tests/llama_checkpoints.py assert_matches_oracle)."""
     model, _ = reference
-    lengths, worst = [], {"logits": 0.0, "probs": 0.0}
-    for text in SENTENCES:
-        ids = smollm2.encode(text).ids
-        trace = smollm2.trace(text)
-        with torch.no_grad():
-            out = model(torch.tensor([ids]), output_attentions=True)
-            logits, _ = smollm2.model(torch.tensor([ids]))
-        probs = np.stack([a[0].numpy() for a in out.attentions])  # (30, 9, t, t)
-        assert probs.shape == trace.attention["self"].probs.shape
-        worst["probs"] = max(worst["probs"], float(np.abs(probs - trace.attention["self"].probs).max()))
-        worst["logits"] = max(worst["logits"], float((logits[0] - out.logits[0]).abs().max()))
-        lengths.append(len(ids))
+    lengths = [assert_matches_oracle(smollm2, model, text) for text in SENTENCES]
     assert max(lengths) > 500 and not smollm2.encode(LONG).truncated
-    assert worst["probs"] < ATOL and worst["logits"] < ATOL, worst
 
 
 @pytest.mark.parametrize("prompt, token, probability", [

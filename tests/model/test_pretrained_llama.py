@@ -14,11 +14,10 @@ from model.checkpoint import CheckpointError
 from model.positions import rotary_frequencies
 from model.switches import Switches
 from tests import tolerances
-from tests.llama_checkpoints import SENTENCES, oracle, save_tiny
+from tests.llama_checkpoints import SENTENCES, assert_matches_oracle, oracle, save_tiny
 
 transformers = pytest.importorskip("transformers", reason="transformers is the test oracle (requirements-dev.txt)")
 
-ATOL = 1e-5
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 16}
 # name: (family, config fields); every one has fewer key/value heads than query heads but "mha"
@@ -33,17 +32,6 @@ CASES = {
     "qwen2-gqa-tied": ("qwen2", dict(num_key_value_heads=2, tie_word_embeddings=True, rope_theta=1000000.0)),
     "mistral-window": ("mistral", dict(num_key_value_heads=2, sliding_window=6)),
 }
-def max_diffs(loaded: api.LoadedModel, hf_model, text: str) -> dict[str, float]:
-    ids = loaded.encode(text).ids
-    trace = loaded.trace(text)
-    with torch.no_grad():
-        out = hf_model(torch.tensor([ids]), output_attentions=True)
-        logits, _ = loaded.model(torch.tensor([ids]))
-    probs = np.stack([a[0].numpy() for a in out.attentions])  # (L, H, t, t)
-    return {"probs": float(np.abs(probs - trace.attention["self"].probs).max()),
-            "logits": float((logits[0] - out.logits[0]).abs().max())}
-
-
 @pytest.fixture(scope="module", params=sorted(CASES))
 def tiny(request, tmp_path_factory):
     family, fields = CASES[request.param]
@@ -61,8 +49,7 @@ def test_tiny_checkpoints_match_transformers(tiny):
     assert c.qkv_bias == (family == "qwen2" or fields.get("attention_bias", False))
     hf_model = oracle(folder, family)
     for text in SENTENCES:
-        diffs = max_diffs(loaded, hf_model, text)
-        assert max(diffs.values()) < ATOL, (name, text, diffs)
+        assert_matches_oracle(loaded, hf_model, text)
     trace = loaded.trace(SENTENCES[0])
     att = trace.attention["self"]
     assert att.causal and att.probs.shape[1] == 4 and att.k.shape[1] == 4  # every query head, keys shared
@@ -136,7 +123,7 @@ def test_a_bos_token_where_the_tokenizer_says(tmp_path):
     with_bos = api.load_from(save_tiny("llama", tmp_path / "bos", bos=True), device="cpu")
     assert with_bos.encode("the cat").tokens[0] == "<s>" and with_bos.encode("the cat").ids[0] == 0
     hf_model = oracle(tmp_path / "bos", "llama")
-    assert max(max_diffs(with_bos, hf_model, "the cat sat").values()) < ATOL
+    assert_matches_oracle(with_bos, hf_model, "the cat sat")
     plain = save_tiny("llama", tmp_path / "plain")
     assert api.load_from(plain, device="cpu").encode("the cat").tokens[0] != "<|endoftext|>"
     (plain / "tokenizer_config.json").write_text(json.dumps({"add_bos_token": True}))
@@ -156,7 +143,7 @@ def test_a_shorter_context_is_just_fewer_positions(tmp_path):
     assert short.config.max_len == 8
     long = short.encode(SENTENCES[0])
     assert long.truncated and len(long.ids) == 8
-    assert max(max_diffs(short, oracle(folder, "llama"), "the cat sat").values()) < ATOL
+    assert_matches_oracle(short, oracle(folder, "llama"), "the cat sat")
 
 
 @pytest.mark.parametrize("change, message", [
