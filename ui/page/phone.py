@@ -1,0 +1,215 @@
+"""Figures on a phone (a page script: app.launch_options passes it): the server draws one figure for every screen,
+and this script fits it to a narrow one just before Plotly draws it, as ui/runtime/titles.py fits its title.
+
+Plotly.js has no responsive rules of its own (a layout is pixels and fractions of the figure), so on a figure under
+PHONE_MAX_PX wide, and only there:
+
+- panels side by side (Step by step's four, Masking's, Positions' tables, causal tracing's two grids) are stacked
+  one under the other, each the full width, the figure as much taller; their titles and colour bars move with them
+  (a row of 4 panels on a 390-px screen left each 70 px: labels ran into each other, or the figure scrolled);
+- a colour bar is a thin vertical strip, its labels and title small (a bar of 14 px with its title "weight" beside
+  it took a sixth of the width; a horizontal one under a figure, most of it);
+- no text is drawn under 10 px, the smallest a phone reads (STYLE.md);
+- after the draw, a category axis whose labels overlap labels every k-th, and its title says which ("every 2nd
+  labelled"), as viz.labels does for long inputs (the figure Gradio holds is not changed: a wider screen draws
+  every label again).
+
+The figure Gradio holds is never changed: each draw starts from it. tests/e2e/test_e2e_readability.py walks every
+tab on a phone; tests/e2e/test_e2e_phone_fit.py checks each rule on a figure of its own.
+"""
+from __future__ import annotations
+
+from ui.page.accessibility import PHONE_MAX_PX
+from ui.runtime.plotly_loaded import on_plotly
+
+SMALLEST_PX = 10  # the smallest text a phone reads (STYLE.md; viz.labels.smallest_text)
+BAR_PX = 8  # a colour bar's thickness on a phone
+
+# Runs once when the page loads, installed right after ui/runtime/titles.py: inside ui/runtime/draw_once.py's
+# deferred draw (the figure's element has its width), before the title is fitted (to the stacked layout).
+PHONE_FIT_JS = """() => {
+  const SMALLEST = SMALLEST_PX, BAR = BAR_PX, NARROW = PHONE_MAX_PX;
+  const copy = (o) => Object.assign({}, o || {});
+  const bigger = (font) => (font && font.size && font.size < SMALLEST ? Object.assign({}, font, {size: SMALLEST}) : font);
+  const axisKeys = (layout, letter) => Object.keys(layout).filter((k) => new RegExp(`^${letter}axis\\\\d*$`).test(k));
+  const ref = (key) => key.replace(/axis/, '');  // 'xaxis2' -> 'x2'
+  // panels side by side: x axes whose domains do not overlap, each with its y axis across the same height
+  const panelsOf = (layout) => {
+    const xs = axisKeys(layout, 'x').filter((k) => Array.isArray((layout[k] || {}).domain))
+      .map((k) => ({x: k, y: 'yaxis' + (layout[k].anchor || 'y').slice(1), d: layout[k].domain}))
+      .sort((a, b) => a.d[0] - b.d[0]);
+    if (xs.length < 2 || xs.some((p, i) => i && p.d[0] < xs[i - 1].d[1] - 1e-6)) return null;
+    const ys = xs.map((p) => (layout[p.y] || {}).domain || [0, 1]);
+    if (ys.some((d) => Math.abs(d[0] - ys[0][0]) > 1e-6 || Math.abs(d[1] - ys[0][1]) > 1e-6)) return null;
+    return xs;
+  };
+  const inPanel = (panels, x) => panels.findIndex((p) => x >= p.d[0] - 0.02 && x <= p.d[1] + 0.02);
+  const stack = (data, layout, panels, width) => {
+    const n = panels.length, margin = copy(layout.margin);
+    const top = margin.t === undefined ? 100 : margin.t, bottom = margin.b === undefined ? 80 : margin.b;
+    // each panel as tall as the row was, or as its cells are wide now that it has the whole width
+    const wide = Math.max(120, width - (margin.l === undefined ? 80 : margin.l) - 36);
+    const zOf = (i) => (data.find((t) => (t.xaxis || 'x') === ref(panels[i].x)) || {}).z;
+    const size = (i, dim) => { const z = i < 0 ? null : zOf(i);
+      return Array.isArray(z) && z.length ? (dim ? (z[0] || []).length : z.length) : -1; };
+    const cells = (i) => { const z = (data.find((t) => (t.xaxis || 'x') === ref(panels[i].x)) || {}).z;
+      return Array.isArray(z) && z.length && Array.isArray(z[0]) ? z.length / z[0].length : 1; };
+    const plot = Math.max(120, (layout.height || 450) - top - bottom,
+                          Math.min(1.5 * wide, Math.max(...panels.map((_, i) => cells(i))) * wide));
+    const gap = top;  // room for the next panel's title and its labels on top, as the first panel has
+    const total = n * plot + (n - 1) * gap;
+    const band = (i) => { const hi = 1 - i * (plot + gap) / total; return [hi - plot / total, hi]; };
+    const out = Object.assign({}, layout, {height: Math.round(top + bottom + total),
+                                           meta: Object.assign({}, layout.meta, {stacked: n})});
+    panels.forEach((p, i) => {
+      out[p.x] = Object.assign({}, layout[p.x], {domain: [0, 1]});
+      out[p.y] = Object.assign({}, layout[p.y], {domain: band(i)});
+      // a row's panels left their shared row labels to the first: stacked, each needs its own
+      // a row's panels left the labels they shared to the first (rows) or to their left neighbour (columns):
+      // stacked, each needs its own
+      [[p.y, panels[0].y, 0], [p.x, panels[i - 1 < 0 ? 0 : i - 1].x, 1]].forEach(([key, from, dim]) => {
+        const own = out[key], source = out[from] || {};
+        if (!i || own.showticklabels !== false || !Array.isArray(source.tickvals) || source.showticklabels === false) return;
+        if (size(i, dim) !== size(panels.indexOf(panels.find((q) => q.x === from || q.y === from)), dim)) return;
+        out[key] = Object.assign(own, {showticklabels: true, tickmode: 'array', tickvals: source.tickvals,
+          ticktext: source.ticktext, tickfont: source.tickfont, tickangle: source.tickangle});
+      });
+    });
+    const move = (item) => {  // a paper-placed annotation or shape goes with its panel
+      if (!item || item.xref !== 'paper' || typeof item.x !== 'number') return item;
+      const i = inPanel(panels, item.x);
+      if (i < 0) return item;
+      const d = panels[i].d, b = band(i), w = d[1] - d[0] || 1;
+      const moved = Object.assign({}, item, {x: (item.x - d[0]) / w});
+      if (item.yref === 'paper' && typeof item.y === 'number') moved.y = b[0] + item.y * (b[1] - b[0]);
+      return moved;
+    };
+    if (Array.isArray(layout.annotations)) out.annotations = layout.annotations.map(move);
+    const bars = data.map((trace) => {
+      const i = panels.findIndex((p) => ref(p.x) === (trace.xaxis || 'x'));
+      if (i < 0 || !trace.colorbar) return trace;
+      const b = band(i);
+      return Object.assign({}, trace, {colorbar: Object.assign({}, trace.colorbar,
+        {orientation: 'v', x: 1, xanchor: 'left', y: (b[0] + b[1]) / 2, yanchor: 'middle', len: 0.9 * (b[1] - b[0]),
+         lenmode: 'fraction'})});
+    });
+    out.margin = Object.assign(margin, {b: Math.min(bottom, 30)});
+    return [bars, out];
+  };
+  // a colour bar as a thin strip at the right, its labels and title small: a tenth of a phone's width at most
+  const thinBar = (trace, layout) => {
+    if (!trace.colorbar || trace.showscale === false || trace.type === undefined && !trace.colorscale) return trace;
+    const bar = copy(trace.colorbar), title = copy(bar.title);
+    const vertical = bar.orientation !== 'h';
+    Object.assign(bar, {orientation: 'v', thickness: BAR, thicknessmode: 'pixels', xpad: 0, ypad: 4,
+                        outlinewidth: 0, ticks: '', ticklabelpadding: 1, tickfont: Object.assign({}, bar.tickfont, {size: SMALLEST})});
+    if (!vertical) Object.assign(bar, {x: 1, xanchor: 'left', y: 0.5, yanchor: 'middle', len: 0.9, lenmode: 'fraction'});
+    const low = trace.zmin, high = trace.zmax;
+    if (!Array.isArray(bar.tickvals) && typeof low === 'number' && typeof high === 'number' && high > low) {
+      const say = (v) => (Math.abs(v) < 1e-9 ? '0' : String(Number(v.toPrecision(2))).replace('-', '−'));
+      bar.tickvals = [low, (low + high) / 2, high];
+      bar.ticktext = bar.tickvals.map(say);
+    } else if (!Array.isArray(bar.tickvals)) bar.nticks = 3;
+    else if (bar.tickvals.length > 3) {  // the two ends and the middle
+      const keep = (_, i, all) => i === 0 || i === all.length - 1 || i === Math.floor((all.length - 1) / 2);
+      bar.tickvals = bar.tickvals.filter(keep);
+      if (Array.isArray(bar.ticktext)) bar.ticktext = bar.ticktext.filter(keep);
+    }
+    if (title.text) Object.assign(title, {side: 'right', font: Object.assign({}, title.font, {size: SMALLEST})});
+    bar.title = title;
+    return Object.assign({}, trace, {colorbar: bar});
+  };
+  const fitted = (div, data, layout) => {
+    const width = (layout && layout.width) || (div && div.clientWidth) || 0;
+    if (!layout || !Array.isArray(data) || !width || width > NARROW) return [data, layout];
+    let out = Object.assign({}, layout);
+    if (out.width && out.width > div.clientWidth) delete out.width;
+    const panels = panelsOf(out);
+    if (panels) [data, out] = stack(data, out, panels, width);
+    data = data.map((trace) => {
+      let t = thinBar(trace, out);
+      if (t.textfont) t = Object.assign({}, t, {textfont: bigger(t.textfont)});
+      return t;
+    });
+    ['x', 'y'].forEach((letter) => axisKeys(out, letter).forEach((k) => {
+      const a = out[k] || {};
+      if (a.tickfont && a.tickfont.size < SMALLEST) out[k] = Object.assign({}, a, {tickfont: bigger(a.tickfont)});
+    }));
+    if (Array.isArray(out.annotations))
+      out.annotations = out.annotations.map((a) => (a && a.font && a.font.size < SMALLEST
+        ? Object.assign({}, a, {font: bigger(a.font)}) : a));
+    if (out.font && out.font.size < SMALLEST) out.font = bigger(out.font);
+    const bars = data.some((t) => t.colorbar && t.showscale !== false && (t.colorbar.x === undefined || t.colorbar.x >= 1));
+    if (bars) {  // the bar's strip and labels beside the plot, not over it
+      const margin = copy(out.margin);
+      margin.r = Math.max(margin.r === undefined ? 80 : margin.r, 36);
+      out.margin = margin;
+    }
+    return [data, out];
+  };
+  // after the draw: a category axis whose labels overlap labels every k-th, and says so in its title
+  const ordinal = (k) => k + ((k % 100 >= 10 && k % 100 <= 20) ? 'th' : ({1: 'st', 2: 'nd', 3: 'rd'}[k % 10] || 'th'));
+  const quad = (e) => { const b = e.getBBox(), m = e.getScreenCTM();
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
+  const apart = (p, q) => [p, q].some((poly) => poly.some((a, i) => {
+    const b = poly[(i + 1) % 4], n = [a[1] - b[1], b[0] - a[0]], len = Math.hypot(n[0], n[1]) || 1;
+    const on = (pts) => pts.map(([x, y]) => (x * n[0] + y * n[1]) / len);
+    const P = on(p), Q = on(q);
+    return Math.max(...P) <= Math.min(...Q) + 1 || Math.max(...Q) <= Math.min(...P) + 1; }));
+  const thinned = (div) => {
+    const layout = div.layout || {}, update = {};
+    if ((div.getBoundingClientRect().width || 0) > NARROW) return update;
+    ['x', 'y'].forEach((letter) => axisKeys(layout, letter).forEach((key) => {
+      const axis = layout[key];
+      if (!axis || !Array.isArray(axis.tickvals) || axis.tickvals.length < 2 || axis.visible === false) return;
+      if (key === 'xaxis' && (layout.meta || {}).thin_x) return;  // the Lens thins its own (ui/page/accessibility.py)
+      const cls = `.${ref(key)}tick text`;
+      const texts = [...div.querySelectorAll(cls)].filter((e) => e.textContent);
+      if (texts.length < 2) return;
+      const quads = texts.map(quad);
+      const along = (q) => (letter === 'x' ? q[0][0] + q[2][0] : q[0][1] + q[2][1]) / 2;
+      const order = quads.map((q, i) => [along(q), i]).sort((a, b) => a[0] - b[0]).map(([, i]) => i);
+      let every = 1;
+      while (every < order.length && order.some((i, j) => j + every < order.length
+             && !apart(quads[i], quads[order[j + every]]))) every++;
+      if (every === 1) return;
+      const kept = (_, i) => i % every === 0;
+      const came = axis.tickvals.length > 2 && typeof axis.tickvals[0] === 'number' ? axis.tickvals[1] - axis.tickvals[0] : 1;
+      const title = axis.title && typeof axis.title === 'object' ? axis.title.text || '' : axis.title || '';
+      const step = every * (came > 0 && Number.isInteger(came) ? came : 1);
+      const note = `every ${ordinal(step)} labelled`;
+      update[`${key}.tickvals`] = axis.tickvals.filter(kept);
+      if (Array.isArray(axis.ticktext)) update[`${key}.ticktext`] = axis.ticktext.filter(kept);
+      update[`${key}.title.text`] = (String(title).replace(/,? ?every \\d+\\w\\w labelled/, '').trim()
+        ? String(title).replace(/,? ?every \\d+\\w\\w labelled/, '') + ', ' : '') + note;
+    }));
+    return update;
+  };
+  const fit = (plotly) => {
+    if (!plotly || plotly.__phoneFit || !plotly.react) return plotly;
+    for (const name of ['react', 'newPlot']) {
+      const draw = plotly[name];
+      plotly[name] = function (div, data, layout, ...rest) {
+        try {
+          if (data && !Array.isArray(data) && data.layout) {
+            const [d, l] = fitted(div, data.data, data.layout);
+            data = Object.assign({}, data, {data: d, layout: l});
+          } else [data, layout] = fitted(div, data, layout);
+        } catch (e) { /* a figure drawn as the server wrote it is still a figure */ }
+        const drawn = draw.call(this, div, data, layout, ...rest);
+        return Promise.resolve(drawn).then((gd) => {
+          try {
+            const update = div && div.isConnected ? thinned(div) : {};
+            if (Object.keys(update).length) return plotly.relayout(div, update).then(() => gd);
+          } catch (e) { /* labels left as drawn */ }
+          return gd;
+        });
+      };
+    }
+    plotly.__phoneFit = true;
+    return plotly;
+  };
+""" + on_plotly("fit") + "}"
+PHONE_FIT_JS = (PHONE_FIT_JS.replace("SMALLEST_PX", str(SMALLEST_PX)).replace("BAR_PX", str(BAR_PX))
+                .replace("PHONE_MAX_PX", str(PHONE_MAX_PX)))
