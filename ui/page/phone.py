@@ -97,8 +97,11 @@ PHONE_FIT_JS = """() => {
     return [bars, out];
   };
   // a colour bar as a thin strip at the right, its labels and title small: a tenth of a phone's width at most
-  const thinBar = (trace, layout) => {
-    if (!trace.colorbar || trace.showscale === false || trace.type === undefined && !trace.colorscale) return trace;
+  const thinBar = (trace) => {
+    if (trace.marker && trace.marker.colorbar && trace.marker.showscale)  // a scatter's points coloured by a number
+      return Object.assign({}, trace, {marker: Object.assign({}, trace.marker,
+        {colorbar: thinBar({colorbar: trace.marker.colorbar, zmin: trace.marker.cmin, zmax: trace.marker.cmax}).colorbar})});
+    if (!trace.colorbar || trace.showscale === false) return trace;
     const bar = copy(trace.colorbar), title = copy(bar.title);
     const vertical = bar.orientation !== 'h';
     Object.assign(bar, {orientation: 'v', thickness: BAR, thicknessmode: 'pixels', xpad: 0, ypad: 4,
@@ -127,19 +130,23 @@ PHONE_FIT_JS = """() => {
     const panels = panelsOf(out);
     if (panels) [data, out] = stack(data, out, panels, width);
     data = data.map((trace) => {
-      let t = thinBar(trace, out);
+      let t = thinBar(trace);
       if (t.textfont) t = Object.assign({}, t, {textfont: bigger(t.textfont)});
       return t;
     });
     ['x', 'y'].forEach((letter) => axisKeys(out, letter).forEach((k) => {
       const a = out[k] || {};
       if (a.tickfont && a.tickfont.size < SMALLEST) out[k] = Object.assign({}, a, {tickfont: bigger(a.tickfont)});
+      // a log axis writes its labels between powers of ten ("2", "5") at 3/4 of its font: 14 px writes them at 10
+      const size = ((out[k].tickfont || {}).size) || ((out.font || {}).size) || 12;
+      if (a.type === 'log' && a.dtick === undefined && size < Math.ceil(SMALLEST / 0.75))
+        out[k] = Object.assign({}, out[k], {tickfont: Object.assign({}, out[k].tickfont, {size: Math.ceil(SMALLEST / 0.75)})});
     }));
     if (Array.isArray(out.annotations))
       out.annotations = out.annotations.map((a) => (a && a.font && a.font.size < SMALLEST
         ? Object.assign({}, a, {font: bigger(a.font)}) : a));
     if (out.font && out.font.size < SMALLEST) out.font = bigger(out.font);
-    const bars = data.some((t) => t.colorbar && t.showscale !== false && (t.colorbar.x === undefined || t.colorbar.x >= 1));
+    const bars = data.some((t) => (t.colorbar && t.showscale !== false) || (t.marker && t.marker.colorbar && t.marker.showscale));
     if (bars) {  // the bar's strip and labels beside the plot, not over it
       const margin = copy(out.margin);
       margin.r = Math.max(margin.r === undefined ? 80 : margin.r, 36);
@@ -161,9 +168,9 @@ PHONE_FIT_JS = """() => {
     const layout = div.layout || {}, update = {};
     if ((div.getBoundingClientRect().width || 0) > NARROW) return update;
     ['x', 'y'].forEach((letter) => axisKeys(layout, letter).forEach((key) => {
-      const axis = layout[key];
-      if (!axis || !Array.isArray(axis.tickvals) || axis.tickvals.length < 2 || axis.visible === false) return;
-      if (key === 'xaxis' && (layout.meta || {}).thin_x) return;  // the Lens thins its own (ui/page/accessibility.py)
+      const axis = layout[key], full = (div._fullLayout || {})[key] || {};
+      const listed = axis && Array.isArray(axis.tickvals) && axis.tickvals.length >= 2;
+      if (!axis || axis.visible === false || !(listed || full.type === 'category')) return;
       const cls = `.${ref(key)}tick text`;
       const texts = [...div.querySelectorAll(cls)].filter((e) => e.textContent);
       if (texts.length < 2) return;
@@ -174,6 +181,12 @@ PHONE_FIT_JS = """() => {
       while (every < order.length && order.some((i, j) => j + every < order.length
              && !apart(quads[i], quads[order[j + every]]))) every++;
       if (every === 1) return;
+      if (!listed) {  // categories Plotly placed itself: every k-th of them
+        update[`${key}.tickmode`] = 'linear'; update[`${key}.tick0`] = 0; update[`${key}.dtick`] = every * (full.dtick || 1);
+        const named = axis.title && typeof axis.title === 'object' ? axis.title.text || '' : axis.title || '';
+        if (named) update[`${key}.title.text`] = `${named}, every ${ordinal(every * (full.dtick || 1))} labelled`;
+        return;
+      }
       const kept = (_, i) => i % every === 0;
       const came = axis.tickvals.length > 2 && typeof axis.tickvals[0] === 'number' ? axis.tickvals[1] - axis.tickvals[0] : 1;
       const title = axis.title && typeof axis.title === 'object' ? axis.title.text || '' : axis.title || '';
@@ -185,6 +198,18 @@ PHONE_FIT_JS = """() => {
         ? String(title).replace(/,? ?every \\d+\\w\\w labelled/, '') + ', ' : '') + note;
     }));
     return update;
+  };
+  // a colour bar's labels, a scatter's point labels: of two that overlap, the later is left off (the hover names it)
+  const unclutter = (div) => {
+    const groups = [...div.querySelectorAll('.colorbar')].map((bar) => [...bar.querySelectorAll('.cbaxis text')]);
+    groups.push([...div.querySelectorAll('.textpoint text')]);
+    groups.forEach((texts) => {
+      const kept = [];
+      texts.filter((e) => e.textContent && e.getBBox().width > 0).forEach((e) => {
+        const q = quad(e);
+        if (kept.some((k) => !apart(k, q))) e.style.display = 'none'; else kept.push(q);
+      });
+    });
   };
   const fit = (plotly) => {
     if (!plotly || plotly.__phoneFit || !plotly.react) return plotly;
@@ -201,7 +226,10 @@ PHONE_FIT_JS = """() => {
         return Promise.resolve(drawn).then((gd) => {
           try {
             const update = div && div.isConnected ? thinned(div) : {};
-            if (Object.keys(update).length) return plotly.relayout(div, update).then(() => gd);
+            const narrowDrawn = div && div.isConnected && div.getBoundingClientRect().width <= NARROW;
+            if (Object.keys(update).length)
+              return plotly.relayout(div, update).then(() => { if (narrowDrawn) unclutter(div); return gd; });
+            if (narrowDrawn) unclutter(div);
           } catch (e) { /* labels left as drawn */ }
           return gd;
         });
@@ -211,5 +239,34 @@ PHONE_FIT_JS = """() => {
     return plotly;
   };
 """ + on_plotly("fit") + "}"
+
+# Runs once when the page loads, installed right after ui/runtime/hundredths.py, so before it on every draw: a figure
+# that carries its phone's own figure (layout.meta.narrow: viz/narrow.py, the every-head grid one layer at a time) is
+# drawn as that one on a screen under PHONE_MAX_PX wide, and its weights are then turned into numbers as any figure's.
+# Decided by the screen's width, not the element's: before ui/runtime/draw_once.py's deferred frame it may have none.
+PHONE_SWAP_JS = """() => {
+  const narrow = () => window.matchMedia('(max-width: PHONE_MAX_PXpx)').matches;
+  const picked = (layout) => { const own = ((layout || {}).meta || {}).narrow;
+    return own && narrow() ? {data: own.data.map((t) => Object.assign({}, t)), layout: Object.assign({}, own.layout)} : null; };
+  const swap = (plotly) => {
+    if (!plotly || plotly.__phoneSwap || !plotly.react) return plotly;
+    for (const name of ['react', 'newPlot']) {
+      const draw = plotly[name];
+      plotly[name] = function (div, data, layout, ...rest) {
+        if (data && !Array.isArray(data) && data.layout) {
+          const own = picked(data.layout);
+          if (own) data = Object.assign({}, data, own);
+        } else {
+          const own = picked(layout);
+          if (own) [data, layout] = [own.data, own.layout];
+        }
+        return draw.call(this, div, data, layout, ...rest);
+      };
+    }
+    plotly.__phoneSwap = true;
+    return plotly;
+  };
+""" + on_plotly("swap") + "}"
+PHONE_SWAP_JS = PHONE_SWAP_JS.replace("PHONE_MAX_PX", str(PHONE_MAX_PX))
 PHONE_FIT_JS = (PHONE_FIT_JS.replace("SMALLEST_PX", str(SMALLEST_PX)).replace("BAR_PX", str(BAR_PX))
                 .replace("PHONE_MAX_PX", str(PHONE_MAX_PX)))
