@@ -187,22 +187,48 @@ PHONE_FIT_JS = """() => {
         if (named) update[`${key}.title.text`] = `${named}, every ${ordinal(every * (full.dtick || 1))} labelled`;
         return;
       }
-      const kept = (_, i) => i % every === 0;
-      const came = axis.tickvals.length > 2 && typeof axis.tickvals[0] === 'number' ? axis.tickvals[1] - axis.tickvals[0] : 1;
-      const title = axis.title && typeof axis.title === 'object' ? axis.title.text || '' : axis.title || '';
-      const step = every * (came > 0 && Number.isInteger(came) ? came : 1);
-      const note = `every ${ordinal(step)} labelled`;
-      update[`${key}.tickvals`] = axis.tickvals.filter(kept);
+      // labels that repeat panel by panel (1 5 10 | 1 5 10) are thinned within each panel, alike in all of them
+      const text = Array.isArray(axis.ticktext) ? axis.ticktext.map(String) : axis.tickvals.map(String);
+      const period = [...Array(text.length).keys()].slice(1).find((p) => text.length % p === 0
+        && text.every((t, i) => i + p >= text.length || t === text[i + p])) || text.length;
+      const kept = (_, i) => (i % period) % every === 0;
+      const vals = axis.tickvals, gaps = vals.slice(1, period).map((v, i) => v - vals[i]);
+      const even = typeof vals[0] === 'number' && gaps.length && gaps.every((g) => g === gaps[0] && Number.isInteger(g));
+      // evenly spaced positions say which ("every 8th labelled", as viz.labels writes it); others how many
+      const note = even ? `every ${ordinal(every * gaps[0])} labelled` : `one in ${every} labelled`;
+      const title = String((axis.title && typeof axis.title === 'object' ? axis.title.text : axis.title) || '')
+        .replace(/,? ?(every \\d+\\w\\w|one in \\d+) labelled/, '');
+      const font = (axis.title && axis.title.font && axis.title.font.size) || (layout.font || {}).size || 12;
+      const room = letter === 'x' ? div.getBoundingClientRect().width - 20 : Infinity;
+      const long = title.trim() && (title.length + note.length + 2) * 0.55 * font > room;  // a line of its own
+      update[`${key}.tickvals`] = vals.filter(kept);
       if (Array.isArray(axis.ticktext)) update[`${key}.ticktext`] = axis.ticktext.filter(kept);
-      update[`${key}.title.text`] = (String(title).replace(/,? ?every \\d+\\w\\w labelled/, '').trim()
-        ? String(title).replace(/,? ?every \\d+\\w\\w labelled/, '') + ', ' : '') + note;
+      update[`${key}.title.text`] = title.trim() ? title + (long ? '<br>' : ', ') + note : note;
+      if (long) {
+        const side = axis.side === 'top' ? 't' : 'b', margin = (div._fullLayout || {}).margin || {};
+        update[`margin.${side}`] = (margin[side] || 0) + Math.ceil(1.3 * font);
+      }
     }));
+    return update;
+  };
+  // names written on a figure (annotations) that overlap: all of them at the smallest size a phone reads
+  const smaller = (div) => {
+    const notes = (div.layout || {}).annotations, update = {};
+    if (!Array.isArray(notes) || div.getBoundingClientRect().width > NARROW) return update;
+    const texts = [...div.querySelectorAll('.annotation-text')].filter((e) => e.textContent && e.getBBox().width > 0);
+    const quads = texts.map(quad);
+    if (!quads.some((q, i) => quads.some((r, j) => j > i && !apart(q, r)))) return update;
+    notes.forEach((note, i) => { const size = ((note && note.font) || {}).size || ((div.layout.font || {}).size) || 12;
+      if (size > SMALLEST) update[`annotations[${i}].font.size`] = SMALLEST; });
     return update;
   };
   // a colour bar's labels, a scatter's point labels: of two that overlap, the later is left off (the hover names it)
   const unclutter = (div) => {
     const groups = [...div.querySelectorAll('.colorbar')].map((bar) => [...bar.querySelectorAll('.cbaxis text')]);
     groups.push([...div.querySelectorAll('.textpoint text')]);
+    groups.push([...div.querySelectorAll('.xtick text, .ytick text, [class*="tick"] text')]
+      .filter((e, i, all) => all.indexOf(e) === i && !e.closest('.colorbar')));  // one axis's label at another's corner
+    groups.push([...div.querySelectorAll('.annotation-text')]);
     groups.forEach((texts) => {
       const kept = [];
       texts.filter((e) => e.textContent && e.getBBox().width > 0).forEach((e) => {
@@ -225,7 +251,7 @@ PHONE_FIT_JS = """() => {
         const drawn = draw.call(this, div, data, layout, ...rest);
         return Promise.resolve(drawn).then((gd) => {
           try {
-            const update = div && div.isConnected ? thinned(div) : {};
+            const update = div && div.isConnected ? Object.assign(thinned(div), smaller(div)) : {};
             const narrowDrawn = div && div.isConnected && div.getBoundingClientRect().width <= NARROW;
             if (Object.keys(update).length)
               return plotly.relayout(div, update).then(() => { if (narrowDrawn) unclutter(div); return gd; });
