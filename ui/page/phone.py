@@ -98,7 +98,7 @@ PHONE_FIT_JS = """() => {
   };
   // a colour bar as a thin strip at the right, its labels and title small: a tenth of a phone's width at most
   const thinBar = (trace) => {
-    if (trace.marker && trace.marker.colorbar && trace.marker.showscale)  // a scatter's points coloured by a number
+    if (trace.marker && trace.marker.colorbar && trace.marker.showscale !== false)  // a scatter's points coloured by a number
       return Object.assign({}, trace, {marker: Object.assign({}, trace.marker,
         {colorbar: thinBar({colorbar: trace.marker.colorbar, zmin: trace.marker.cmin, zmax: trace.marker.cmax}).colorbar})});
     if (!trace.colorbar || trace.showscale === false) return trace;
@@ -146,7 +146,7 @@ PHONE_FIT_JS = """() => {
       out.annotations = out.annotations.map((a) => (a && a.font && a.font.size < SMALLEST
         ? Object.assign({}, a, {font: bigger(a.font)}) : a));
     if (out.font && out.font.size < SMALLEST) out.font = bigger(out.font);
-    const bars = data.some((t) => (t.colorbar && t.showscale !== false) || (t.marker && t.marker.colorbar && t.marker.showscale));
+    const bars = data.some((t) => (t.colorbar && t.showscale !== false) || (t.marker && t.marker.colorbar && t.marker.showscale !== false));
     if (bars) {  // the bar's strip and labels beside the plot, not over it
       const margin = copy(out.margin);
       margin.r = Math.max(margin.r === undefined ? 80 : margin.r, 36);
@@ -229,6 +229,15 @@ PHONE_FIT_JS = """() => {
     groups.push([...div.querySelectorAll('.xtick text, .ytick text, [class*="tick"] text')]
       .filter((e, i, all) => all.indexOf(e) === i && !e.closest('.colorbar')));  // one axis's label at another's corner
     groups.push([...div.querySelectorAll('.annotation-text')]);
+    // a tick label under a name written on the figure (a tile's, a panel's) gives way to the name
+    const names = [...div.querySelectorAll('.annotation-text')].filter((e) => e.textContent && e.getBBox().width > 0);
+    if (names.length) {
+      const named = names.map(quad);
+      div.querySelectorAll('.xtick text, .ytick text, [class*="tick"] text').forEach((e) => {
+        if (!e.closest('.colorbar') && e.textContent && e.getBBox().width > 0
+            && named.some((q) => !apart(q, quad(e)))) e.style.display = 'none';
+      });
+    }
     groups.forEach((texts) => {
       const kept = [];
       texts.filter((e) => e.textContent && e.getBBox().width > 0).forEach((e) => {
