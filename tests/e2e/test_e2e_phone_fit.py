@@ -15,7 +15,8 @@ from ui.page.phone import PHONE_FIT_JS, PHONE_SWAP_JS
 from ui.page.slides import page_script
 from ui.runtime.hundredths import HUNDREDTHS_JS
 from ui.runtime.titles import TITLE_FIT_JS
-from viz import narrow, tiles
+from viz import generation, narrow, tiles
+from viz import head_finder as viz_head_finder
 from viz.heatmap import attention_heatmap
 from viz.panels import Panel, heatmap_row
 
@@ -59,7 +60,23 @@ def averages():
     return narrow.narrow_strip(tiles.layer_average_overview(maps, title=title), maps, names, title)
 
 
-FIGURES = {"steps": steps_row, "one head": one_head, "every head": every_head, "averages": averages}
+def head_finder():
+    """The head finder's scatter of smollm2's 270 heads, its layer colour bar under the plot (147 px across)."""
+    rng = np.random.default_rng(2)
+    names = [f"L{layer + 1} H{head + 1}" for layer in range(30) for head in range(9)]
+    layers = [layer + 1 for layer in range(30) for _ in range(9)]
+    x, y = rng.random(270), rng.random(270)
+    return viz_head_finder.scatter(names, layers, x, y, "previous-token", "induction",
+                                   [names[i] for i in np.argsort(-y)], "Every head of smollm2")
+
+
+def cache():
+    """lm's key/value cache: four panels' two-line names side by side in one trace."""
+    return generation.cache_figure(4, 4, 1, 20, 15, 0, 1, 81920, 4096, title="The key/value cache after step 1")
+
+
+FIGURES = {"steps": steps_row, "one head": one_head, "every head": every_head, "averages": averages,
+           "head finder": head_finder, "cache": cache}
 
 
 @pytest.fixture(scope="module")
