@@ -51,6 +51,7 @@ from ui.runtime.sessions import keep_no_output_values  # noqa: E402
 from ui.runtime.streams import CompressedStreams  # noqa: E402
 from ui.runtime.tile_click import TILE_CLICK_JS  # noqa: E402
 from ui.runtime.titles import TITLE_FIT_JS  # noqa: E402
+from ui.page.phone import PHONE_FIT_JS, PHONE_SWAP_JS  # noqa: E402
 from ui.page.slides import SLIDES_JS, page_script  # noqa: E402
 
 keep_no_output_values()  # a session keeps no copy of every figure sent to it (ui/runtime/sessions.py)
@@ -124,7 +125,7 @@ def launch_options(demo: gr.Blocks | None = None) -> dict:
     routes = follow_routes(demo.classes) if demo is not None and hasattr(demo, "classes") else []
     return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS + class_script.CSS
                 + positions.ROTARY_FIRST,
-                js=page_script(TITLE_FIT_JS, DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
+                js=page_script(TITLE_FIT_JS, PHONE_FIT_JS, DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, PHONE_SWAP_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
                                accessibility.PAGE_JS, lesson_player.KEYS_JS, class_script.FOLLOW_JS,
                                RECONNECT_JS, lesson_player.PLACE_JS),
                 footer_links=["api"], enable_monitoring=False,

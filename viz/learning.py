@@ -6,6 +6,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.figure import plain_figure
+from analysis.overview import pooled_maps
+from viz.heatmap import _mask
+from viz.narrow import narrow_strip
 from viz.tiles import tiled_heatmap
 
 MARK = "#ff7f0e"
@@ -44,5 +47,8 @@ def snapshots_strip(probs_by_step, steps, mask=None, font_size: int = 12) -> go.
     if probs_by_step.ndim != 3 or len(steps) != len(probs_by_step):
         raise ValueError(f"need one (t, s) map per step: got {probs_by_step.shape} for {len(steps)} steps")
     names = [[f"step {s}" for s in steps]]
-    return tiled_heatmap(probs_by_step[None], names, title="The same head at every snapshot, left to right",
-                         mask=mask, font_size=font_size)
+    title = "The same head at every snapshot, left to right"
+    fig = tiled_heatmap(probs_by_step[None], names, title=title, mask=mask, font_size=font_size)
+    # a phone draws the snapshots in rows it can hold (viz/narrow.py)
+    maps = pooled_maps(probs_by_step[None], None if mask is None else _mask(mask, probs_by_step[None]))
+    return narrow_strip(fig, maps, names[0], title, font_size=font_size)

@@ -51,43 +51,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     (GQA, "presenter", "steps"): ("two q/k scatter labels (“q ▁the”, “k W”) overlap: the labels are kept apart for "
                                   "a plot as wide as tall, and this one's points drew closer than that estimate"),
     (GQA, "presenter", "positions"): "the rotary pair figure ends at 1,315 px, as on smollm2 (see there)",
-    # lm and smollm2 on a phone, by kind of failure (the walk's report names each figure and label)
-    ("lm", "phone", "attention"): "colour bar over 10% of the width; labels overlap",
-    ("lm", "phone", "classifier"): "colour bar over 10% of the width; labels overlap",
-    ("lm", "phone", "encoder_decoder"): "colour bar over 10% of the width; labels overlap",
-    ("lm", "phone", "generation"): "colour bar over 10% of the width; labels overlap",
-    ("lm", "phone", "induction"): "colour bar over 10% of the width; labels overlap",
-    ("lm", "phone", "interventions"): "colour bar over 10% of the width; labels overlap",
-    ("lm", "phone", "learning"): "colour bar over 10% of the width; labels overlap",
-    ("lm", "phone", "lens"): "colour bar over 10% of the width; labels overlap",
-    ("lm", "phone", "live"): "colour bar over 10% of the width; labels overlap; text under the smallest size",
-    ("lm", "phone", "masking"): ("a figure wider than the screen; "
-                                 "colour bar over 10% of the width; labels overlap; text under the smallest size"),
-    ("lm", "phone", "multihead"): "colour bar over 10% of the width; labels overlap",
-    ("lm", "phone", "patching"): ("a figure wider than the screen; "
-                                  "colour bar over 10% of the width; labels overlap; text under the smallest size"),
-    ("lm", "phone", "positions"): "a figure wider than the screen; colour bar over 10% of the width; labels overlap",
-    ("lm", "phone", "steps"): ("a figure wider than the screen; "
-                               "colour bar over 10% of the width; labels overlap; text under the smallest size"),
-    ("smollm2", "phone", "attention"): "colour bar over 10% of the width; labels overlap",
-    ("smollm2", "phone", "classifier"): "colour bar over 10% of the width; labels overlap",
-    ("smollm2", "phone", "encoder_decoder"): "colour bar over 10% of the width; labels overlap",
-    ("smollm2", "phone", "generation"): "colour bar over 10% of the width; labels overlap",
-    ("smollm2", "phone", "induction"): "colour bar over 10% of the width; labels overlap",
-    ("smollm2", "phone", "interventions"): "colour bar over 10% of the width; labels overlap",
-    ("smollm2", "phone", "lens"): "colour bar over 10% of the width; labels overlap",
-    ("smollm2", "phone", "live"): "colour bar over 10% of the width; labels overlap; text under the smallest size",
-    ("smollm2", "phone", "masking"): "a figure wider than the screen; "
-        "colour bar over 10% of the width; labels overlap; text under the smallest size",
-    ("smollm2", "phone", "multihead"): "colour bar over 10% of the width; labels overlap",
-    ("smollm2", "phone", "patching"): "a figure wider than the screen; "
-        "colour bar over 10% of the width; labels overlap",
-    ("smollm2", "phone", "positions"): "a figure wider than the screen; "
-        "colour bar over 10% of the width; labels overlap",
-    ("smollm2", "phone", "steps"): "a figure wider than the screen; colour bar over 10% of the width; labels overlap",
-    # the Head finder tab (issue 60) came after the walk was written: what the walk finds on it
-    ("lm", "phone", "head_finder"): "the scatter's layer colour bar is 147 px, over 10% of a phone's width",
-    ("smollm2", "phone", "head_finder"): "the scatter's layer colour bar is 147 px, over 10% of a phone's width",
 }
 # (model, viewport) pairs the whole walk has not been run on yet (each takes minutes of a shared 2-core machine):
 # marked xfail, not walked, until their failing tabs are listed above

@@ -31,9 +31,9 @@ button:focus-visible, [role=tab]:focus-visible, input:focus-visible, textarea:fo
 @media (max-width: {PHONE_MAX_PX}px) {{
   /* touch screens show Plotly's toolbar all the time, over the title: downloads are for the lecturer's laptop */
   .js-plotly-plot .modebar-container {{ display: none !important; }}
-  /* a figure of side-by-side panels (marked by the page script) keeps a width its labels fit, and scrolls */
+  /* a figure of side-by-side panels (marked by the page script) is stacked to the screen's width (ui/page/phone.py);
+     were one still wider, it scrolls in its box, not the page */
   .wide-figure {{ overflow-x: auto !important; }}
-  .wide-figure .js-plotly-plot {{ min-width: 760px; }}
 }}
 """
 
@@ -91,7 +91,7 @@ PAGE_JS = """() => {
       // three or more panels side by side, or a figure that says it is wide (meta.wide: causal tracing's two
       // grids of a cell per token): on a phone they keep a readable width (CSS .wide-figure)
       const panels = Object.keys(layout).filter((key) => /^xaxis\\d*$/.test(key)).length;
-      const wide = panels >= 3 || !!(layout.meta || {}).wide;
+      const wide = (panels >= 3 || !!(layout.meta || {}).wide) && !(layout.meta || {}).stacked;  // ui/page/phone.py
       const block = plot.closest('.block');
       if (block && block.classList.contains('wide-figure') !== wide) {
         block.classList.toggle('wide-figure', wide);

@@ -25,7 +25,7 @@ from ui.runtime import tile_click
 from ui.runtime.events import quick
 from model.registry import ModelRegistry, attention_of
 from ui.page.labels import KIND_LABELS, head_choices
-from viz import heatmap, tiles
+from viz import heatmap, narrow, tiles
 from viz.labels import markdown_label, plain_label
 
 TAB = TabSpec(id="attention", label="Every head", figure="#head-detail")
@@ -113,8 +113,11 @@ def analyze(registry: ModelRegistry, text, name, kind=None, presenter=False, lay
     font = figure_font(presenter)
     selected = selected_head(att, layer, head)
     grid = heads_grid(att, font, selected, registry.get(name).config.kv_heads, views)
-    average = tiles.layer_average_overview(views.averages(att), font_size=font,
-                                             title=f"Average over the {att.n_heads} heads of each layer")
+    average_title = f"Average over the {att.n_heads} heads of each layer"
+    averages = views.averages(att)
+    average = narrow.narrow_strip(tiles.layer_average_overview(averages, font_size=font, title=average_title),
+                                  averages, [f"L{layer + 1} mean" for layer in range(att.n_layers)], average_title,
+                                  font_size=font)
     columns = trace_stats(registry, name, trace, att, views)
     return (notice(registry, name, trace), token_view(trace), grid, average, columns,
             head_name(*selected) if selected else None)
@@ -132,10 +135,13 @@ def heads_grid(att, font: int, selected: tuple[int, int] | None, kv_heads: int =
     """kv_heads: the model's key/value heads; fewer than its query heads box the groups that share them.
     views: what pools the heads (experiments.view_numbers.views; by default numpy on att's arrays)."""
     maps = (views or HostViews(None)).heads(att)
-    return tiles.all_heads_overview(maps, att.queries, att.keys, font_size=font, selected=selected, kv_heads=kv_heads,
-                                      # two lines: as one, presenter mode's larger type ran it off the figure's right edge
-                                      title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
-                                            + "<br>click a tile to open it above" + (" (▶ the one open)" if selected else ""))
+    grid = tiles.all_heads_overview(maps, att.queries, att.keys, font_size=font, selected=selected, kv_heads=kv_heads,
+                                    # two lines: as one, presenter mode's larger type ran it off the figure's right edge
+                                    title=f"Every head ({KIND_LABELS[att.kind]}): rows are layers, columns are heads"
+                                          + "<br>click a tile to open it above" + (" (▶ the one open)" if selected else ""))
+    # a phone draws one layer's heads instead (viz/narrow.py): the layer of the head open
+    return narrow.narrow_grid(grid, maps, att.queries, att.keys, selected[0] if selected else 0,
+                              KIND_LABELS[att.kind], font_size=font, selected=selected, kv_heads=kv_heads)
 
 
 def head_view(registry: ModelRegistry, name, text, layer, head, kind=None):

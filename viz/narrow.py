@@ -1,0 +1,101 @@
+"""The every-head grid and the layer averages as a phone draws them: one layer's heads, or every layer's average,
+in rows of tiles a finger can tap (TAP_PX), sent inside the figure (layout.meta.narrow) for a page under
+ui.page.accessibility.PHONE_MAX_PX wide to draw instead (ui/page/phone.py). The server draws one answer for every
+screen; a phone picks its own figure from it, and a wider screen (a phone turned) draws the whole grid again.
+
+On a 390-px phone the whole grid of smollm2 (30 layers × 9 heads) drew 270 tiles of about 20 px whose names ran
+together ("L1 H1L1 H2…"). One layer at a time reads: the layer of the head open in detail (the Layer slider picks
+it), its heads in rows of three (a row a key/value group where the model shares them).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from analysis.heads import head_name, sharing_sentence
+from analysis.overview import PooledMaps, RowSummary
+from viz.describe import grid_alt
+from viz.figure import Figure, as_hundredths
+from viz.tiles import tiled_overview
+
+PHONE_GRID_PX = 260  # the plot area a 390-px phone leaves tiles: the page's padding, the margins and a thin colour bar off
+TAP_PX = 44  # the smallest thing a finger taps (STYLE.md)
+MOST_COLUMNS = 4  # tiles a row: past four, names of "L12 H10" no longer fit above their tiles
+
+
+def columns_for(count: int, group: int = 1) -> int:
+    """Tiles a row on a phone: a key/value group a row where that is 2-MOST_COLUMNS heads, else about a square
+    (9 → 3, 4 → 2, 30 → 4), never so many that a tile is under TAP_PX."""
+    if 2 <= group <= MOST_COLUMNS and count % group == 0:
+        return group
+    fits = max(1, int(PHONE_GRID_PX // (TAP_PX * 1.2)))
+    return max(1, min(count, MOST_COLUMNS, fits, math.ceil(math.sqrt(count))))
+
+
+def _rows(maps: PooledMaps, picks: list[int]) -> RowSummary:
+    """The RowSummary of the maps numbered `picks` (row-major in maps)."""
+    r = maps.rows
+    return RowSummary(top=r.top[picks], weight=r.weight[picks], positive=r.positive[picks], live=r.live[picks],
+                      width=r.width)
+
+
+def _wrapped(maps: PooledMaps, picks: list[tuple[int, int]], names: list[str], columns: int):
+    """The tiles at (row, column) `picks` of maps, in rows of `columns` (the last row's blank tiles unnamed)."""
+    t, s = maps.tiles.shape[-2:]
+    rows = math.ceil(len(picks) / columns)
+    tiles = np.zeros((rows, columns, t, s), dtype=np.float32)
+    grid = [[""] * columns for _ in range(rows)]
+    for i, (r, c) in enumerate(picks):
+        tiles[i // columns, i % columns] = maps.tiles[r, c]
+        grid[i // columns][i % columns] = names[i]
+    numbered = [r * maps.tiles.shape[1] + c for r, c in picks]
+    return PooledMaps(tiles=tiles, block=maps.block, shape=maps.shape, rows=_rows(maps, numbered + numbered[:1]
+                                                                                  * (rows * columns - len(picks)))), grid
+
+
+def _inside(fig: Figure, narrow: Figure, alt: str) -> Figure:
+    """fig with `narrow` in its layout.meta.narrow, as it travels (its weights as whole hundredths)."""
+    data, layout = narrow._plain_parts()
+    hundredths = narrow.__dict__.get("_hundredths") or {}
+    layout["meta"] = {**layout.get("meta", {}), "alt": alt}
+    sent = [as_hundredths(trace, hundredths[i]) if i in hundredths else trace for i, trace in enumerate(data)]
+    outer = fig._plain_parts()[1]
+    outer["meta"] = {**outer.get("meta", {}), "narrow": {"data": sent, "layout": layout}}
+    return fig
+
+
+def narrow_grid(fig: Figure, maps: PooledMaps, queries, keys, layer: int, kind: str, font_size: int = 12,
+                selected: tuple[int, int] | None = None, kv_heads: int = 0) -> Figure:
+    """fig (the every-head grid of maps: (L, H, t, s) pooled) with the phone's figure inside: layer `layer`'s
+    heads (0-based), tiles named 'L3 H1' (a tap opens the head, as on the grid), the head open outlined."""
+    n_layers, n_heads = maps.tiles.shape[:2]
+    group = n_heads // kv_heads if 0 < kv_heads < n_heads else 1
+    columns = columns_for(n_heads, group)
+    names = [head_name(layer, head) for head in range(n_heads)]
+    shown, grid = _wrapped(maps, [(layer, head) for head in range(n_heads)], names, columns)
+    title = (f"Layer {layer + 1} of {n_layers}: its {n_heads} heads ({kind})<br>"
+             "the Layer slider picks another; tap a tile to open it")
+    if group > 1:
+        groups = [list(range(first, first + group)) for first in range(0, n_heads, group)]
+        title += f"<br><sub>{sharing_sentence(groups, n_heads).split(';')[0]}"
+        title += "; each row here is one group</sub>" if columns == group else "</sub>"
+    at = None
+    if selected is not None and selected[0] == layer:
+        at = divmod(selected[1], columns)
+    narrow = tiled_overview(shown, grid, title, font_size=font_size, queries=queries, keys=keys, selected=at,
+                            grid_px=PHONE_GRID_PX)
+    narrow._plain_parts()[1]["margin"]["t"] += 2 * font_size * (1 + (group > 1))  # the title's added lines
+    narrow._plain_parts()[1]["height"] += 2 * font_size * (1 + (group > 1))
+    picks = [layer * n_heads + head for head in range(n_heads)]
+    return _inside(fig, narrow, grid_alt(title, _rows(maps, picks), [names]))
+
+
+def narrow_strip(fig: Figure, maps: PooledMaps, names: list[str], title: str, font_size: int = 12) -> Figure:
+    """fig (a strip of tiles: maps (1, n, t, s), `names` its n tiles) with the phone's figure inside: the same
+    tiles in rows that a phone's width holds."""
+    count = maps.tiles.shape[1]
+    columns = columns_for(count)
+    shown, grid = _wrapped(maps, [(0, i) for i in range(count)], names, columns)
+    narrow = tiled_overview(shown, grid, title, font_size=font_size, grid_px=PHONE_GRID_PX)
+    return _inside(fig, narrow, grid_alt(title, maps.rows, [names]))
