@@ -142,7 +142,8 @@ def test_sampled_steps_draw_what_generate_draws(lm):
     for t, (step, drawn) in enumerate(zip(written.steps, sample.probs)):
         # both draw from float64 softmaxes (at temperature T, renormalised over what top-k and top-p keep) of float32
         # scores each within `moved` of the full pass's, so 2 moved of each other: log p moves by at most 2 x that / T
-        scores, exact = full_pass(lm, ids + tokens[:t]), full_pass(lm, ids + tokens[:t], tolerances.in_float64(lm.model))
+        text = ids + tokens[:t]
+        scores, exact = full_pass(lm, text), full_pass(lm, text, tolerances.in_float64(lm.model))
         seen = np.isfinite(scores[1])
         moved = tolerances.beside_oracle(scores[1][seen], scores[1][seen], exact[1][seen]).max()
         assert step.drawn == pytest.approx(drawn, rel=np.expm1(2 * 2 * moved / settings["temperature"])), f"step {t}"

@@ -14,7 +14,8 @@ def close_to(model, ours, reference_input, **kwargs) -> None:
     """ours (the same sums as model(reference_input) in another order: keys, tokens or padding) within 3x the float32
     rounding model's own pass makes on reference_input, measured against its float64 run (tests/tolerances.py)."""
     with torch.no_grad():
-        reference, exact = model(reference_input, **kwargs)[0], tolerances.in_float64(model)(reference_input, **kwargs)[0]
+        reference = model(reference_input, **kwargs)[0]
+        exact = tolerances.in_float64(model)(reference_input, **kwargs)[0]
     tolerances.assert_within(ours, reference, tolerances.beside_oracle(ours, reference, exact))
 
 
