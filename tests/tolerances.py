@@ -105,7 +105,8 @@ def reordered(inputs, w_q, w_k, q, k, probs, scale: float) -> np.ndarray:
 
     dq, dk = per_head(w_q) + EPS32 * q, per_head(w_k) + EPS32 * k
     kt = k.transpose(0, 2, 1)
-    scores = abs(scale) * (product(q, kt) + dq @ kt + q @ dk.transpose(0, 2, 1) + EPS32 * q @ kt)
+    moved = dq @ kt + q @ dk.transpose(0, 2, 1)  # what the q and k rows' own differences do to the scores
+    scores = abs(scale) * (product(q, kt) + moved + EPS32 * q @ kt)
     return softmax_rows(scores, probs)
 
 
