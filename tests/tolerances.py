@@ -89,6 +89,27 @@ def attention_layer(q, k, v, scale: float, mask, w_out) -> np.ndarray:
     return joined(heads_error) @ np.abs(w).T + product(joined(heads), w.T) + EPS32 * np.abs(joined(heads) @ w.T)
 
 
+def reordered(inputs, w_q, w_k, q, k, probs, scale: float) -> np.ndarray:
+    """The bound, elementwise on probs (h, t, s), for one self-attention layer's weights computed twice from the same
+    input rows (t, k) in another order (a shuffled sentence, read back in the first order): each row's q and k are
+    products of the same k terms that a kernel may sum otherwise at another row (product, plus a bias's rounding),
+    which moves the scores by |Δq| |k|ᵀ + |q| |Δk|ᵀ on top of their own d-term sums, and the softmax sums its row in
+    another order. w_q (h·d, k), w_k (h_kv·d, k); q, k (h, t, d) as recorded (key heads shared, h_kv ≤ h)."""
+    x = np.asarray(inputs, dtype=np.float64)
+    q, k = (np.abs(np.asarray(y, dtype=np.float64)) for y in (q, k))
+    heads, t, d = q.shape
+
+    def per_head(w):  # (t, h_x·d) -> (h, t, d), each key head repeated for the query heads it serves
+        y = product(x, np.asarray(w, dtype=np.float64).T)
+        return np.repeat(y.reshape(t, -1, d).transpose(1, 0, 2), heads // (y.shape[-1] // d), axis=0)
+
+    dq, dk = per_head(w_q) + EPS32 * q, per_head(w_k) + EPS32 * k
+    kt = k.transpose(0, 2, 1)
+    moved = dq @ kt + q @ dk.transpose(0, 2, 1)  # what the q and k rows' own differences do to the scores
+    scores = abs(scale) * (product(q, kt) + moved + EPS32 * q @ kt)
+    return softmax_rows(scores, probs)
+
+
 def assert_within(actual, expected, tolerance, err_msg: str = "") -> None:
     """|actual - expected| <= tolerance elementwise (np.testing.assert_allclose takes only one number): the message
     names the worst element, by how much it is off and what it was allowed there."""

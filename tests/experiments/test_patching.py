@@ -2,6 +2,8 @@
 attribution patching against the exact grid where the answer is linear, and the refusals."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -10,10 +12,23 @@ from torch import nn
 from model import api
 from experiments import patch_suffixes, patching
 from experiments.patching import PatchingError
+from tests import tolerances
 from tests.llama_checkpoints import byte_bpe, save_tiny
 
 LM_PAIR = ("Monday, Tuesday,", "Friday, Saturday,")  # lm: " T" against " S" (tests/app/test_patching_app.py)
 TINY_PAIR = ("the cat sat on the mat", "the mat sat on the cat")
+
+
+def in_float64(loaded, pair):
+    """loaded with its model's float64 copy (tests/tolerances.py), and that copy's recorded runs of pair: what float32
+    rounding moves is measured against these."""
+    double = dataclasses.replace(loaded, model=tolerances.in_float64(loaded.model))
+    return double, patching.record(double, pair)
+
+
+def direct_grid(loaded, pair, runs, site, shape):
+    return np.array([[patching.patched(loaded, pair, runs, [(site, layer, cell)]) for cell in range(shape[1])]
+                     for layer in range(shape[0])])
 
 
 def save_gpt2(folder):
@@ -74,9 +89,11 @@ def test_every_cell_of_the_exact_grid_is_a_direct_patched_run(tiny, site):
     t = len(pair.clean_ids)
     assert patch_suffixes.applies(tiny, t)  # the grid ran each cell's suffix only (experiments/patch_suffixes.py)
     assert grid.shape == (runs.n_layers, runs.n_heads if site == "heads" else t)
-    direct = np.array([[patching.patched(tiny, pair, runs, [(site, layer, cell)]) for cell in range(grid.shape[1])]
-                       for layer in range(runs.n_layers)])
-    np.testing.assert_allclose(grid, direct, atol=1e-5)
+    direct = direct_grid(tiny, pair, runs, site, grid.shape)
+    double, runs64 = in_float64(tiny, pair)
+    exact = direct_grid(double, pair, runs64, site, grid.shape)
+    # the suffix-only grid runs the same layers on the same inputs, batched: within 3x the direct runs' own rounding
+    tolerances.assert_within(grid, direct, tolerances.beside_oracle(grid, direct, exact), site)
     assert np.abs(grid).max() > 0.01  # something restores the answer: the test compares real numbers
 
 
@@ -85,11 +102,17 @@ def test_a_masked_model_is_patched_at_its_mask():
     pair = patching.prepare(mlm, "The cat sat on the <mask>.", "The dog sat on the <mask>.", " mat", " floor")
     assert pair.clean_tokens[pair.position] == "<mask>"
     runs = patching.record(mlm, pair)
+    double, runs64 = in_float64(mlm, pair)
     grid = patching.exact(mlm, pair, "attention", runs)
-    for layer, cell in [(0, 2), (3, pair.position), (2, 1)]:
-        assert abs(grid[layer, cell] - patching.patched(mlm, pair, runs, [("attention", layer, cell)])) < 1e-5
+    cells = [(0, 2), (3, pair.position), (2, 1)]
     whole = [("residual", runs.n_layers - 1, p) for p in range(len(pair.clean_ids))]
-    assert abs(patching.patched(mlm, pair, runs, whole) - 1) < 1e-5
+    direct = np.array([patching.patched(mlm, pair, runs, [("attention", *cell)]) for cell in cells]
+                      + [patching.patched(mlm, pair, runs, whole)])
+    exact = np.array([patching.patched(double, pair, runs64, [("attention", *cell)]) for cell in cells]
+                     + [patching.patched(double, pair, runs64, whole)])
+    # the grid and the whole last layer's 1 (its exact value), within 3x the direct runs' own float32 rounding
+    ours = np.array([grid[cell] for cell in cells] + [1.0])
+    tolerances.assert_within(ours, direct, tolerances.beside_oracle(ours, direct, exact))
 
 
 def linearised(loaded):
@@ -116,9 +139,16 @@ def test_the_preview_matches_the_exact_grid_where_the_answer_is_linear(tmp_path)
     pair = patching.prepare(loaded, *TINY_PAIR, target, contrast)
     runs = patching.record(loaded, pair)
     preview = patching.preview(loaded, pair, runs)
+    double, runs64 = in_float64(loaded, pair)
+    preview64 = patching.preview(double, pair, runs64)
     for site in patching.SITES:
         exact = patching.exact(loaded, pair, site, runs)
-        np.testing.assert_allclose(preview[site], exact, atol=2e-4, err_msg=site)
+        exact64 = patching.exact(double, pair, site, runs64)
+        # equal in exact arithmetic (affine): each within its own float32 rounding (measured against its float64
+        # run) of that, so within (3 + 1)x the larger of the two (tests/tolerances.py)
+        allowed = np.maximum(tolerances.beside_oracle(preview[site], exact, exact64),
+                             tolerances.beside_oracle(preview[site], preview[site], preview64[site]))
+        tolerances.assert_within(preview[site], exact, allowed, site)
         assert np.abs(exact).max() > 0.05, site
 
 
@@ -178,7 +208,11 @@ def test_passes_of_a_few_tokens_give_the_same_grid_in_layer_order(tiny, site, mo
     pair = patching.prepare(tiny, *TINY_PAIR, target, contrast)
     runs = patching.record(tiny, pair)
     whole = patching.exact(tiny, pair, site, runs)
+    double, runs64 = in_float64(tiny, pair)
+    exact = patching.exact(double, pair, site, runs64)
     monkeypatch.setattr(patch_suffixes, "PASS_TOKENS", 1)
     rows = list(patching.exact_rows(tiny, pair, site, runs))
     assert [layer for layer, _ in rows] == list(range(runs.n_layers))
-    np.testing.assert_allclose(np.stack([row for _, row in rows]), whole, atol=1e-5)
+    # the same suffixes batched otherwise: within 3x one pass's own float32 rounding (its float64 run)
+    split = np.stack([row for _, row in rows])
+    tolerances.assert_within(split, whole, tolerances.beside_oracle(split, whole, exact))

@@ -86,7 +86,10 @@ def test_encoder_without_positions_is_permutation_equivariant(norm):
     with torch.no_grad():
         logits, _ = model(IDS)
         permuted, _ = model(IDS[:, PERM])
-    torch.testing.assert_close(permuted, logits[:, PERM], atol=1e-5, rtol=1e-5)
+        exact, _ = tolerances.in_float64(model)(IDS)  # the fused path: float64 throughout
+    # the permuted pass sums the same terms in another order: within 3x the plain pass's own float32 rounding
+    expected = logits[:, PERM]
+    tolerances.assert_within(permuted, expected, tolerances.beside_oracle(permuted, expected, exact[:, PERM]))
 
 
 @pytest.mark.parametrize("positions", ["sinusoidal", "learned"])
