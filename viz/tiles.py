@@ -113,6 +113,12 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
     # (minilm's 12 columns had 55-px tiles in a figure as tall as 170-px ones, the rest left blank)
     tile_px = min(tile_px, grid_px * s / (cols * (s + gap_x)))
     label_rows = int(np.ceil(1.6 * font_size / (tile_px / max(t, 1)))) + 1  # room for "L1 H2" above a tile
+    # tiles narrower than their names (smollm2's 30 layer averages: "L1 mean" ran into "L2 mean"): every k-th
+    # tile named, the title saying which; the others are named in the hover and the text alternative. A one-row strip
+    # only: a grid's names are what a click opens a head by
+    name_every = name_step(names, tile_px * (s + gap_x) / max(s, 1), font_size) if rows == 1 else 1
+    if name_every > 1:
+        title += every_labelled(name_every)
     step_x, step_y = s + gap_x, t + label_rows
     # An overview needs two decimals (open a head for exact values); they are read on the 0..1 scale of every
     # other view, and sent as whole hundredths in one byte a cell, which the page divides by 100 before Plotly
@@ -137,6 +143,8 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
             annotations.append(dict(x=x0 + (s - 1) / 2, y=y0 - 0.6, yanchor="bottom", showarrow=False,
                                     text=f"<b>{names[r][c]}</b>", font=dict(size=font_size),
                                     captureevents=True))  # a click on the name opens the head (tile_click)
+            if c % name_every:  # kept, hidden, so that annotation r * cols + c stays tile (r, c)'s
+                annotations[-1]["visible"] = False
     flat_names = [name for row in names for name in row]
     heatmap = dict(
         type="heatmap", z=weights, zmin=0, zmax=1, colorscale=COLORSCALE, hoverongaps=False,
@@ -160,7 +168,8 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
         y0, x0 = r * step_y + label_rows, c * step_x
         shapes.append(dict(type="rect", x0=x0 - 0.5 - gap_x / 3, x1=x0 + s - 0.5 + gap_x / 3, y0=y0 - label_rows + 0.2,
                            y1=y0 + t - 0.5 + gap_x / 3, line=dict(color=HIGHLIGHT, width=4), xref="x", yref="y"))
-        annotations[r * cols + c].update(text=f"<b>▶ {names[r][c]}</b>", font=dict(size=font_size, color=HIGHLIGHT))
+        annotations[r * cols + c].update(text=f"<b>▶ {names[r][c]}</b>", font=dict(size=font_size, color=HIGHLIGHT),
+                                         visible=True)
     height = int(rows * step_y * tile_px / max(t, 1) + 60 + 3 * font_size)
     layout = _layout(
         title, height, font_size, annotations=annotations, shapes=shapes,
@@ -179,6 +188,17 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
         layout["margin"]["t"] += 2 * font_size
         layout["height"] += 2 * font_size
     return figure([heatmap], layout, hundredths={0: sent})
+
+
+BOLD_CHAR = 0.62  # a bold label's width per character, in font sizes (generous: "L30 mean" is about 0.57)
+
+
+def name_step(names, pitch_px: float, font_size: int) -> int:
+    """1 when every tile's name fits across its tile's pitch (the tile and its gap, px) in bold at font_size, with
+    half a font size between names; else k: every k-th column of tiles named."""
+    longest = max((len(name) for row in names for name in row), default=0)
+    need = (BOLD_CHAR * longest + 0.5) * font_size
+    return max(1, int(np.ceil(need / max(pitch_px, 1e-6) - 1e-9)))
 
 
 def _colour_ticks(plot_px: float, font_size: int) -> dict:
