@@ -149,8 +149,8 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
     heatmap = dict(
         type="heatmap", z=weights, zmin=0, zmax=1, colorscale=COLORSCALE, hoverongaps=False,
         hovertemplate="weight ≈ %{z:.2f}<extra></extra>",
-        colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8, **_colour_ticks(rows * step_y * tile_px / max(t, 1),
-                                                                                        font_size)),
+        colorbar=dict(title=dict(text="weight"), thickness=14,
+                      **{"len": 0.8, **_colour_ticks(rows * step_y * tile_px / max(t, 1), font_size)}),
     )
     if queries is not None and keys is not None:
         # name the tile, the query and the key under the pointer, so a lecturer can narrate any tile.
@@ -181,6 +181,9 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
     )
     layout["plot_bgcolor"] = "white"
+    if rows == 1:  # the first tile's name, centred on a tile narrower than it, reaches left of the plot: room for it
+        overhang = (BOLD_CHAR * len(names[0][0]) * font_size - tile_px) / 2
+        layout["margin"]["l"] = max(layout["margin"]["l"], int(np.ceil(overhang)) + 4)
     if token_ticks and block == 1 and queries is not None and keys is not None:
         _tile_token_ticks(layout, heatmap, token_labels(queries), token_labels(keys), rows, cols, step_x, step_y,
                           label_rows, font_size, tile_px / max(t, 1))
@@ -206,7 +209,10 @@ def _colour_ticks(plot_px: float, font_size: int) -> dict:
     its two ends (a strip of layer averages)."""
     room = 0.8 * plot_px / (1.8 * font_size)  # how many label gaps the bar has room for
     values = [0, 0.25, 0.5, 0.75, 1] if room >= 4 else [0, 0.5, 1] if room >= 2 else [0, 1]
-    return dict(tickvals=values, ticktext=[f"{v:g}" for v in values])
+    ticks = dict(tickvals=values, ticktext=[f"{v:g}" for v in values])
+    if room < 2:  # a strip: a bar as long as its two labels need, in px (a fraction of the strip drew "1" on "0")
+        ticks.update(lenmode="pixels", len=round(max(0.8 * plot_px, 2.4 * font_size)))
+    return ticks
 
 
 def _tile_token_ticks(layout, heatmap, q_labels, k_labels, rows, cols, step_x, step_y, label_rows, font_size,

@@ -330,6 +330,10 @@ def test_thirty_layer_averages_name_every_kth_tile_and_say_so():
     # the names shown are apart: each bold name's width (about 0.6 of the font size a character) fits its pitch
     cell_px = (fig.layout.height - 60 - 3 * 20) / step_y_of(fig)  # the strip's height over its rows of cells
     assert cell_px * step * fig.layout.meta["tile_grid"]["step_x"] >= 0.6 * len("L30 mean") * 20
+    # the colour bar's two labels ("1" was drawn on "0" beside a strip) and the first name (its "L" cut off) have room
+    bar = fig.data[0].colorbar
+    assert bar.lenmode == "pixels" and bar.len >= 2.4 * 20 and list(bar.tickvals) == [0, 1]
+    assert fig.layout.margin.l >= (0.6 * len("L1 mean") * 20 - cell_px * 8) / 2
     # two layers have room for every name
     assert all(a.visible is not False for a in tiles.layer_average_grid(probs[:2], font_size=20).layout.annotations)
 
