@@ -149,8 +149,8 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
     heatmap = dict(
         type="heatmap", z=weights, zmin=0, zmax=1, colorscale=COLORSCALE, hoverongaps=False,
         hovertemplate="weight ≈ %{z:.2f}<extra></extra>",
-        colorbar=dict(title=dict(text="weight"), thickness=14,
-                      **{"len": 0.8, **_colour_ticks(rows * step_y * tile_px / max(t, 1), font_size)}),
+        colorbar=dict(thickness=14, **{"title": dict(text="weight"), "len": 0.8,
+                                       **_colour_ticks(rows * step_y * tile_px / max(t, 1), font_size)}),
     )
     if queries is not None and keys is not None:
         # name the tile, the query and the key under the pointer, so a lecturer can narrate any tile.
@@ -210,8 +210,8 @@ def _colour_ticks(plot_px: float, font_size: int) -> dict:
     room = 0.8 * plot_px / (1.8 * font_size)  # how many label gaps the bar has room for
     values = [0, 0.25, 0.5, 0.75, 1] if room >= 4 else [0, 0.5, 1] if room >= 2 else [0, 1]
     ticks = dict(tickvals=values, ticktext=[f"{v:g}" for v in values])
-    if room < 2:  # a strip: a bar as long as its two labels need, in px (a fraction of the strip drew "1" on "0")
-        ticks.update(lenmode="pixels", len=round(max(0.8 * plot_px, 2.4 * font_size)))
+    if room < 2:  # a strip: the title beside the bar, not above it inside its length (which left 10 px: "1" on "0")
+        ticks.update(len=1.0, title=dict(text="weight", side="right"))
     return ticks
 
 
