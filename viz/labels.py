@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import html
 import math
+import numbers
 import unicodedata
 
 EMPTY = "∅"
@@ -165,18 +166,22 @@ def plot_scale(xs, ys, width_px: float, height_px: float, square: bool = False) 
     return (min(sx, sy),) * 2 if square else (sx, sy)
 
 
-def kept_apart(points, texts, size: float, scale: tuple, positions=("top center",)) -> list:
+def kept_apart(points, texts, size: float, scale, positions=("top center",)) -> list:
     """For each point (x, y in data units) and its text: the first of `positions` where its box meets no box kept
     before it, or None (the text is left out: the hover still names it). Greedy, in the order given: put the
-    points whose text matters most first."""
-    kept, placed = [], []
+    points whose text matters most first. `scale`: (px per x unit, px per y unit), or a list of them where the plot's
+    size is not known (a page's width): a text is kept only where it is apart at every one (two labels on either
+    side of two near points may meet at one scale and not at a smaller one)."""
+    scales = [scale] if isinstance(scale[0], numbers.Real) else list(scale)
+    kept, placed = [[] for _ in scales], []
     for (x, y), text in zip(points, texts):
         where = None
         for position in positions:
-            box = text_box(x * scale[0], -y * scale[1], text, size, position)
-            if not any(overlaps(box, other) for other in kept):
+            boxes = [text_box(x * sx, -y * sy, text, size, position) for sx, sy in scales]
+            if not any(overlaps(box, other) for box, others in zip(boxes, kept) for other in others):
                 where = position
-                kept.append(box)
+                for box, others in zip(boxes, kept):
+                    others.append(box)
                 break
         placed.append(where)
     return placed

@@ -10,6 +10,7 @@ from viz.figure import figure
 from viz.labels import kept_apart, plot_scale, token_labels
 
 QUERY_COLOR, KEY_COLOR = "#1f77b4", "#d62728"
+PLOT_ASPECTS = (1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0)  # widths over height the labels are kept apart at
 
 
 def qk_figure(queries_2d, keys_2d, explained, strongest, queries, keys, title: str = "", font_size: int = 12,
@@ -26,10 +27,13 @@ def qk_figure(queries_2d, keys_2d, explained, strongest, queries, keys, title: s
     size = max(9, font_size * 0.8)
     # each point's label where it meets no other (queries first, then keys, each on the side of its point that is
     # free), else left to the hover: two tokens whose vectors nearly coincide wrote one label on the other. The plot
-    # is at least as wide as it is tall (its axes share one scale), which the labels are kept apart for.
+    # is as wide as the page gives it, at least as wide as it is tall (its axes share one scale): the labels are kept
+    # apart at each width from square to 3 times as wide (presenter mode at 1280 px draws 2.4), which sets the scale
+    # where the points spread wider than tall (a pair kept apart for a square plot met in a 1068 × 440 one)
     height = 520 + 8 * font_size
     plot_px = height - (70 + 4 * font_size) - (50 + 2 * font_size)
-    scale = plot_scale(np.r_[q2[:, 0], k2[:, 0]], np.r_[q2[:, 1], k2[:, 1]], plot_px, plot_px, square=True)
+    xs, ys = np.r_[q2[:, 0], k2[:, 0]], np.r_[q2[:, 1], k2[:, 1]]
+    scale = [plot_scale(xs, ys, aspect * plot_px, plot_px, square=True) for aspect in PLOT_ASPECTS]
     q_text, k_text = [f"q {n}" for n in q_names], [f"k {n}" for n in k_names]
     sides = ("top center", "bottom center", "middle right", "middle left")
     placed = kept_apart([*map(tuple, q2), *map(tuple, k2)], [plain(t) for t in q_text + k_text], font_size, scale,

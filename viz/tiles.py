@@ -113,6 +113,12 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
     # (minilm's 12 columns had 55-px tiles in a figure as tall as 170-px ones, the rest left blank)
     tile_px = min(tile_px, grid_px * s / (cols * (s + gap_x)))
     label_rows = int(np.ceil(1.6 * font_size / (tile_px / max(t, 1)))) + 1  # room for "L1 H2" above a tile
+    # tiles narrower than their names (smollm2's 30 layer averages: "L1 mean" ran into "L2 mean"): every k-th
+    # tile named, the title saying which; the others are named in the hover and the text alternative. A one-row strip
+    # only: a grid's names are what a click opens a head by
+    name_every = name_step(names, tile_px * (s + gap_x) / max(s, 1), font_size) if rows == 1 else 1
+    if name_every > 1:
+        title += every_labelled(name_every)
     step_x, step_y = s + gap_x, t + label_rows
     # An overview needs two decimals (open a head for exact values); they are read on the 0..1 scale of every
     # other view, and sent as whole hundredths in one byte a cell, which the page divides by 100 before Plotly
@@ -137,12 +143,14 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
             annotations.append(dict(x=x0 + (s - 1) / 2, y=y0 - 0.6, yanchor="bottom", showarrow=False,
                                     text=f"<b>{names[r][c]}</b>", font=dict(size=font_size),
                                     captureevents=True))  # a click on the name opens the head (tile_click)
+            if c % name_every:  # kept, hidden, so that annotation r * cols + c stays tile (r, c)'s
+                annotations[-1]["visible"] = False
     flat_names = [name for row in names for name in row]
     heatmap = dict(
         type="heatmap", z=weights, zmin=0, zmax=1, colorscale=COLORSCALE, hoverongaps=False,
         hovertemplate="weight ≈ %{z:.2f}<extra></extra>",
-        colorbar=dict(title=dict(text="weight"), thickness=14, len=0.8, **_colour_ticks(rows * step_y * tile_px / max(t, 1),
-                                                                                        font_size)),
+        colorbar=dict(thickness=14, **{"title": dict(text="weight"), "len": 0.8,
+                                       **_colour_ticks(rows * step_y * tile_px / max(t, 1), font_size)}),
     )
     if queries is not None and keys is not None:
         # name the tile, the query and the key under the pointer, so a lecturer can narrate any tile.
@@ -160,7 +168,8 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
         y0, x0 = r * step_y + label_rows, c * step_x
         shapes.append(dict(type="rect", x0=x0 - 0.5 - gap_x / 3, x1=x0 + s - 0.5 + gap_x / 3, y0=y0 - label_rows + 0.2,
                            y1=y0 + t - 0.5 + gap_x / 3, line=dict(color=HIGHLIGHT, width=4), xref="x", yref="y"))
-        annotations[r * cols + c].update(text=f"<b>▶ {names[r][c]}</b>", font=dict(size=font_size, color=HIGHLIGHT))
+        annotations[r * cols + c].update(text=f"<b>▶ {names[r][c]}</b>", font=dict(size=font_size, color=HIGHLIGHT),
+                                         visible=True)
     height = int(rows * step_y * tile_px / max(t, 1) + 60 + 3 * font_size)
     layout = _layout(
         title, height, font_size, annotations=annotations, shapes=shapes,
@@ -172,6 +181,9 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
     )
     layout["plot_bgcolor"] = "white"
+    if rows == 1:  # the first tile's name, centred on a tile narrower than it, reaches left of the plot: room for it
+        overhang = (BOLD_CHAR * len(names[0][0]) * font_size - tile_px) / 2
+        layout["margin"]["l"] = max(layout["margin"]["l"], int(np.ceil(overhang)) + 4)
     if token_ticks and block == 1 and queries is not None and keys is not None:
         _tile_token_ticks(layout, heatmap, token_labels(queries), token_labels(keys), rows, cols, step_x, step_y,
                           label_rows, font_size, tile_px / max(t, 1))
@@ -181,12 +193,26 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
     return figure([heatmap], layout, hundredths={0: sent})
 
 
+BOLD_CHAR = 0.62  # a bold label's width per character, in font sizes (generous: "L30 mean" is about 0.57)
+
+
+def name_step(names, pitch_px: float, font_size: int) -> int:
+    """1 when every tile's name fits across its tile's pitch (the tile and its gap, px) in bold at font_size, with
+    half a font size between names; else k: every k-th column of tiles named."""
+    longest = max((len(name) for row in names for name in row), default=0)
+    need = (BOLD_CHAR * longest + 0.5) * font_size
+    return max(1, int(np.ceil(need / max(pitch_px, 1e-6) - 1e-9)))
+
+
 def _colour_ticks(plot_px: float, font_size: int) -> dict:
     """The colour bar's labels: quarters where 0.8 of the plot's height gives each label room, else halves, else
     its two ends (a strip of layer averages)."""
     room = 0.8 * plot_px / (1.8 * font_size)  # how many label gaps the bar has room for
     values = [0, 0.25, 0.5, 0.75, 1] if room >= 4 else [0, 0.5, 1] if room >= 2 else [0, 1]
-    return dict(tickvals=values, ticktext=[f"{v:g}" for v in values])
+    ticks = dict(tickvals=values, ticktext=[f"{v:g}" for v in values])
+    if room < 2:  # a strip: the title beside the bar, not above it inside its length (which left 10 px: "1" on "0")
+        ticks.update(len=1.0, title=dict(text="weight", side="right"))
+    return ticks
 
 
 def _tile_token_ticks(layout, heatmap, q_labels, k_labels, rows, cols, step_x, step_y, label_rows, font_size,

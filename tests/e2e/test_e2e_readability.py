@@ -40,17 +40,6 @@ SMALLEST = {"presenter": 14, "phone": 10}
 
 # (model, viewport, tab) -> why it does not read yet, as the walk found it (2026-11-28, issue 55): each a fix to make
 KNOWN: dict[tuple[str, str, str], str] = {
-    # the one head reads now; the every-head figure's layer averages do not at 30 layers (issue 55's every-head work)
-    ("smollm2", "presenter", "attention"): "the layer averages' tile labels ('L1 mean', 'L2 mean') overlap",
-    ("smollm2", "presenter", "positions"): ("the rotary pair figure (now 440 px) still comes after the rotary "
-                                           "explanation and summary and ends at 1,315 px: the presenter-mode order rule "
-                                           "ROTARY_FIGURE gives it does not move it (not found why)"),
-    ("minilm", "presenter", "encoder_decoder"): ("the encoder head's slanted labels of minilm's 60-character sentence "
-                                                 "overlapped in its half of the row: the plot width it assumes is now "
-                                                 "340 px (was 400), not walked again yet"),
-    (GQA, "presenter", "steps"): ("two q/k scatter labels (“q ▁the”, “k W”) overlap: the labels are kept apart for "
-                                  "a plot as wide as tall, and this one's points drew closer than that estimate"),
-    (GQA, "presenter", "positions"): "the rotary pair figure ends at 1,315 px, as on smollm2 (see there)",
 }
 # (model, viewport) pairs the whole walk has not been run on yet (each takes minutes of a shared 2-core machine):
 # marked xfail, not walked, until their failing tabs are listed above

@@ -316,3 +316,27 @@ def test_multihead_at_nine_heads_fills_the_projector_with_no_blank_tiles_and_dra
     assert odd._plain_parts()[1]["meta"]["tiles"][-1] == "" and len(odd._plain_parts()[1]["annotations"]) == 7
     last = z[-5:, 3 * grid["step_x"]:3 * grid["step_x"] + grid["width"]]
     assert np.isnan(last).all(), "the eighth tile of seven heads is blank, not an empty map"
+
+
+def test_thirty_layer_averages_name_every_kth_tile_and_say_so():
+    # smollm2's 30 layers in presenter mode's 20-px type: "L1 mean" ran into "L2 mean" (issue 55's walk)
+    probs = np.full((30, 2, 8, 8), 1 / 8, dtype=np.float32)
+    fig = tiles.layer_average_grid(probs, font_size=20)
+    shown = [a for a in fig.layout.annotations if a.visible is not False]
+    step = round((shown[1].x - shown[0].x) / fig.layout.meta["tile_grid"]["step_x"])
+    assert 1 < step and len(fig.layout.annotations) == 30  # every tile still has its name (the hover, a selection)
+    assert [a.text for a in shown][:2] == ["<b>L1 mean</b>", f"<b>L{1 + step} mean</b>"]
+    assert "labelled" in fig.layout.title.text
+    # the names shown are apart: each bold name's width (about 0.6 of the font size a character) fits its pitch
+    cell_px = (fig.layout.height - 60 - 3 * 20) / step_y_of(fig)  # the strip's height over its rows of cells
+    assert cell_px * step * fig.layout.meta["tile_grid"]["step_x"] >= 0.6 * len("L30 mean") * 20
+    # the colour bar's two labels ("1" was drawn on "0" beside a strip) and the first name (its "L" cut off) have room
+    bar = fig.data[0].colorbar
+    assert bar.title.side == "right" and bar.len == 1 and list(bar.tickvals) == [0, 1]  # the title off its length
+    assert fig.layout.margin.l >= (0.6 * len("L1 mean") * 20 - cell_px * 8) / 2
+    # two layers have room for every name
+    assert all(a.visible is not False for a in tiles.layer_average_grid(probs[:2], font_size=20).layout.annotations)
+
+
+def step_y_of(fig) -> int:
+    return fig.layout.meta["tile_grid"]["step_y"]

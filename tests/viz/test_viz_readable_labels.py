@@ -96,3 +96,22 @@ def test_numbered_rows_stand_off_the_corner():
     table = np.zeros((128, 64), np.float32)
     layout = positions.tables_figure({"sin": table}, t=5, font_size=20).layout
     assert layout.yaxis.ticklabelstandoff >= 10 and "labelled" not in layout.xaxis.title.text
+
+
+def test_qk_point_labels_do_not_overlap_in_a_plot_wider_than_tall():
+    # presenter mode at 1280 px draws the plot 1068 × 440: where the points spread wider than tall the scale is the
+    # height's, larger than a square plot's, and a pair kept apart for a square plot met (“q ▁the” on “k W”, issue 55)
+    met = []
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        q, k = rng.normal(size=(16, 2)) * [2.5, 1.0], rng.normal(size=(16, 2)) * [2.5, 1.0]
+        fig = qk.qk_figure(q, k, [0.5, 0.2], rng.integers(0, 16, 16), LM_TOKENS[:16], LM_TOKENS[:16], font_size=20)
+        plot = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+        for width in (plot, 1.6 * plot, 1068 / 440 * plot):
+            scale = plot_scale(np.r_[q[:, 0], k[:, 0]], np.r_[q[:, 1], k[:, 1]], width, plot, square=True)
+            boxes = [(text, text_box(x * scale[0], -y * scale[1], plain(text), 20, where))
+                     for trace in fig.data[1:]
+                     for (x, y, text, where) in zip(trace.x, trace.y, trace.text, trace.textposition) if text]
+            met += [(seed, width, a, b) for i, (a, box) in enumerate(boxes) for b, other in boxes[i + 1:]
+                    if overlaps(box, other)]
+    assert not met, met[:3]

@@ -39,7 +39,7 @@ Llama, Mistral and Qwen2 add no position vector. In every layer each head splits
 pairs of dimensions (i and i + d/2) and turns pair i by the angle *position × ω_i*, fast for the first pairs,
 slowly for the last. A rotation keeps a vector's length, and turning q by m·ω and k by n·ω changes the
 angle between them by (m − n)·ω only: **the score depends on how far apart two tokens are, not on where
-they stand.** Below, the chosen head's query of the last token and key of an earlier token, in layer 1,
+they stand.** Above, the chosen head's query of the last token and key of an earlier token, in layer 1,
 computed from the tokens alone; scores are q·k before the division by √d.
 """
 
@@ -164,11 +164,11 @@ def shuffle_view(registry: ModelRegistry, text, model, head, seed, presenter):
 
 ROTARY_PART, ROTARY_MODEL = "rotary-part", "rotary-model"
 # The tab's rotary part first where the model turns its queries and keys (it adds no position vectors to show):
-# its summary says so by a class, and the part moves up, above presenter mode's first figure too
-# in presenter mode its turned pair comes first of all, on the first screen, the words under it
-ROTARY_FIGURE = "rotary-figure"
-ROTARY_FIRST = (f"\n[role=tabpanel]:has(.{ROTARY_MODEL}) .{ROTARY_PART} {{ order: -4; }}\n"
-                f"body.presenter [role=tabpanel]:has(.{ROTARY_MODEL}) .{ROTARY_FIGURE} {{ order: -5; }}\n")
+# its summary says so by a class, and the part moves up, above presenter mode's first figure too. The part begins
+# with its turned pair, the words under it, so that on a 1280 x 720 projector the figure is on the first screen. (A
+# rule moving the figure alone above the words lost to this one: Gradio copies every rule under
+# ".gradio-container.gradio-container-<version> .contain", which outweighs "body.presenter" and cannot match it.)
+ROTARY_FIRST = f"\n[role=tabpanel]:has(.{ROTARY_MODEL}) .{ROTARY_PART} {{ order: -4; }}\n"
 
 SEED = Linked("seed", default=0, low=0, high=2**32 - 1)  # the shuffle's seed
 
@@ -194,11 +194,12 @@ def build(ctx: Context) -> None:
         summary = gr.Markdown(elem_id="shuffle-summary")
         plain = components.Plot(show_label=False, label="without positions")
         positioned = components.Plot(show_label=False, label="with positions")
-        # a rotary model (smollm2) has no position table: its rotary part comes first (CSS ROTARY_FIRST)
+        # a rotary model (smollm2) has no position table: its rotary part comes first (CSS ROTARY_FIRST), its
+        # figure first of all, the words under it
+        turned = components.Plot(show_label=False, label="a query/key pair turned by position",
+                                 elem_classes=[ROTARY_PART])
         gr.Markdown(ROTARY_EXPLANATION, elem_classes=[ROTARY_PART])
         rotary_summary_md = gr.Markdown(elem_id="rotary-summary", elem_classes=[ROTARY_PART])
-        turned = components.Plot(show_label=False, label="a query/key pair turned by position",
-                                 elem_classes=[ROTARY_PART, ROTARY_FIGURE])
         slid = components.Plot(show_label=False, label="score against position", elem_classes=[ROTARY_PART])
         scores = gr.Dataframe(label="the same query and key at different positions", interactive=False,
                               elem_id="rotary-scores", elem_classes=[ROTARY_PART])
