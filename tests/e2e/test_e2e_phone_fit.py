@@ -144,3 +144,26 @@ def test_a_wide_screen_draws_the_whole_grid_as_the_server_wrote_it(browser, plot
     assert len(shape["tiles"]) == 30 * 9 and shape["title"].startswith("Every head")
     _, shape = drawn(browser, plotly_js, steps_row(), scripts=True, viewport=dict(viewport={"width": 1280, "height": 720}))
     assert shape["stacked"] == 0
+
+
+class _Narrowed:
+    """A figure drawn `width` px wide, as presenter mode's half-row columns draw one on a projector."""
+
+    def __init__(self, fig, width: int):
+        self.fig, self.width = fig, width
+
+    def to_json(self) -> str:
+        figure = json.loads(self.fig.to_json())
+        figure["layout"]["width"] = self.width
+        return json.dumps(figure)
+
+
+def test_a_narrow_figure_on_a_projector_is_drawn_as_the_server_wrote_it(browser, plotly_js):
+    """The phone's rules follow the screen, not the figure: a 500-px column of a 1280-px screen keeps its panels
+    side by side and its labels at the projector's size (stacked, they ran past the first screen)."""
+    _, shape = drawn(browser, plotly_js, _Narrowed(steps_row(), 500), scripts=True,
+                     viewport=dict(viewport={"width": 1280, "height": 720}))
+    assert shape["stacked"] == 0
+    _, shape = drawn(browser, plotly_js, _Narrowed(steps_row(), 500), scripts=True,
+                     viewport=dict(viewport={"width": 500, "height": 844}))
+    assert shape["stacked"] == 4

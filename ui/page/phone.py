@@ -2,7 +2,8 @@
 and this script fits it to a narrow one just before Plotly draws it, as ui/runtime/titles.py fits its title.
 
 Plotly.js has no responsive rules of its own (a layout is pixels and fractions of the figure), so on a figure under
-PHONE_MAX_PX wide, and only there:
+PHONE_MAX_PX wide on a screen under PHONE_MAX_PX wide (a phone: presenter mode's columns are narrower on a projector),
+and only there:
 
 - panels side by side (Step by step's four, Masking's, Positions' tables, causal tracing's two grids) are stacked
   one under the other, each the full width, the figure as much taller; their titles and colour bars move with them
@@ -29,6 +30,8 @@ BAR_PX = 8  # a colour bar's thickness on a phone
 # deferred draw (the figure's element has its width), before the title is fitted (to the stacked layout).
 PHONE_FIT_JS = """() => {
   const SMALLEST = SMALLEST_PX, BAR = BAR_PX, NARROW = PHONE_MAX_PX;
+  // a phone's screen, not only a narrow figure: presenter mode's columns draw figures under NARROW wide on a projector
+  const onPhone = () => window.matchMedia(`(max-width: ${NARROW}px)`).matches;
   const copy = (o) => Object.assign({}, o || {});
   const bigger = (font) => (font && font.size && font.size < SMALLEST ? Object.assign({}, font, {size: SMALLEST}) : font);
   const axisKeys = (layout, letter) => Object.keys(layout).filter((k) => new RegExp(`^${letter}axis\\\\d*$`).test(k));
@@ -124,7 +127,7 @@ PHONE_FIT_JS = """() => {
   };
   const fitted = (div, data, layout) => {
     const width = (layout && layout.width) || (div && div.clientWidth) || 0;
-    if (!layout || !Array.isArray(data) || !width || width > NARROW) return [data, layout];
+    if (!layout || !Array.isArray(data) || !width || width > NARROW || !onPhone()) return [data, layout];
     let out = Object.assign({}, layout);
     if (out.width && out.width > div.clientWidth) delete out.width;
     const panels = panelsOf(out);
@@ -166,7 +169,7 @@ PHONE_FIT_JS = """() => {
     return Math.max(...P) <= Math.min(...Q) + 1 || Math.max(...Q) <= Math.min(...P) + 1; }));
   const thinned = (div) => {
     const layout = div.layout || {}, update = {};
-    if ((div.getBoundingClientRect().width || 0) > NARROW) return update;
+    if ((div.getBoundingClientRect().width || 0) > NARROW || !onPhone()) return update;
     ['x', 'y'].forEach((letter) => axisKeys(layout, letter).forEach((key) => {
       const axis = layout[key], full = (div._fullLayout || {})[key] || {};
       const listed = axis && Array.isArray(axis.tickvals) && axis.tickvals.length >= 2;
@@ -214,7 +217,7 @@ PHONE_FIT_JS = """() => {
   // names written on a figure (annotations) that overlap: all of them at the smallest size a phone reads
   const smaller = (div) => {
     const notes = (div.layout || {}).annotations, update = {};
-    if (!Array.isArray(notes) || div.getBoundingClientRect().width > NARROW) return update;
+    if (!Array.isArray(notes) || div.getBoundingClientRect().width > NARROW || !onPhone()) return update;
     const texts = [...div.querySelectorAll('.annotation-text')].filter((e) => e.textContent && e.getBBox().width > 0);
     const quads = texts.map(quad);
     if (!quads.some((q, i) => quads.some((r, j) => j > i && !apart(q, r)))) return update;
@@ -261,7 +264,7 @@ PHONE_FIT_JS = """() => {
         return Promise.resolve(drawn).then((gd) => {
           try {
             const update = div && div.isConnected ? Object.assign(thinned(div), smaller(div)) : {};
-            const narrowDrawn = div && div.isConnected && div.getBoundingClientRect().width <= NARROW;
+            const narrowDrawn = div && div.isConnected && div.getBoundingClientRect().width <= NARROW && onPhone();
             if (Object.keys(update).length)
               return plotly.relayout(div, update).then(() => { if (narrowDrawn) unclutter(div); return gd; });
             if (narrowDrawn) unclutter(div);
