@@ -91,11 +91,8 @@ def wire_link(ctx, player, events: dict, classroom=None) -> None:
     view_outputs = [ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, ctx.current_tab, ctx.quiz,
                     *(c for control in linked for c in (control.component, *control.also)), *panels,
                     ctx.open_sections]
-    # its progress on the sentence box alone: Gradio rewrites every progress target's status on each status change of
-    # any event (docs/page_profile.md), and the load's 47 outputs are every control of every tab
     load_event = ctx.on([ctx.demo.load], on_load, inputs=None,
-                        outputs=view_outputs + (player.outputs if player is not None else []), api_name="load_settings",
-                        show_progress_on=[ctx.text])
+                        outputs=view_outputs + (player.outputs if player is not None else []), api_name="load_settings")
     events = {"load": load_event, **events}
     if player is not None:
         events.update({f"lesson_{n}": e for n, e in enumerate(player.wire(ctx, apply_view, view_outputs, settings_here))})

@@ -295,16 +295,3 @@ def test_a_tab_select_redraws_only_when_the_visitor_moved_to_it(demo, open_now, 
     assert len(updates) == (3 if redrawn else 1)  # the tab's three views (positions, shuffle, rotary), or nothing
     written = link.fn(None, moved, *[c.value for c in link.inputs[1:]])
     assert ("text=" in str(written)) is redrawn
-
-
-def test_the_page_load_shows_progress_on_the_sentence_and_its_redraw_on_views_only(demo):
-    """Gradio rewrites the status of every progress target any event has named on each status change
-    (docs/page_profile.md): the load names the sentence box, its redraw the figures and tables."""
-    config = demo.get_config_file()
-    types = {c["id"]: c["type"] for c in config["components"]}
-    deps = {d["api_name"]: d for d in config["dependencies"]}
-    assert deps["load_settings"]["show_progress_on"] == [component_id(demo, "sentence")]
-    assert len(deps["load_settings"]["outputs"]) > 1
-    redraw = deps["redraw_after_load_settings"]
-    assert redraw["show_progress_on"] and set(redraw["show_progress_on"]) < set(redraw["outputs"])
-    assert {types[c] for c in redraw["show_progress_on"]} <= {"plot", "dataframe", "highlightedtext", "label", "json"}
