@@ -50,9 +50,9 @@ def step_figure(weights, sources, written: str, step: int, font_size: int = 12) 
                            hovertemplate="%{hovertext}: %{y:.3f}<extra></extra>"))
     # upright labels side by side across ~1,100 px (a 1280-px screen): every k-th where they would not fit
     longest = max((len(label) for label in token_labels(sources)), default=1)
-    size, step = label_fit(BAR_PX / max(len(sources), 1), len(sources), font_size, pitch=0.62 * longest + 0.5)
-    fig.update_xaxes(**axis_ticks(sources, step=step), tickangle=0, tickfont=dict(size=size),
-                     title_text=with_labelled("source characters", step))
+    size, every = label_fit(BAR_PX / max(len(sources), 1), len(sources), font_size, pitch=0.62 * longest + 0.5)
+    fig.update_xaxes(**axis_ticks(sources, step=every), tickangle=0, tickfont=dict(size=size),
+                     title_text=with_labelled("source characters", every))
     fig.update_yaxes(range=[0, 1], title_text="weight")
     fig.update_layout(
         title=dict(text=f"Step {step + 1}: writing {token_labels([written])[0]!s} — it looked most at "

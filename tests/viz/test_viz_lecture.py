@@ -85,6 +85,11 @@ def test_cross_attention_figure_is_target_by_source():
     assert fig.layout.shapes[0].y0 == pytest.approx(1.5)
     bars = cross.step_figure(probs[2], sources, "2", 2)
     assert bars.data[0].marker.color[int(probs[2].argmax())] == cross.HIGHLIGHT
+    # the title names the decoding step, whatever every k-th source character the axis labels
+    assert bars.layout.title.text.startswith("Step 3: writing 2 ")
+    long_source = list("Saturday, 21st of November 2026, in the afternoon")
+    weights = np.full(len(long_source), 1 / len(long_source), np.float32)
+    assert cross.step_figure(weights, long_source, "1", 5).layout.title.text.startswith("Step 6: writing 1 ")
     with pytest.raises(ValueError):
         cross.cross_figure(probs, targets, sources, step=9)
     table = cross.beams_table([SimpleNamespace(text="2026-11-21", score=-0.1, finished=True),
