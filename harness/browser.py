@@ -5,10 +5,14 @@ Plain functions of a Playwright page, shared by the browser tests and `python -m
 from __future__ import annotations
 
 import html
+import json
+
+import numpy as np
 
 from model.registry import assets_dir
+from ui.page.context import FIGURE_FONT
 from ui.page.messages import clean_text
-from viz.labels import labelled_positions, token_label
+from viz.heatmap import attention_heatmap
 
 WAIT_MS = 120_000  # generous: CI shares two cores with everything else
 PLOT = ".js-plotly-plot"
@@ -31,10 +35,15 @@ def lm():
 def expected_labels(text: str, model=None) -> list[str]:
     """The tick labels a reader should see for `text`: the model's tokens, as Plotly draws them
     (the app escapes them for Plotly; the SVG text shows the unescaped characters). Long inputs
-    label every k-th token only, as viz.labels.labelled_positions says."""
+    label every k-th token only, as the figure itself does (viz.labels.label_fit)."""
     model = model or lm()
     tokens = model.encode(clean_text(text)).tokens
-    return [html.unescape(token_label(tokens[i])) for i in labelled_positions(len(tokens))]
+    # the one-head figure the page draws for these tokens (outside presenter mode), read for its key labels: the
+    # labels every k-th where they would not fit are the figure's own rule (viz.labels.label_fit), not a copy of it
+    count = len(tokens)
+    figure = attention_heatmap(np.full((count, count), 1 / max(count, 1), np.float32), tokens, tokens,
+                               font_size=FIGURE_FONT[False])
+    return [html.unescape(str(label)) for label in json.loads(figure.to_json())["layout"]["xaxis"]["ticktext"]]
 
 
 def tick_labels(page, plot_selector: str = DETAIL, axis: str = "x") -> list[str]:
