@@ -4,6 +4,8 @@ whole, Train live trains, the Lens's labels stand apart, every figure's title re
 "hover"."""
 from __future__ import annotations
 
+import html
+
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -11,6 +13,8 @@ from app import tab_specs
 from harness.browser import (DETAIL, PLOT, WAIT_MS, stop_training_if_running, wait_for_figures,
                                        wait_until_idle)
 from tests.e2e.conftest import screenshot
+from ui.page.messages import clean_text
+from viz.labels import labelled_positions, token_label
 
 PHONE = dict(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True)
 TAB_NAMES = [spec.label for spec in tab_specs()]  # every tab of the page (ui.tabs.TABS)
@@ -198,7 +202,7 @@ def test_the_lens_labels_every_kth_position_where_all_would_overlap_and_says_whi
     they would, the page labels every k-th position and the axis title says so, as the head in detail does."""
     from urllib.parse import urlencode
 
-    from harness.browser import expected_labels
+    from harness.browser import lm
 
     phone.goto(live.url + "?" + urlencode({"tab": "lens", "model": "lm", "text": LONG_TEXT}))
     for plot in ("#lens-top", "#lens-final"):
@@ -215,6 +219,8 @@ def test_the_lens_labels_every_kth_position_where_all_would_overlap_and_says_whi
         axis, figure = rect(phone, f"{plot} .g-xtitle"), rect(phone, f"{plot} {PLOT}")
         assert axis["x"] >= figure["x"] - 1 and axis["right"] <= figure["right"] + 1, f"{title!r} is cut: {axis}"
         step = int(title.rsplit("every ", 1)[1].split()[0][:-2])
-        positions = expected_labels(LONG_TEXT)
+        # the Lens labels every k-th of its positions by viz.labels.labelled_positions (at most 48), not the one head's fit
+        tokens = lm().encode(clean_text(LONG_TEXT)).tokens
+        positions = [html.unescape(token_label(tokens[i])) for i in labelled_positions(len(tokens))]
         assert len(positions) == 48 and found["labels"] == positions[::step], (title, found["labels"])
     screenshot(phone, "phone-lens-ticks", "#lens-final")
