@@ -91,6 +91,16 @@ async def _queued(url: str, fn: int, data: list, session: str, query: str) -> in
     raise RuntimeError("redraw: the stream ended before the event completed")
 
 
+
+def tally(outcomes: list[dict]) -> tuple[list[dict], list[str], dict[str, int]]:
+    """(the students that got through, the errors of the others, each choice's count as sent): what both class benches
+    check against the server's own count."""
+    good = [o for o in outcomes if "error" not in o]
+    sent: dict[str, int] = {}
+    for o in good:
+        sent[o["choice"]] = sent.get(o["choice"], 0) + 1
+    return good, [o["error"] for o in outcomes if "error" in o], sent
+
 def _held(layout: dict, held: dict, outputs: str, data: list) -> None:
     """What the page holds once an event's answer is applied: each output's new value (an update's "value")."""
     for component, value in zip(layout[outputs], data):
@@ -201,11 +211,7 @@ def run(pages: int = PAGES) -> dict:
         tally = classes.results(code, key)
     finally:
         demo.close()
-    good = [o for o in outcomes if "error" not in o]
-    errors = [o["error"] for o in outcomes if "error" in o]
-    sent: dict[str, int] = {}
-    for o in good:
-        sent[o["choice"]] = sent.get(o["choice"], 0) + 1
+    good, errors, sent = tally(outcomes)
     shown = sorted(o["shown"] - start for o in good)
     drawn = sorted(o["drawn"] - start for o in good)
     per_page = sorted({o["views"] for o in good})

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from urllib.parse import urlsplit
 
+from bench import class_pages
 from bench.load import cpu_seconds
 from harness.classroom import follower_redraw
 from harness.live_app import ARTIFACTS, live_app
@@ -108,11 +109,7 @@ async def _class_of(url: str, students: int, server_pid: int | None) -> dict:
     server_cpu = round(cpu_seconds(server_pid) - server_cpu, 2) if server_pid else None
     status, results = await request(url, "POST", "gradio_api/run/class_results", {"data": [code, key]})
     lecturer.close()
-    good = [o for o in outcomes if "error" not in o]
-    errors = [o["error"] for o in outcomes if "error" in o]
-    sent: dict[str, int] = {}
-    for o in good:
-        sent[o["choice"]] = sent.get(o["choice"], 0) + 1
+    good, errors, sent = class_pages.tally(outcomes)
     follow_s = sorted(o["seen"] - start for o in good)
     result = results["data"][0] if status == 200 else {}
     return {
@@ -166,8 +163,6 @@ def views_shared(students: int = STUDENTS) -> dict:
 
 
 def run(students: int = STUDENTS) -> dict:
-    from bench import class_pages
-
     http = over_http(students)
     views = views_shared(students)
     pages = class_pages.run(students)
