@@ -7,23 +7,17 @@ from ui.runtime.plotly_loaded import on_plotly
 # times: into the plot element it is about to throw away, into its replacement, and once more when it
 # resizes the replacement right after. Draw on the next frame instead, only into an element still on
 # the page, and skip the resize of a figure whose draw is still to come (it will fit its element).
-# The figures a redraw sends are drawn one a frame, in the order they came (the tab's main view first,
-# ui/page/sections.py): the first is on screen before Plotly measures the next (docs/page_profile.md).
 DRAW_ONCE_JS = """() => {
   const once = (plotly) => {
     if (!plotly || plotly.__drawOnce) return plotly;
     const react = plotly.react, resize = plotly.Plots.resize;
-    // one figure per frame, in the order they came: the first is on screen before the next is drawn
-    let last = Promise.resolve();
     plotly.react = function (div, data, layout, config, ...rest) {
       if (div) div.__drawPending = true;
-      const drawn = last.then(() => new Promise((resolve, reject) => requestAnimationFrame(() => {
+      return new Promise((resolve, reject) => requestAnimationFrame(() => {
         if (div) div.__drawPending = false;
         if (!div || !div.isConnected) return resolve(div);
         Promise.resolve(react.call(plotly, div, data, layout, config, ...rest)).then(resolve, reject);
-      })));
-      last = drawn.catch(() => undefined);
-      return drawn;
+      }));
     };
     // Gradio resizes right after each react; a deferred draw already fits its element, and the resize
     // would draw the figure again. Later resizes (the window's) still go through.
