@@ -47,32 +47,6 @@ class LinkedControl:
         return getattr(settings, self.setting.name) != self.setting.default
 
 
-def unchanged_on_load(components: list) -> Callable[[object, object], bool]:
-    """Whether the page load's `value` for a component leaves it as the page built it: a plain value equal to the
-    component's own, or a Change whose every property is already the component's. Read when the page is wired,
-    once every tab is built; a component not named here is never said unchanged."""
-    built = {id(c): c for c in components}
-
-    def as_built(component, value) -> bool:
-        if id(component) not in built:
-            return False
-        if isinstance(value, Change):
-            return all(_same(getattr(component, name, _MISSING), v) for name, v in value.props.items())
-        return _same(getattr(component, "value", _MISSING), value)
-
-    return as_built
-
-
-_MISSING = object()
-
-
-def _same(built, value) -> bool:
-    """Equal plain values (a number as int or float alike; a flag only to a flag): anything else counts as new."""
-    if type(built) in (int, float) and type(value) in (int, float):
-        return built == value
-    return type(built) in (str, bool, type(None)) and type(value) is type(built) and built == value
-
-
 def wire_link(ctx, player, events: dict, classroom=None) -> None:
     """The page load, the lesson player's steps and the link box (ui.page.controls.wire_page calls it once every tab
     is built). events: the events that set the view by code, by name, which the link box follows."""
@@ -112,17 +86,11 @@ def wire_link(ctx, player, events: dict, classroom=None) -> None:
         # a lesson's link (lesson=...&step=...) opens its step's settings, read below as any link's
         params, lesson = player.from_link(params) if player is not None else (params, ())
         settings, notes = parse_query(params, registry, defaults, ids, settings_here)
-        view = {**apply_view(settings, notes), **dict(zip(player.outputs if player is not None else [], lesson))}
-        return {c: UNCHANGED if as_built(c, value) else value for c, value in view.items()}
+        return {**apply_view(settings, notes), **dict(zip(player.outputs if player is not None else [], lesson))}
 
     view_outputs = [ctx.text, ctx.model, *controls, ctx.presenter, ctx.tabs, ctx.current_tab, ctx.quiz,
                     *(c for control in linked for c in (control.component, *control.also)), *panels,
                     ctx.open_sections]
-    # A first visit's load sends only what differs from the page as built (a default link: the tab, the open tab's
-    # name and the slider ranges it does not already have): each value sent is a Svelte update on the page and
-    # a change event that the link box follows (docs/page_profile.md). The tab bar and the states are sent always
-    # (a tab tapped before the load answered, ui/runtime/tab_select.py).
-    as_built = unchanged_on_load([c for c in view_outputs if c is not ctx.tabs and not isinstance(c, gr.State)])
     load_event = ctx.on([ctx.demo.load], on_load, inputs=None,
                         outputs=view_outputs + (player.outputs if player is not None else []), api_name="load_settings")
     events = {"load": load_event, **events}

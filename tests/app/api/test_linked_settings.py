@@ -13,9 +13,8 @@ import pytest
 
 import app
 from ui import tabs
-from ui.page import links, page_link
+from ui.page import links
 from ui.page.links import Linked, ViewSettings, make_link, parse_query
-from ui.page.outputs import Change
 
 # The whole of a new tab: its TabSpec, its linked setting, its control and its view
 EXTRA_TAB = '''
@@ -122,31 +121,3 @@ def test_a_misspelt_or_doubled_setting_is_an_error_at_start(monkeypatch):
         ctx.link(setting, slider)
         with pytest.raises(ValueError, match="registered twice"):
             ctx.link(setting, gr.Slider(1, 4))
-
-
-def test_a_first_visits_load_sends_only_what_differs_from_the_page_as_built(demo):
-    """Each value the page load sends is an update on the page and a change event (docs/page_profile.md): a default
-    visit leaves the controls as built and sends the tab; a link sends what it sets."""
-    load = handler(demo, "load_settings")
-    by_id = {getattr(c, "elem_id", None): c for c in load.outputs}
-    sentence, layer, presenter = by_id["sentence"], by_id["layer"], by_id["presenter"]
-    tabs = next(c for c in load.outputs if isinstance(c, gr.Tabs))
-    default = load.fn(gr.Request(query_params={}, headers={}))
-    assert default[sentence] == default[presenter] == default[layer] == gr.update()
-    assert default[tabs] == gr.update(selected="attention"), "the tab is sent always (one tapped before the load)"
-    opened = load.fn(gr.Request(query_params={"text": "The cat sat", "layer": "2", "presenter": "1"}, headers={}))
-    assert opened[sentence] == "The cat sat" and opened[presenter] is True
-    assert opened[layer]["value"] == 2 and opened[layer]["maximum"] == layer.maximum
-
-
-def test_unchanged_on_load_counts_equal_plain_values_and_properties_only():
-    with gr.Blocks():
-        slider, box, flag = gr.Slider(0, 4, value=0, step=1), gr.Textbox("a"), gr.Checkbox(False)
-        other = gr.Textbox("a")
-    as_built = page_link.unchanged_on_load([slider, box, flag])
-    assert as_built(slider, 0.0) and as_built(box, "a") and as_built(flag, False)
-    assert as_built(slider, Change(minimum=0, maximum=4, value=0))
-    assert not as_built(slider, Change(minimum=0, maximum=5, value=0)) and not as_built(slider, 1)
-    assert not as_built(flag, 0), "a flag equals a flag only"
-    assert not as_built(box, "b") and not as_built(other, "a"), "a component not named is always sent"
-    assert not as_built(box, ["a"])
