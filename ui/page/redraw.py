@@ -80,20 +80,6 @@ def dispatcher(views: list[View], outputs: list, where: dict, api_name: str, rep
     return dispatch
 
 
-# What a student waits for after a change: the figures and tables a redraw sends. Gradio's page keeps a loading
-# status for every component an event names as a progress target (all its outputs, unless show_progress_on says
-# otherwise) and rewrites every status it has ever kept, one tree search each, on each status change of any
-# event: a redraw names every tab's outputs (up to 115), so the page load's redraw made that walk ~160 components
-# long, many times over (docs/page_load.md). The spinner stays on the views; the controls and notes a redraw also
-# sets (sliders, states, Markdown) change without one.
-VIEW_OUTPUTS = (gr.Plot, gr.Dataframe, gr.HighlightedText, gr.Label, gr.JSON)
-
-
-def progress_on(outputs: list) -> list | None:
-    """The outputs that show a redraw's progress: its figures and tables (None, all of them, when it has none)."""
-    return [c for c in outputs if isinstance(c, VIEW_OUTPUTS)] or None
-
-
 def wire(trigger, views: list[View], api_name: str, repeats: Repeats, tab_state=None, sections_state=None,
          picked: bool = False, gate=None) -> None:
     """One event for many views: `trigger` is a list of events, or an event to follow (.then). tab_state,
@@ -111,7 +97,6 @@ def wire(trigger, views: list[View], api_name: str, repeats: Repeats, tab_state=
 
     options = dict(inputs=([tab_state, sections_state] if with_tab else []) + inputs, outputs=outputs,
                    api_name=api_name, api_visibility="private", show_progress="minimal",
-                   show_progress_on=progress_on(outputs),
                    postprocess=False)  # see ui/runtime/wire.py
     fn = dispatch if with_tab else without_tab
     if gate is not None:

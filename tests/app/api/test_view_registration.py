@@ -176,25 +176,3 @@ def test_what_would_join_the_redraws_after_they_are_wired_is_an_error_not_a_stal
         with pytest.raises(RuntimeError, match="second Context.finish"):
             ctx.finish()
         ctx.on([late.submit], lambda text: text, inputs=[late], outputs=[early])  # a tab's own event still may
-
-
-def test_a_redraw_shows_its_progress_on_its_figures_and_tables_only():
-    """Gradio rewrites the loading status of every progress target any event has named, on every status change
-    (docs/page_profile.md): a redraw names its figures and tables, not the notes and controls it also sets."""
-    with gr.Blocks() as demo:
-        ctx = tabbed_context(demo)
-        with gr.Tabs():
-            with ctx.tab(TabSpec(id="one", label="One")):
-                note, figure, table = gr.Markdown(), gr.Plot(), gr.Dataframe()
-                ctx.listen(lambda text: (text, None, None), inputs=[ctx.text], outputs=[note, figure, table],
-                           api_name="one")
-            with ctx.tab(TabSpec(id="two", label="Two")):
-                words = gr.Textbox()
-                ctx.listen(lambda text: text, inputs=[ctx.text], outputs=[words], api_name="two")
-        ctx.finish()
-    config = demo.get_config_file()["dependencies"]
-    both = next(d for d in config if d["api_name"] == "redraw_0")
-    assert note._id in both["outputs"] and words._id in both["outputs"]
-    assert both["show_progress_on"] == [figure._id, table._id]
-    only_text = next(d for d in config if d["api_name"] == "redraw_two")
-    assert only_text["show_progress_on"] is None, "a redraw without figures shows its progress on all its outputs"
