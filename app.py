@@ -139,6 +139,16 @@ def launch_options(demo: gr.Blocks | None = None) -> dict:
 # few MB (docs/memory.md).
 CONCURRENCY = 4
 QUEUE_SIZE = 1024
+# How often each waiting visitor is told their place in the queue, in seconds. Gradio's default ("auto") tells every
+# waiting visitor again each time a request starts: 300 at once made ~45,000 such messages, each a trip through
+# the event stream's loop and the middlewares, most of the server's work for a class of 300 (docs/benchmarks.md,
+# a class of 300). Once a second, the page's "queue: 12/300" still counts down.
+STATUS_EVERY_S = 1
+
+
+def queue_options() -> dict:
+    """What main() passes to Blocks.queue() (the benches start the app with the same)."""
+    return dict(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE, status_update_rate=STATUS_EVERY_S)
 
 
 def main(argv=None) -> None:
@@ -154,7 +164,7 @@ def main(argv=None) -> None:
         os.environ["ATTENTION_MODELS"] = args.models  # read by model.registry.ModelRegistry.load (model.pretrained)
     trim_regularly()  # the arenas' free pages go back every 10 s (ui/runtime/memory.py)
     demo = build_demo()
-    demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE).launch(**launch_options(demo))
+    demo.queue(**queue_options()).launch(**launch_options(demo))
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def app_queue_setting() -> dict:
     """What app.main passes to queue()."""
     import app
 
-    return dict(max_size=app.QUEUE_SIZE, default_concurrency_limit=app.CONCURRENCY)
+    return app.queue_options()
 
 
 def machine() -> dict:

@@ -179,7 +179,7 @@ def run(pages: int = PAGES) -> dict:
     folder = tempfile.mkdtemp()
     demo = app.build_demo(classes=Path(folder) / "classes.sqlite3")
     port = free_port()
-    demo.queue(default_concurrency_limit=app.CONCURRENCY, max_size=app.QUEUE_SIZE).launch(
+    demo.queue(**app.queue_options()).launch(
         server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.launch_options(demo))
     url = f"http://127.0.0.1:{port}/"
     try:

@@ -308,7 +308,9 @@ def markdown(r: dict) -> str:
         "## Past the queue's limit",
         "",
         f"app.py queues with `max_size={r['queue_setting']['max_size']}` (app.QUEUE_SIZE) and "
-        f"`default_concurrency_limit={r['queue_setting']['default_concurrency_limit']}` (app.CONCURRENCY).",
+        f"`default_concurrency_limit={r['queue_setting']['default_concurrency_limit']}` (app.CONCURRENCY)"
+        + (f", and tells each waiting visitor their place every `status_update_rate={r['queue_setting']['status_update_rate']}` s "
+           "(app.STATUS_EVERY_S)" if "status_update_rate" in r["queue_setting"] else "") + ".",
         f"To show what a visitor gets past a limit, the same app was started with `max_size={r['queue_limit']['max_size']}`"
         + (f" and `default_concurrency_limit={r['queue_limit']['concurrency']}`" if "concurrency" in r["queue_limit"] else "")
         + f" (bench only) and {r['queue_limit']['clients']} clients sent a {r['queue_limit'].get('tokens', 128)}-token sentence at once: "
