@@ -47,6 +47,13 @@ def sinusoid(angle) -> np.ndarray:
     return 3 * spacing32(angle) + LIBM_ULPS / 2 * EPS32
 
 
+def weights_sum(s: int) -> float:
+    """How far a float32 softmax row of s weights e_j / S, summed again in float32, may be from 1: its sum S's
+    rounding and the second sum's ((s - 1) x 2^-24 of 1 each: summed(s, 1)), and the division by S (or the
+    multiplication by a rounded 1 / S: two roundings of 2^-24)."""
+    return float(summed(s, 1.0)) + EPS32
+
+
 def softmax_rows(scores_error, probs) -> np.ndarray:
     """How far two float32 softmaxes of the same row may differ, elementwise, when their inputs differ by up to
     scores_error (elementwise, same shape as probs): exp(s_j - max) moves by the change of s_j and of the max (twice
