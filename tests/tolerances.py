@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 EPS32 = float(np.finfo(np.float32).eps)  # 2^-23: the spacing of float32 numbers between 1 and 2
+EPS64 = float(np.finfo(np.float64).eps)  # 2^-52: float64's (one float64 rounding: 2^-53 relative, 2^-29 of float32's)
 LIBM_ULPS = 4  # two float32 exp/sin/cos kernels differ by at most this many spacings of their result
 
 
@@ -46,6 +47,13 @@ def sinusoid(angle) -> np.ndarray:
     return 3 * spacing32(angle) + LIBM_ULPS / 2 * EPS32
 
 
+def weights_sum(s: int) -> float:
+    """How far a float32 softmax row of s weights e_j / S, summed again in float32, may be from 1: its sum S's
+    rounding and the second sum's ((s - 1) x 2^-24 of 1 each: summed(s, 1)), and the division by S (or the
+    multiplication by a rounded 1 / S: two roundings of 2^-24)."""
+    return float(summed(s, 1.0)) + EPS32
+
+
 def softmax_rows(scores_error, probs) -> np.ndarray:
     """How far two float32 softmaxes of the same row may differ, elementwise, when their inputs differ by up to
     scores_error (elementwise, same shape as probs): exp(s_j - max) moves by the change of s_j and of the max (twice
@@ -69,6 +77,18 @@ def attention(q, k, v, scale: float = 1.0, mask=None) -> tuple[np.ndarray, np.nd
     probs_error = softmax_rows(scores, probs)
     output = probs_error @ np.abs(v) + product(probs, v)
     return scores, probs_error, output
+
+
+def layer_output(probs, v, w_out, bias=None) -> np.ndarray:
+    """The bound, elementwise on (t, k), for two float32 computations of a layer's output Σ_h W_O^h (probs_h v_h) + b
+    from the same float32 weights probs (H, t, s), values v (H, s, d; one set per query head) and W_O (k, H·d):
+    each head's s-term product (product()), carried through W_O as |error| @ |W_O|ᵀ, then W_O's own H·d-term
+    product with the bias added as one more term of that sum (its n-term bound and the result's rounding)."""
+    p, v, w = (np.asarray(x, dtype=np.float64) for x in (probs, v, w_out))
+    heads, t, d = p.shape[0], p.shape[1], v.shape[-1]
+    joined = lambda x: np.swapaxes(x, 0, 1).reshape(t, heads * d)  # (t, H·d), as the layer joins its heads
+    total = np.abs(joined(p @ v)) @ np.abs(w).T + (0 if bias is None else np.abs(np.asarray(bias, np.float64)))
+    return joined(product(p, v)) @ np.abs(w).T + summed(heads * d + 1, total) + EPS32 * total
 
 
 def attention_layer(q, k, v, scale: float, mask, w_out) -> np.ndarray:

@@ -71,9 +71,13 @@ def test_a_norms_step_is_its_jacobian(norm):
         norm.weight.copy_(torch.rand(16, generator=generator) + 0.5)
     at, change = torch.randn(1, 5, 16, generator=generator), torch.randn(3, 5, 16, generator=generator)
     _, expected = torch.func.jvp(norm, (at.expand_as(change).contiguous(),), (change,))  # (n, t, k)
+    exact = torch.func.jvp(copy.deepcopy(norm).double(), (at.expand_as(change).double(),), (change.double(),))[1]
     with torch.no_grad():  # the step takes the positions first: (t, n, k)
         passed = importance.NormStep(norm, at)(change.transpose(0, 1).contiguous()).transpose(0, 1)
-    assert torch.allclose(passed, expected, atol=1e-5)
+    # the same derivative in another order of float32 steps: within 3x autograd's own float32 rounding of it,
+    # measured against its float64 run
+    passed, expected, exact = (x.detach().numpy() for x in (passed, expected, exact))
+    tolerances.assert_within(passed, expected, tolerances.beside_oracle(passed, expected, exact))
 
 
 def test_the_estimate_is_taken_where_knocking_out_costs_too_much(models):

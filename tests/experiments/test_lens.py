@@ -134,4 +134,7 @@ def test_a_llama_with_shared_key_value_heads_reads_through_its_rmsnorm(tmp_path)
     att = reading.trace.attention["self"]
     for layer in range(att.n_layers):
         written = sum(flow.weighted_vectors(att, layer, h).sum(1) for h in range(att.n_heads))
-        np.testing.assert_allclose(written + att.out_bias[layer], att.output[layer], atol=1e-4)
+        v = np.repeat(att.v[layer], att.n_heads // att.v[layer].shape[0], axis=0)  # one set per query head
+        # torch's float32 layer against this float64 sum of the same float32 weights, values, W_O and bias
+        allowed = tolerances.layer_output(att.probs[layer], v, att.out_weight[layer], att.out_bias[layer])
+        tolerances.assert_within(written + att.out_bias[layer], att.output[layer], allowed, f"layer {layer}")

@@ -3,6 +3,8 @@
 and GPT-2 models saved in Hugging Face format. Bad folders get errors that name the fix."""
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import shutil
 
@@ -133,9 +135,15 @@ def test_minilm_explained_in_one_pass_agrees_with_outcome_then_attribution(minil
     plain, grads = interventions.explained(minilm, text)
     reference = interventions.outcome(minilm, text)
     assert (plain.what, plain.text) == (reference.what, reference.text)
-    assert plain.score == pytest.approx(reference.score, abs=1e-6)
-    assert np.allclose(plain.vector, reference.vector, atol=1e-5)
-    assert np.allclose(grads, interventions.attribution(minilm, text, reference), atol=1e-5)
+    # the gradient pass and the plain one run the same arithmetic through other kernels: within 3x the plain
+    # passes' own float32 rounding, measured against minilm's float64 copy (outcome and attribution hand back
+    # float32, so that rounding is in it too)
+    double = dataclasses.replace(minilm, model=copy.deepcopy(minilm.model).double())
+    exact = interventions.outcome(double, text)
+    theirs = interventions.attribution(minilm, text, reference)
+    for ours, their, best in [(plain.score, reference.score, exact.score), (plain.vector, reference.vector, exact.vector),
+                              (grads, theirs, interventions.attribution(double, text, exact))]:
+        tolerances.assert_within(ours, their, tolerances.beside_oracle(ours, their, best))
 
 
 def test_minilm_it_animal_head(minilm):

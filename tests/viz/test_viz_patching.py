@@ -6,6 +6,7 @@ import pytest
 
 from analysis.routes import route_graph
 from viz import describe
+from tests import tolerances
 from viz.patching import column_labels, comparison_figure
 from viz.routes import routes_figure
 
@@ -20,7 +21,8 @@ def test_the_comparison_draws_both_grids_on_one_scale():
     fig = comparison_figure(preview, exact, ["a", "b"], "Patching x", "position", alt="said")
     left, right = fig.data[0], fig.data[2]
     assert left["zmin"] == right["zmin"] == -1.2 and left["zmax"] == right["zmax"] == 1.2
-    np.testing.assert_allclose(np.asarray(right["z"], dtype=float), exact, atol=1e-6)
+    # the figure carries float32: each number within half a float32 spacing of the float64 one
+    tolerances.assert_within(np.asarray(right["z"], dtype=float), exact, tolerances.spacing32(exact) / 2)
     assert fig.layout.annotations[1].text == "exact" and fig.layout.meta["alt"] == "said"
     assert "0.00" in fig.data[3]["text"] or "-0.10" in fig.data[3]["text"]
 
