@@ -128,14 +128,15 @@ def test_a_students_page_shows_the_new_step_and_takes_an_answer_before_its_own_v
     labels = buttons.all_text_contents()
     assert labels[0] == '"<s>"' and phone.locator("#class-now-box s").count() == 0  # written as text
     assert buttons.nth(0).bounding_box()["height"] >= 44
+    screenshot(phone, "classroom-phone-shown-at-once")
     buttons.nth(2).tap()
     wait_for_text(phone, "#class-now-box .class-now-answered", "Your answer")
     projector.click("#class-join .label-wrap")
     wait_for_text(projector, "#class-count", r"1 of 1\b")  # counted before the page's view followed
     assert held, "the page sent no class_step to hold back"
-    phone.unroute(re.compile(r"/gradio_api/run/predict"))
     for route in held:
         route.continue_()
+    phone.unroute(re.compile(r"/gradio_api/run/predict"))
     wait_for_text(phone, "#lesson-position", "step 2 of")  # the page's own view follows
     phone.wait_for_selector("#class-now-box", state="hidden")
     wait_for_text(phone, "#class-answered", "Your answer")

@@ -38,6 +38,7 @@ div:has(> #class-start) { position: relative; }
 #class-choices input[type=radio] { width: 22px; height: 22px; }
 #class-status .class-line { font-size: 16px; }
 /* the lecturer's new step, shown by the page's script until the page's own view has followed (class-ahead) */
+#class-now:has(#class-now-box[hidden]) { display: none !important; }
 #class-now-box { font-size: 16px; }
 #class-now-box .class-now-position { font-weight: 600; }
 #class-now-box .class-now-question { font-size: 20px; }
