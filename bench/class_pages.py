@@ -2,19 +2,22 @@
 runs it with bench/classroom.py).
 
 bench/classroom.py measures the cheap path (the long poll and /class_answer). A real following page does more on a
-step change, and this measures that: each simulated page has joined as a page does (the page load's class_load,
-with its own Gradio session, which hands it its signed pass), waits on /class/wait, and when the lecturer moves
-waits 0-1.5 s as the page's script does (ui/classroom/script.py SPREAD_MS), then sends the requests a page sends
-for the new step, in its order and through the same HTTP calls: class_step (POST /gradio_api/run/predict: the view
-and the player follow, the page shows the new step), then the redraw of the step's views, redraw_after_class_step
-(POST /gradio_api/queue/join and the session's event stream /gradio_api/queue/data, through Gradio's queue, as the
-page's), then the tap of an answer (class_answer_page). The page's other requests after a step change (the link
-box, a tab's select, visibility) are bookkeeping of a few ms each and are not replayed.
+step change, and this measures that, each simulated page sending what the page sends, through the same HTTP calls:
+it has joined as a page does (the page load's load_settings and class_load, with its own Gradio session, which hands
+it its signed pass) and waits on /class/wait. When the lecturer moves, its script
+(ui/classroom/script.py) fetches /class/step and shows the step at once (its text and the question's answers to tap,
+written by the script; "shown" is when that reply is in: the page's drawing of a few paragraphs and buttons is not
+simulated). The student reads for 1-5 s and taps one of those answers (POST /class/answer with the page's pass).
+Meanwhile, after a wait spread as the script spreads it (20 ms a student, at most 6 s), the page's own view follows:
+class_step (POST /gradio_api/run/predict: the view's controls, the lesson player and the student panel; "followed"),
+then the redraw of the step's views, redraw_after_class_step (POST /gradio_api/queue/join and the session's event
+stream /gradio_api/queue/data, through Gradio's queue; "drawn"). The page's other requests after a step change (the
+link box, a tab's select, visibility) are bookkeeping of a few ms each and are not replayed.
 
 The server runs in this process (its views' cache, classroom.once, counts what it computed); the 300 pages run in
 a second process (multiprocessing, spawn), so that their requests cost this one only what they cost a server.
-Measured: errors, the count exact, each page's time from the move to showing the new step (its class_step
-answered) and to its views drawn, how many times the step's views were computed, and server CPU.
+Measured: errors, the count exact, each page's time from the move to showing the new step, to its own view
+following and to its views drawn, the last answer in, how many times the step's views were computed, and server CPU.
 """
 from __future__ import annotations
 
@@ -29,9 +32,13 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ui.classroom import script
+
 PAGES = 300
 LESSON, STEP = "causal-mask", 2  # step 1 asks nothing; step 2 asks a token question
-SPREAD_S = 1.5  # ui/classroom/script.py SPREAD_MS
+SPREAD_PER_STUDENT_S = script.SPREAD_PER_STUDENT_MS / 1000  # the page's own round trip, spread as its script does
+SPREAD_MAX_S = script.SPREAD_MAX_MS / 1000
+THINK_S = (1.0, 5.0)  # a student reads the question before tapping: spread evenly over these seconds
 TARGETS = {"follow_s": 3.0, "within_s": 10.0}
 JOINING_AT_ONCE = 16  # pages joining before the move (not timed): a hall's pages load over minutes
 
@@ -134,17 +141,34 @@ async def _pages(url: str, code: str, fns: dict, layout: dict, pages: int, ready
             woken = time.time()
             if status != 200 or follow.get("step") != STEP:
                 return {"error": f"wait: {status} {payload[:80]!r}"}
-            await asyncio.sleep(random.random() * SPREAD_S)
-            _held(layout, held, "class_step", await _run(url, fns["class_step"], [code, token, False, False],
-                                                         session, query))
+            # the page's script shows the step at once: its text and the question's answers, from /class/step
+            status, payload = await _send(url, "GET", f"class/step?code={code}")
+            now = json.loads(payload)
+            if status != 200 or now.get("step") != STEP or not now.get("text") or not now.get("choices"):
+                return {"error": f"step: {status} {payload[:80]!r}"}
             shown = time.time()
-            drawn_views = await _queued(url, fns["redraw_after_class_step"],
-                                        [held.get(c) for c in layout["redraw_after_class_step"]], session, query)
-            drawn = time.time()
-            choice = follow["choices"][n % len(follow["choices"])]
-            await _run(url, fns["class_answer_page"], [code, token, choice], session, query)
-            return {"woken": woken, "shown": shown, "drawn": drawn, "views": drawn_views, "choice": choice,
-                    "answered": time.time()}
+            choice = now["choices"][n % len(now["choices"])]
+
+            async def answer() -> float:  # the student reads the question, then taps one of the answers shown
+                await asyncio.sleep(THINK_S[0] + (THINK_S[1] - THINK_S[0]) * n / max(1, pages - 1))
+                status, payload = await _send(url, "POST", "class/answer", {"code": code, "pass": token,
+                                                                           "answer": choice})
+                if status != 200 or not json.loads(payload).get("accepted"):
+                    raise RuntimeError(f"answer: {status} {payload[:80]!r}")
+                return time.time()
+
+            async def view() -> tuple[float, float, int]:  # meanwhile the page's own view follows, spread
+                await asyncio.sleep(random.random() * min(SPREAD_MAX_S, SPREAD_PER_STUDENT_S * follow["students"]))
+                _held(layout, held, "class_step", await _run(url, fns["class_step"], [code, token, False, False],
+                                                             session, query))
+                followed = time.time()
+                drawn_views = await _queued(url, fns["redraw_after_class_step"],
+                                            [held.get(c) for c in layout["redraw_after_class_step"]], session, query)
+                return followed, time.time(), drawn_views
+
+            answered, (followed, drawn, drawn_views) = await asyncio.gather(answer(), view())
+            return {"woken": woken, "shown": shown, "followed": followed, "drawn": drawn, "views": drawn_views,
+                    "choice": choice, "answered": answered}
         except Exception as e:  # anything a page would see as a failure
             return {"error": f"{type(e).__name__}: {e}"[:160]}
 
@@ -208,11 +232,12 @@ def run(pages: int = PAGES) -> dict:
         worker.join(timeout=60)
         cpu = round(cpu_seconds(os.getpid()) - cpu, 2)
         views = demo.classroom.views.computed - computed
-        tally = classes.results(code, key)
+        counted = classes.results(code, key)
     finally:
         demo.close()
     good, errors, sent = tally(outcomes)
     shown = sorted(o["shown"] - start for o in good)
+    followed = sorted(o["followed"] - start for o in good)
     drawn = sorted(o["drawn"] - start for o in good)
     per_page = sorted({o["views"] for o in good})
 
@@ -221,15 +246,16 @@ def run(pages: int = PAGES) -> dict:
 
     return {
         "pages": pages, "errors": len(errors), "error_examples": errors[:3],
-        "students": tally["students"], "answered": tally["answered"],
-        "count_exact": tally["answered"] == tally["students"] == len(good) == pages
-        and all(tally["answers"].get(c, 0) == n for c, n in sent.items()),
+        "students": counted["students"], "answered": counted["answered"],
+        "count_exact": counted["answered"] == counted["students"] == len(good) == pages
+        and all(counted["answers"].get(c, 0) == n for c, n in sent.items()),
         "step_shown_p50_s": at(shown, 0.5), "step_shown_max_s": at(shown, 1.0),
+        "view_followed_p50_s": at(followed, 0.5), "view_followed_max_s": at(followed, 1.0),
         "views_drawn_p50_s": at(drawn, 0.5), "views_drawn_max_s": at(drawn, 1.0),
         "last_answer_s": round(max(o["answered"] for o in good) - start, 2) if good else None,
         "views_per_page": per_page, "views_computed": views,
         "computed_once": len(per_page) == 1 and views == per_page[0],
-        "server_cpu_s": cpu, "spread_s": SPREAD_S,
+        "server_cpu_s": cpu, "spread_s": min(SPREAD_MAX_S, SPREAD_PER_STUDENT_S * pages),
     }
 
 

@@ -9,8 +9,9 @@ bench.classroom; `make bench` runs it with the rest).
 2. In one process, the page's own redraw after a follower opens the step (the event redraw_after_class_step, as a
    following page runs it) for 300 followers on 8 threads: how many times the step's views are computed (once each,
    shared through ctx.shared_redraws) against how many views the step's tab draws.
-3. Over HTTP, 300 following pages that also send the page's own Gradio requests on the step change (its class_step,
-   the queued redraw of the step's views, its tapped answer): bench/class_pages.py.
+3. Over HTTP, 300 following pages that send what the page sends on the step change (the step shown at once from
+   /class/step, the answer tapped there, then the page's own class_step and the queued redraw of the step's views):
+   bench/class_pages.py.
 """
 from __future__ import annotations
 
@@ -216,12 +217,15 @@ def _pages_lines(pages: dict | None) -> list[str]:
         return []
     return [
         "", f"{pages['pages']} following pages sending the page's own requests on the step change (bench/class_pages.py:"
-        " class_step, the queued redraw, the tapped answer): " + ("**met**" if pages["met"] else "**missed**"), "",
+        " /class/step shown by the page's script, the answer tapped there, the page's own class_step and queued "
+        "redraw): " + ("**met**" if pages["met"] else "**missed**"), "",
         "| figure | measured |", "|---|---|",
         f"| errors | {pages['errors']} |",
         f"| the count | {pages['answered']} of {pages['students']} ({'exact' if pages['count_exact'] else 'NOT exact'}) |",
-        f"| a page shows the new step (class_step answered): p50, last | {_s(pages['step_shown_p50_s'])}, "
-        f"{_s(pages['step_shown_max_s'])} |",
+        f"| a page shows the new step (its text and answers, /class/step): p50, last | "
+        f"{_s(pages['step_shown_p50_s'])}, {_s(pages['step_shown_max_s'])} |",
+        f"| its own view follows (class_step answered): p50, last | {_s(pages.get('view_followed_p50_s'))}, "
+        f"{_s(pages.get('view_followed_max_s'))} |",
         f"| its views drawn (the redraw through the queue): p50, last | {_s(pages['views_drawn_p50_s'])}, "
         f"{_s(pages['views_drawn_max_s'])} |",
         f"| the last answer in | {_s(pages['last_answer_s'])} |",

@@ -189,6 +189,15 @@ class ClassStore:
             return self._count("SELECT COUNT(*) FROM answers WHERE code=? AND lesson=? AND step=?",
                                state.code, step.lesson, step.step)
 
+    def answer_of(self, code, student) -> str | None:
+        """`student`'s answer to the class's step now, or None (a page that answered before its view caught up
+        shows that answer as its own)."""
+        with self._lock:
+            state = self._open_class(code)
+            row = self._db.execute("SELECT answer FROM answers WHERE code=? AND lesson=? AND step=? AND student=?",
+                                   (state.code, state.step.lesson, state.step.step, str(student))).fetchone()
+        return row[0] if row else None
+
     def tally(self, code) -> tuple[ClassState, dict[str, int], int, int]:
         """(the class, {choice: answers} in the choices' order, students, answered) for its step."""
         with self._lock:

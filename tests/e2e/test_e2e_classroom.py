@@ -93,3 +93,52 @@ def test_a_student_follows_the_lecturer_answers_and_both_see_the_class_after_rev
     assert sum(int(t.split(" ")[0]) for t in bars if t[0].isdigit()) == 1, bars
     screenshot(projector, "classroom-projector-reveal")
     screenshot(phone, "classroom-phone-reveal")
+
+
+def test_a_students_page_shows_the_new_step_and_takes_an_answer_before_its_own_view_has_followed(projector, phone,
+                                                                                                  live):
+    """The page's script shows the lecturer's new step at once (/class/step) and answers from it (/class/answer):
+    here the page's own round trip (class_step) is held back until the answer is in, then let through, and the
+    page's view follows, showing the answer it gave."""
+    projector.goto(live.url + f"?lesson={LESSON}&step=1&presenter=1", wait_until="load")
+    projector.wait_for_selector("#class-start", state="visible")
+    wait_for_text(projector, "#lesson-position", "step 1 of")
+    projector.click("#class-start")
+    projector.wait_for_selector("#class-qr img")
+    code = re.search(r"code\s+([A-Z0-9]{6})", text_of(projector, "#class-join-text")).group(1)
+    phone.goto(live.url + f"?class={code}", wait_until="load")
+    phone.wait_for_selector(f"#class-status [data-class-code='{code}']")
+    wait_for_text(phone, "#lesson-position", "step 1 of")
+    step_fn = phone.evaluate("() => window.gradio_config.dependencies.find((d) => d.api_name === 'class_step').id")
+    held = []
+
+    def hold(route):
+        if (route.request.post_data_json or {}).get("fn_index") == step_fn:
+            held.append(route)  # answered below, once the page has answered from what its script showed
+        else:
+            route.continue_()
+
+    phone.route(re.compile(r"/gradio_api/run/predict"), hold)
+    projector.click("#lesson-next")  # the lecturer's move
+    phone.wait_for_selector("#class-now-box .class-now-choices button")
+    shown = text_of(phone, "#class-now-box")
+    assert "step 2 of" in shown and "Which token" in shown, shown
+    assert "step 1 of" in phone.locator("#lesson-position").text_content()  # the page's own view: not yet
+    buttons = phone.locator("#class-now-box .class-now-choices button")
+    labels = buttons.all_text_contents()
+    assert labels[0] == '"<s>"' and phone.locator("#class-now-box s").count() == 0  # written as text
+    assert buttons.nth(0).bounding_box()["height"] >= 44
+    screenshot(phone, "classroom-phone-shown-at-once")
+    buttons.nth(2).tap()
+    wait_for_text(phone, "#class-now-box .class-now-answered", "Your answer")
+    projector.click("#class-join .label-wrap")
+    wait_for_text(projector, "#class-count", r"1 of 1\b")  # counted before the page's view followed
+    assert held, "the page sent no class_step to hold back"
+    for route in held:
+        route.continue_()
+    phone.unroute(re.compile(r"/gradio_api/run/predict"))
+    wait_for_text(phone, "#lesson-position", "step 2 of")  # the page's own view follows
+    phone.wait_for_selector("#class-now-box", state="hidden")
+    wait_for_text(phone, "#class-answered", "Your answer")
+    assert phone.locator("#class-choices input:checked").get_attribute("value") == labels[2]
+    screenshot(phone, "classroom-phone-followed")

@@ -34,6 +34,7 @@ from viz.classroom import class_answers
 
 COUNT_EVERY_S = 2.0  # the projector's "23 of 41 answered": one cheap request of the lecturer's page
 VIEWS_SHARED_BYTES = 256 << 20  # the followers' views, kept once for them all
+STEPS_KEPT = 64  # the followers' class_step answers, one a class's move (and presenter, quiz mode), the last kept
 
 
 def qr_image(link: str) -> str:
@@ -58,12 +59,24 @@ def status_html(follow: dict, version: int) -> str:
 
 def shared_views(once: Once):
     """ctx.shared_redraws' wrapper: a view's result for the same inputs computed once for every follower, each
-    handed its own copy of the updates in it (Gradio pops an update's "value" as it sends it)."""
+    handed its own copy of the updates in it (Gradio pops an update's "value" as it sends it), its figures
+    serialised once for them all (components.shared_figure)."""
     def share(view):
         def fn(*values):
-            return unshared(once.get((id(view), repr(values)), lambda: view.fn(*values)))
+            return unshared(once.get((id(view), repr(values)), lambda: figures_shared(view.fn(*values))))
         return dataclasses.replace(view, fn=fn)
     return share
+
+
+def figures_shared(result):
+    """The view's result, its Plotly figures (alone or an update's value) marked as sent unchanged to every
+    follower."""
+    parts = result.values() if isinstance(result, dict) else result if isinstance(result, tuple) else (result,)
+    for part in parts:
+        value = part.get("value") if isinstance(part, dict) else getattr(part, "props", {}).get("value", part)
+        if hasattr(value, "to_plotly_json"):
+            components.shared_figure(value)
+    return result
 
 
 def unshared(result):
@@ -84,6 +97,7 @@ class ClassPanel:
     def __init__(self, classes: Classes):
         self.classes = classes
         self.views = Once(VIEWS_SHARED_BYTES)
+        self.steps = Once(STEPS_KEPT, size_of=lambda _: 1)  # (code, version, presenter, quiz) -> class_step's answer
 
     # ---- components ----------------------------------------------------------------------------------------------
 
@@ -113,6 +127,9 @@ class ClassPanel:
                 self.after = gr.Markdown("", elem_id="class-after")
         with gr.Column(visible=False, elem_id="class-student") as self.student_panel:
             self.status = gr.HTML("", elem_id="class-status")
+            # the lecturer's new step as the page's script shows it at once (ui/classroom/script.py), until the
+            # page's own view has followed
+            gr.HTML('<div id="class-now-box" hidden></div>', elem_id="class-now")
             self.question = gr.Markdown("", elem_id="class-question")
             self.choices = gr.Radio([], label="Your answer (tap one; the last counts)", elem_id="class-choices",
                                     visible=False)
@@ -264,19 +281,36 @@ class ClassPanel:
                outputs=student_out + lecturer_out, api_name="class_load", js=script.LOAD_JS)
         ctx.on([self.student_pass.change], None, inputs=[self.student_pass], js=script.KEEP_STUDENT_JS)
 
-        def follow_step(code, token, presenter, quiz):
-            """The lecturer's step opened as its lesson's link opens it, in quiz mode while its question is open."""
-            if not code:
-                raise InputError("Join a class first: its link, or its code under “Join a class with its code”.")
+        def opened_step(code, presenter: bool, quiz: bool) -> tuple[dict, list]:
+            """(what opening the class's step sets, the link's notes): the same for every follower."""
             follow = classes.follow(code)
             if not follow["lesson"]:
-                return dict.fromkeys(student_out, UNCHANGED)
-            quiz = bool(quiz) or bool(follow["choices"] and not follow["revealed"])
+                return dict.fromkeys(student_out, UNCHANGED), []
+            quiz = quiz or bool(follow["choices"] and not follow["revealed"])
             params = player.params(follow["lesson"], follow["step"], presenter, quiz)
             settings, notes = parse_query(params, library.registry, library.defaults, library.tabs, linked)
-            return {**apply_view(settings, notes),
+            return {**apply_view(settings, []),
                     **dict(zip(player.outputs, player.values(follow["lesson"], follow["step"], settings.quiz))),
-                    **dict(zip(self.student_outputs, self.student_values(code)))}
+                    **dict(zip(self.student_outputs, self.student_values(code)))}, notes
+
+        def follow_step(code, token, presenter, quiz):
+            """The lecturer's step opened as its lesson's link opens it, in quiz mode while its question is open:
+            computed once a move for every follower (self.steps), each page shown its own answer if it answered
+            before its view caught up (its script's, /class/answer)."""
+            if not code:
+                raise InputError("Join a class first: its link, or its code under “Join a class with its code”.")
+            state = classes.state(code)
+            view, notes = self.steps.get((state.code, state.version, bool(presenter), bool(quiz)),
+                                         lambda: opened_step(state.code, bool(presenter), bool(quiz)))
+            for note in notes:  # they quote the link's parameters, which anyone can write
+                warn(note)
+            view = dict(view)
+            mine = classes.answer_of(state.code, token) if token and state.step.choices else None
+            if mine is not None:
+                view[self.choices] = Change(choices=list(state.step.choices), value=mine, visible=True,
+                                            interactive=not state.revealed)
+                view[self.answered] = f"Your answer: **{html.escape(mine)}** (the last counts)."
+            return view
 
         def join_code(code, token, presenter, quiz):
             token, code = joined(str(code or "").strip().upper(), token)

@@ -84,6 +84,34 @@ class Classes:
         self.store.join(state.code, student)
         return student, self.store.student_pass(state.code, student)
 
+    def page_step(self, code) -> dict:
+        """The class's step as a following page first shows it (its script, before the page's own view has caught
+        up): {"code", "version", "lesson", "step", "position", "title", "text", "question", "choices", "revealed"};
+        "text" is the step's text as the lesson player shows it (Markdown), in quiz form while its question is open.
+        The same for every follower of the class: bench/class_pages.py, ui/classroom/route.py computes it once a
+        move."""
+        state = self.state(code)
+        step = state.step
+        shown = {"code": state.code, "version": state.version, "lesson": step.lesson, "step": step.step,
+                 "position": "", "title": "", "text": "", "question": step.question, "choices": list(step.choices),
+                 "revealed": state.revealed}
+        if step.lesson:
+            lesson = self.library.get(step.lesson)
+            shown.update(position=f"step {step.step} of {len(lesson.steps)}", title=lesson.title,
+                         text=self.library.text(step.lesson, step.step, bool(step.choices and not state.revealed)))
+        return shown
+
+    def page_answer(self, code, token, answer) -> dict:
+        """A following page's answer, sent with its pass (page_student): {"accepted", "answered", "pass"}; the
+        pass's student answers (one page, one student), a page without a pass this class gave joins first."""
+        student, token = self.page_student(code, token)
+        return {**self.answer(code, student, answer), "pass": token}
+
+    def answer_of(self, code, token) -> str | None:
+        """The answer the page with this pass gave to the class's step now (None: none, or not a pass of it)."""
+        student = self.store.student_of(self.store.get(code).code, token)
+        return self.store.answer_of(code, student) if student else None
+
     def state(self, code) -> ClassState:
         state = self.store.get(code)
         self._moved(state)

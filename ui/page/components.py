@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import weakref
 
 import gradio as gr
+from gradio.components.plot import PlotData
 import pandas as pd
 
 from model.switches import ABLATION_METHODS
@@ -188,16 +190,34 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", plain).strip("-")[:60].strip("-")
 
 
+# figures drawn once for many pages (shared_figure): id -> (a weak reference to it, {elem_id: its JSON as sent})
+_SHARED_JSON: dict[int, tuple] = {}
+
+
+def shared_figure(figure) -> None:
+    """Mark a figure that many pages are sent unchanged (a class's followers' shared views, ui/classroom/page.py):
+    each Plot serialises it once (Plotly's to_json is most of a redraw's cost), and every later page is sent that
+    JSON. The figure must not change afterwards; the mark goes with the figure."""
+    key = id(figure)
+    if key not in _SHARED_JSON:
+        _SHARED_JSON[key] = (weakref.ref(figure, lambda _, key=key: _SHARED_JSON.pop(key, None)), {})
+
+
 class Plot(DrawnAsGradio, gr.Plot):
     """gr.Plot whose Plotly figures carry their own config (slide_config), named after the view: its
     elem_id, else the figure's title. gr.Plot hands a figure's "config" to Plotly as it draws it."""
 
     def postprocess(self, value):
+        shared = _SHARED_JSON.get(id(value)) if value is not None else None
+        if shared is not None and shared[0]() is value and self.elem_id in shared[1]:
+            return PlotData(type="plotly", plot=shared[1][self.elem_id])
         out = super().postprocess(value)
         if out is None or out.type != "plotly" or not out.plot.startswith("{"):
             return out
         name = self.elem_id or slug(title_of(value)) or "figure"
         out.plot = '{"config":' + json.dumps(slide_config(name)) + "," + out.plot[1:]
+        if shared is not None and shared[0]() is value:
+            shared[1][self.elem_id] = out.plot
         return out
 
 
