@@ -11,7 +11,7 @@ import html
 import gradio as gr
 import numpy as np
 
-from analysis.attribution import cross_rollout, rollout, shares
+from analysis.attribution import cross_rollout, shares
 from analysis.heads import head_name
 from experiments import importance as head_map, interventions
 from model import tokenizer as tok
@@ -260,7 +260,7 @@ def explanations(registry: ModelRegistry, text, name, row, presenter):
         about = f"the output character {markdown_label(written[row])} (number {row + 1} of the output)"
     else:
         probs = trace.attention["self"].probs
-        last, rolled_all = probs[-1].mean(0), rollout(probs)
+        last, rolled_all = probs[-1].mean(0), flow.attention_rollout(registry, name, text, trace.attention["self"])
         rows = _output_rows(loaded, trace)
         attention, rolled = last[rows].mean(0), rolled_all[rows].mean(0)
         about = f"the {reference.what} ({markdown_label(reference.text.split(' → ')[0])})"
