@@ -32,6 +32,7 @@ from model import tokenizer as tok
 from model.attention import causal_mask
 from model.block import RMSNorm
 from model.switches import Switches
+from model.transformer import Recording
 
 # The arithmetic the exact map may cost (a few seconds on the 2-core CPU a Space has): minilm is knocked out
 # exactly up to 44 tokens, lm and mlm at any length; smollm2 and a 12 × 12-head BERT or GPT-2 hardly ever.
@@ -203,7 +204,9 @@ def gradient_pass(loaded, text: str, reference: interventions.Outcome | None = N
     ids = interventions._ids(loaded, text)
     hooks = Hooks(("residual_in", "heads"))
     with torch.enable_grad():
-        logits, rec = loaded.model(ids, record=True, switches=Switches(hooks=hooks))
+        # the weights' explicit path, as attribution's record=True runs it, without keeping the raw scores (the same
+        # arithmetic: the gradients are attribution's bit for bit)
+        logits, rec = loaded.model(ids, record=Recording(scores=False), switches=Switches(hooks=hooks))
         if loaded.arch == "decoder":
             position, keep, what = -1, (tok.EOS,), "next token"
         else:
