@@ -204,16 +204,16 @@ def gradient_pass(loaded, text: str, reference: interventions.Outcome | None = N
     ids = interventions._ids(loaded, text)
     hooks = Hooks(("residual_in", "heads"))
     with torch.enable_grad():
-        # the weights' explicit path, as attribution's record=True runs it, without keeping the raw scores (the same
-        # arithmetic: the gradients are attribution's bit for bit)
-        logits, rec = loaded.model(ids, record=Recording(scores=False), switches=Switches(hooks=hooks))
         if loaded.arch == "decoder":
             position, keep, what = -1, (tok.EOS,), "next token"
         else:
             position, keep, what = interventions._mask_position(loaded, ids[0].tolist()), (), "fill-in"
-        logp = torch.log_softmax(loaded._no_specials(logits[0, position], keep=keep), -1)
+        logits, rec = interventions.read_logits(loaded, ids, position, Switches(hooks=hooks), Recording(scores=False))
+        logp = torch.log_softmax(loaded._no_specials(logits, keep=keep), -1)
         best = int(logp.argmax()) if reference is None else reference.reference[0]
         score = logp[best]
+        # the weights' explicit path, as attribution's record=True runs it, without keeping the raw scores (the same
+        # arithmetic: the gradients are attribution's bit for bit)
         heads, inputs = hooks.recorded["heads"], rec.embeddings["input"]
         *grads, input_grad = torch.autograd.grad(score, [heads[layer] for layer in range(len(heads))] + [inputs])
     with torch.no_grad():
