@@ -94,6 +94,7 @@ def outcome(loaded, text: str, switches: Switches = PLAIN, reference: Outcome | 
             describe: bool = True) -> Outcome:
     """The model's output for `text` under `switches`, scored against `reference` (default: itself).
     describe=False skips decoding the output text (the score alone, for head importance)."""
+    switches = PLAIN if changes_nothing(switches) else switches  # the plain run's own path (its cached continuation)
     arch = loaded.arch
     if arch == "encoder-decoder":
         if reference is not None and not describe:
@@ -116,16 +117,19 @@ def outcome(loaded, text: str, switches: Switches = PLAIN, reference: Outcome | 
         position, what, keep = -1, "next token", (tok.EOS,)
     else:
         position, what, keep = _mask_position(loaded, ids[0].tolist()), "fill-in", ()
-    logits, _ = read_logits(loaded, ids, position, switches)
-    logp = torch.log_softmax(loaded._no_specials(logits, keep=keep), -1)
+    first, continuation = [], ""
+    if arch == "decoder" and describe:  # the continuation's first step reads the prompt as the score does: kept
+        continuation = " → " + loaded.generate(text, 8, switches=switches, first=first)
+    if first:
+        logp = first[0]
+    else:
+        logits, _ = read_logits(loaded, ids, position, switches)
+        logp = torch.log_softmax(loaded._no_specials(logits, keep=keep), -1)
     best = int(logp.argmax())
     ref = reference.reference[0] if reference else best
     top = logp.exp().topk(TOP_K)
     guesses = [(loaded.label(int(i)), float(p)) for p, i in zip(top.values, top.indices)]
-    shown = loaded.label(best)
-    if arch == "decoder" and describe:
-        shown += " → " + loaded.generate(text, 8, switches=switches)
-    return Outcome(what, shown, float(logp[ref]), guesses, [ref])
+    return Outcome(what, loaded.label(best) + continuation, float(logp[ref]), guesses, [ref])
 
 
 def _classifier_outcome(loaded, text, switches, reference):
