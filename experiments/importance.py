@@ -208,12 +208,12 @@ def gradient_pass(loaded, text: str, reference: interventions.Outcome | None = N
             position, keep, what = -1, (tok.EOS,), "next token"
         else:
             position, keep, what = interventions._mask_position(loaded, ids[0].tolist()), (), "fill-in"
+        # the weights' explicit path, as attribution's record=True runs it, without keeping the raw scores (the same
+        # arithmetic: the gradients are attribution's bit for bit)
         logits, rec = interventions.read_logits(loaded, ids, position, Switches(hooks=hooks), Recording(scores=False))
         logp = torch.log_softmax(loaded._no_specials(logits, keep=keep), -1)
         best = int(logp.argmax()) if reference is None else reference.reference[0]
         score = logp[best]
-        # the weights' explicit path, as attribution's record=True runs it, without keeping the raw scores (the same
-        # arithmetic: the gradients are attribution's bit for bit)
         heads, inputs = hooks.recorded["heads"], rec.embeddings["input"]
         *grads, input_grad = torch.autograd.grad(score, [heads[layer] for layer in range(len(heads))] + [inputs])
     with torch.no_grad():
@@ -277,7 +277,7 @@ def _through_the_norms(loaded, text: str, layers: int, method: str) -> tuple[np.
     effect = np.zeros((layers, blocks[0].self_attention.heads), dtype=np.float32)
     for layer in range(layers):
         attention = blocks[layer].self_attention
-        delta = _knocked_out(loaded, method, layer, recorded["heads"], recorded["residual_in"])[0].float()  # (h, t, d)
+        delta = _knocked_out(loaded, method, layer, recorded["heads"], recorded["residual_in"])[0].float()  # h, t, d
         weight = attention.unifyheads.weight.float().view(-1, attention.heads, attention.d)  # (k, h, d)
         change = torch.einsum("htd,khd->thk", delta, weight)  # (t, h, k): each head's Δ to the stream
         for above in range(layer, len(blocks)):

@@ -101,8 +101,8 @@ def view(registry: ModelRegistry, text, name, layer, head, presenter=False, quiz
             told += "No head puts half its weight there on this sentence."
     else:
         sink_fig = note_figure("This model adds no special tokens to its input: no sink to measure.", font_size=font)
-    roll = viz_flow.rollout_figure(attention_rollout(registry, name, text, att), summary.rollout, att.queries, font_size=font,
-                                   title="Every layer chained: attention rollout beside norm-based rollout")
+    roll = viz_flow.rollout_figure(attention_rollout(registry, name, text, att), summary.rollout, att.queries,
+                                   font_size=font, title="Every layer chained: attention rollout beside norm-based rollout")
     return told, head_fig, sink_fig, roll
 
 
