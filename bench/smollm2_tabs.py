@@ -163,24 +163,33 @@ def section(results: dict) -> list[str]:
 
 
 # what the figures above stand on (issue 55), kept as written
-WHERE_IT_GOES = """Where the time goes (measured in this process, 2026-11-28, CPU seconds on one thread). **The Lens** reads
-each of the 30 layers' 512 positions through the final RMSNorm and the 49,152-way unembedding: 30 matrix products
-of 512 × 576 by 576 × 49,152 (870 GFLOP, ~0.45 s each, ~14 s in all), then a softmax and a top 5 per layer
-(~0.1 s each), on one detailed trace (~2.5 s). It used to hold every layer's logits, their concatenation and their
-probabilities at once (3 GB each: peak resident set 8.1 GB, 25 s CPU); it now reads one layer at a time and keeps
-only what the figures draw (each position's five likeliest tokens and the final answer's probability), the same
-numbers bit for bit (tests/experiments/test_lens.py): ~20 s CPU, and under 0.8 GB added with the trace. Left: the
-unembedding itself: every number the view shows (a top token and its probability at every layer and position)
-needs every logit in float32, so under 3× Every head means reading fewer positions (the view draws all 512, about
-2 px each) or a cheaper product (bfloat16 would change the numbers). **Interventions** ran the plain output (a
-forward pass and a greedy continuation) for the knock-outs and again for the explanations, the knock-out of no head
-as a third run, and two traces of the text (a plain one for the explanations and the picked head, a detailed one
-for What flows); it now runs the plain output once per text (kept with the traces), skips a knock-out that knocks
-nothing out, and reads the one detailed trace. Its views by hand, one after another: 30.6 s CPU before, 19.2 s
-after (loads 16 and 20-27; the run above, at 30-36, gave 28.4 s: CPU time too swells on a core this shared). Left: the
-importance estimate's gradient pass (~6 s with its three knock-outs) and the explanations' gradient × input
-(~5 s) are two forward and backward passes of the same score that one could share (the estimate's pass uses the
-fused attention, the explanations' the explicit one: sharing would move the estimate's numbers by ~1e-6)."""
+WHERE_IT_GOES = """Where the time goes (measured in this process, 2026-11-28, CPU seconds on one thread). **The Lens**
+reads each of the 30 layers' 512 positions through the final RMSNorm and the 49,152-way unembedding: 30 matrix
+products of 512 × 576 by 576 × 49,152 (870 GFLOP, ~0.4 s each, ~12 s in all), then a softmax and a top 5 per layer,
+on one detailed trace (~3 s). It used to hold every layer's logits, their concatenation and their probabilities at
+once (3 GB each: peak resident set 8.1 GB, 25 s CPU); it reads one layer at a time and keeps only what the figures
+draw (each position's five likeliest tokens and the final answer's probability), the same numbers bit for bit
+(tests/experiments/test_lens.py), and (issue 55's third pass) writes each layer's logits and distribution into the
+same two buffers (measured alone, with the product: 0.50 s a layer against 0.41; in the run above the Lens's 15.5 s
+against 15.6 before is within its noise: the allocator there mostly reuses the freed pages). What is left is the
+product itself, and it cannot go under 3× Every head with these numbers: 870 GFLOP of float32 at the 65-75 GFLOPS
+this CPU's one core gets through MKL (oneDNN: 80-84, not the model's own logits bit for bit) is 10.4-13 s, 2.5-3×
+Every head before the trace. bfloat16 products run at 163 GFLOPS here (0.18 s a layer, ~5 s in all) but move every
+probability by about 1e-3 (two decimals can flip, near-ties reorder); reading fewer positions than the 512 the view
+draws (a range the lecturer picks) is the other way. **Interventions** ran the plain output (a forward pass and a
+greedy continuation) for the knock-outs and again for the explanations, the knock-out of no head as a third run, and
+two traces of the text; the second pass ran it once per text, skipped a knock-out that knocks nothing out and read
+one detailed trace (30.6 s CPU by hand to 19.2 s). The third pass (the run above: 21.8 s to 14.0 s, 5.19× to 3.34×
+Every head; profiled by hand at load 14-21, 29.6 s CPU to 14.8 s): the importance estimate and the explanations'
+gradient × input read one forward and backward pass of the plain output's score
+(experiments.importance.GradientPass, kept per text: two passes were ~6 s; the explanations' numbers bit for bit,
+the estimate's within its fused pass's float32 rounding), the plain output's score is its continuation's first step
+(the prompt runs once, not twice), every score projects only the position it reads onto the vocabulary (the 512
+positions' product was 29 GFLOP forward and as much again backward), the explanations and What flows share one
+rollout, which reads the float32 weights a layer at a time (the float64 copy of the whole stack took 1.3 s, twice),
+and What flows measures ‖W_O v‖ through each head's Gram matrix (1.2 s to 0.6). Left: the gradient pass (~6 s), the
+estimate's three heads knocked out for real (~3 s, each a pass from its layer up), the detailed trace (~3 s) and
+What flows' shares (~1.8 s)."""
 
 
 if __name__ == "__main__":

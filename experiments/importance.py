@@ -32,6 +32,7 @@ from model import tokenizer as tok
 from model.attention import causal_mask
 from model.block import RMSNorm
 from model.switches import Switches
+from model.transformer import Recording
 
 # The arithmetic the exact map may cost (a few seconds on the 2-core CPU a Space has): minilm is knocked out
 # exactly up to 44 tokens, lm and mlm at any length; smollm2 and a 12 × 12-head BERT or GPT-2 hardly ever.
@@ -67,6 +68,12 @@ def is_estimated(loaded, tokens: int) -> bool:
     return loaded.arch in ESTIMATED and knockout_flops(loaded.config, tokens) > EXACT_FLOPS
 
 
+def first_order(loaded, text: str) -> bool:
+    """Whether the text's map is the first-order estimate, whose GradientPass also gives the explanations' gradient
+    × input (a model with an output head, on a text too long to knock every head out)."""
+    return interventions.has_vocab_head(loaded) and is_estimated(loaded, len(loaded.encode(text).ids))
+
+
 @dataclass
 class HeadMap:
     """What the importance map shows.
@@ -88,17 +95,18 @@ class HeadMap:
 
 
 def importance(loaded, text: str, kinds: dict[str, tuple[int, int]], method: str = "zero",
-               plain=None) -> HeadMap:
+               plain=None, gradient=None) -> HeadMap:
     """interventions.head_importance's maps, or where that costs more than EXACT_FLOPS the estimate, with the
     head it ranks first knocked out for real (one more forward pass). plain: a function giving the plain
     interventions.outcome of the text, where the caller keeps one (the knock-outs score against it; the estimate
-    scores against its own pass's)."""
+    scores against its own pass's). gradient: a function giving the text's GradientPass, where the caller keeps one
+    (the explanations read their gradient × input from the same pass)."""
     tokens = len(loaded.encode(text).ids)
     if not is_estimated(loaded, tokens):
         before = plain() if plain is not None else None
         return HeadMap(interventions.head_importance(loaded, text, kinds, method, before), False, tokens)
     (kind, (layers, _)), = kinds.items()  # a decoder's or encoder's one kind, "self"
-    effect, before, entering = _estimate(loaded, text, layers, method)
+    effect, before, entering = _estimate(loaded, text, layers, method, gradient)
     measured = []
     for index in np.argsort(-effect, axis=None, kind="stable")[:MEASURED]:
         layer, head = (int(i) for i in np.unravel_index(int(index), effect.shape))
@@ -143,12 +151,13 @@ def _uniform_output(loaded, layer: int, entering: torch.Tensor) -> torch.Tensor:
     return (allowed / allowed.sum(-1, keepdim=True)) @ values
 
 
-def _knocked_out(loaded, method: str, layer: int, hooks: Hooks) -> torch.Tensor:
-    """(1, h, t, d) Δo: what knocking each head of the layer out does to its output."""
-    output = hooks.recorded["heads"][layer].detach()
+def _knocked_out(loaded, method: str, layer: int, heads: dict, entering: dict) -> torch.Tensor:
+    """(1, h, t, d) Δo: what knocking each head of the layer out does to its output. heads and entering: each
+    layer's head outputs o (1, h, t, d) and the stream entering it (1, t, k), of the intact pass."""
+    output = heads[layer].detach()
     if method == "zero":
         return -output
-    return _uniform_output(loaded, layer, hooks.recorded["residual_in"][layer].detach()) - output
+    return _uniform_output(loaded, layer, entering[layer].detach()) - output
 
 
 def estimate(loaded, text: str, layers: int, heads: int, method: str = "zero") -> np.ndarray:
@@ -156,36 +165,71 @@ def estimate(loaded, text: str, layers: int, heads: int, method: str = "zero") -
     return _estimate(loaded, text, layers, method)[0]
 
 
-def _estimate(loaded, text: str, layers: int, method: str) -> tuple[np.ndarray, interventions.Outcome, dict]:
+def _estimate(loaded, text: str, layers: int, method: str, gradient=None) -> tuple[np.ndarray, interventions.Outcome,
+                                                                                    dict]:
     """The estimate, the intact output as interventions.outcome scores it, and the residual stream entering each
-    layer (layer -> (1, t, k)), all from the estimate's own pass."""
+    layer (layer -> (1, t, k)), all from the estimate's own pass. gradient: a function giving the text's
+    GradientPass, where the caller keeps one (a model with an output head)."""
     if method not in ("zero", "uniform"):
         raise ValueError(f"unknown ablation method {method!r}")
     if interventions.has_vocab_head(loaded):
-        return _first_order(loaded, text, layers, method)
+        found = gradient() if gradient is not None else gradient_pass(loaded, text)
+        return _first_order(loaded, layers, method, found)
     return _through_the_norms(loaded, text, layers, method)
 
 
-def _first_order(loaded, text: str, layers: int, method: str) -> tuple[np.ndarray, interventions.Outcome, dict]:
-    """change ≈ −∂score/∂o · Δo per head: the score is the log-probability of the intact output."""
+@dataclass
+class GradientPass:
+    """One forward and one backward pass of the intact output's score (the log-probability of the reference token,
+    as interventions.outcome scores it), on the explicit attention path interventions.attribution takes: what the
+    first-order estimate needs and the explanations' gradient × input, one pass for both (two passes of smollm2 at
+    512 tokens took ~6 s; for either method, zero or uniform).
+
+    before       the intact output as scored on this pass (its reference: the plain outcome's, where given)
+    heads        layer -> (1, h, t, d) each head's output o, before W_O;  grads: ∂score/∂o, the same shapes
+    entering     layer -> (1, t, k) the residual stream entering the layer
+    attribution  (t,) gradient × input of the score (interventions.attribution's numbers)
+    """
+
+    before: interventions.Outcome
+    heads: dict[int, torch.Tensor]
+    grads: dict[int, torch.Tensor]
+    entering: dict[int, torch.Tensor]
+    attribution: np.ndarray
+
+
+def gradient_pass(loaded, text: str, reference: interventions.Outcome | None = None) -> GradientPass:
+    """The GradientPass of `text` on a model with an output head; reference: the plain interventions.outcome (whose
+    token the score reads), else the pass's own top token."""
     ids = interventions._ids(loaded, text)
-    hooks = Hooks(("residual_in", "heads"), track=True)
+    hooks = Hooks(("residual_in", "heads"))
     with torch.enable_grad():
-        logits, _ = loaded.model(ids, switches=Switches(hooks=hooks))
         if loaded.arch == "decoder":
-            position, keep = -1, (tok.EOS,)
+            position, keep, what = -1, (tok.EOS,), "next token"
         else:
-            position, keep = interventions._mask_position(loaded, ids[0].tolist()), ()
-        logp = torch.log_softmax(loaded._no_specials(logits[0, position], keep=keep), -1)
-        best = int(logp.argmax())
+            position, keep, what = interventions._mask_position(loaded, ids[0].tolist()), (), "fill-in"
+        # the weights' explicit path, as attribution's record=True runs it, without keeping the raw scores (the same
+        # arithmetic: the gradients are attribution's bit for bit)
+        logits, rec = interventions.read_logits(loaded, ids, position, Switches(hooks=hooks), Recording(scores=False))
+        logp = torch.log_softmax(loaded._no_specials(logits, keep=keep), -1)
+        best = int(logp.argmax()) if reference is None else reference.reference[0]
         score = logp[best]
-        grads = torch.autograd.grad(score, [hooks.recorded["heads"][layer] for layer in range(layers)])
+        heads, inputs = hooks.recorded["heads"], rec.embeddings["input"]
+        *grads, input_grad = torch.autograd.grad(score, [heads[layer] for layer in range(len(heads))] + [inputs])
     with torch.no_grad():
-        rows = [-(grad * _knocked_out(loaded, method, layer, hooks)).sum((-1, -2))[0] for layer, grad in
-                enumerate(grads)]  # each (h,)
-    before = interventions.Outcome("next token" if loaded.arch == "decoder" else "fill-in", loaded.label(best),
-                                   float(score.detach()), reference=[best])
-    return torch.stack(rows).float().cpu().numpy(), before, hooks.recorded["residual_in"]
+        attribution = (input_grad * inputs).sum(-1).detach().float().cpu().numpy()[0]  # gradient_times_input's
+    before = interventions.Outcome(what, loaded.label(best), float(score.detach()), reference=[best])
+    detached = {site: {layer: x.detach() for layer, x in hooks.recorded[site].items()} for site in hooks.recorded}
+    return GradientPass(before, detached["heads"], dict(enumerate(grads)), detached["residual_in"], attribution)
+
+
+def _first_order(loaded, layers: int, method: str, found: GradientPass) -> tuple[np.ndarray, interventions.Outcome,
+                                                                                 dict]:
+    """change ≈ −∂score/∂o · Δo per head: the score is the log-probability of the intact output."""
+    with torch.no_grad():
+        rows = [-(found.grads[layer] * _knocked_out(loaded, method, layer, found.heads, found.entering))
+                .sum((-1, -2))[0] for layer in range(layers)]  # each (h,)
+    return torch.stack(rows).float().cpu().numpy(), found.before, found.entering
 
 
 class NormStep:
@@ -233,7 +277,7 @@ def _through_the_norms(loaded, text: str, layers: int, method: str) -> tuple[np.
     effect = np.zeros((layers, blocks[0].self_attention.heads), dtype=np.float32)
     for layer in range(layers):
         attention = blocks[layer].self_attention
-        delta = _knocked_out(loaded, method, layer, hooks)[0].float()  # (h, t, d)
+        delta = _knocked_out(loaded, method, layer, recorded["heads"], recorded["residual_in"])[0].float()  # h, t, d
         weight = attention.unifyheads.weight.float().view(-1, attention.heads, attention.d)  # (k, h, d)
         change = torch.einsum("htd,khd->thk", delta, weight)  # (t, h, k): each head's Δ to the stream
         for above in range(layer, len(blocks)):

@@ -71,6 +71,14 @@ def _mask_position(loaded, ids: list[int]) -> int:
     return positions[0]
 
 
+def read_logits(loaded, ids: torch.Tensor, position: int, switches: Switches = PLAIN, record=False):
+    """((v,) logits, recording): the last layer's vectors of every position, projected onto the vocabulary only at
+    the one `position` a score reads (a next token's, a <mask>'s). All of smollm2's 512 positions would be 29 GFLOP
+    (~0.4 s on one core), and as much again in a backward pass through them."""
+    features, rec = loaded.model.features(ids, record=record, switches=switches)
+    return loaded.model.to_vocab(loaded.model.lm_transform(features[0, position])), rec
+
+
 def _decoder_logp(loaded, src: torch.Tensor, target: list[int], switches: Switches) -> torch.Tensor:
     """(n,) log-probabilities of each token of `target` after <s>, teacher-forced."""
     bos, eos = loaded.special(tok.BOS), loaded.special(tok.EOS)
@@ -86,6 +94,7 @@ def outcome(loaded, text: str, switches: Switches = PLAIN, reference: Outcome | 
             describe: bool = True) -> Outcome:
     """The model's output for `text` under `switches`, scored against `reference` (default: itself).
     describe=False skips decoding the output text (the score alone, for head importance)."""
+    switches = PLAIN if changes_nothing(switches) else switches  # the plain run's own path (its cached continuation)
     arch = loaded.arch
     if arch == "encoder-decoder":
         if reference is not None and not describe:
@@ -104,20 +113,23 @@ def outcome(loaded, text: str, switches: Switches = PLAIN, reference: Outcome | 
         score = float(torch.nn.functional.cosine_similarity(vector, ref, dim=0))
         return Outcome("sentence vector", f"{vector.numel()}-dimensional sentence vector", score,
                        vector=vector.cpu().numpy())
-    logits, _ = loaded.model(ids, switches=switches)
     if arch == "decoder":
         position, what, keep = -1, "next token", (tok.EOS,)
     else:
         position, what, keep = _mask_position(loaded, ids[0].tolist()), "fill-in", ()
-    logp = torch.log_softmax(loaded._no_specials(logits[0, position], keep=keep), -1)
+    first, continuation = [], ""
+    if arch == "decoder" and describe:  # the continuation's first step reads the prompt as the score does: kept
+        continuation = " → " + loaded.generate(text, 8, switches=switches, first=first)
+    if first:
+        logp = first[0]
+    else:
+        logits, _ = read_logits(loaded, ids, position, switches)
+        logp = torch.log_softmax(loaded._no_specials(logits, keep=keep), -1)
     best = int(logp.argmax())
     ref = reference.reference[0] if reference else best
     top = logp.exp().topk(TOP_K)
     guesses = [(loaded.label(int(i)), float(p)) for p, i in zip(top.values, top.indices)]
-    shown = loaded.label(best)
-    if arch == "decoder" and describe:
-        shown += " → " + loaded.generate(text, 8, switches=switches)
-    return Outcome(what, shown, float(logp[ref]), guesses, [ref])
+    return Outcome(what, loaded.label(best) + continuation, float(logp[ref]), guesses, [ref])
 
 
 def _classifier_outcome(loaded, text, switches, reference):
@@ -280,9 +292,9 @@ def attribution(loaded, text: str, reference: Outcome | None = None, row: int | 
             score = torch.log_softmax(logits[0].float(), -1)[index]
             inputs = rec.embeddings["input"]
         else:
-            logits, rec = model(ids, record=True)
             position = -1 if loaded.arch == "decoder" else _mask_position(loaded, ids[0].tolist())
+            logits, rec = read_logits(loaded, ids, position, record=True)
             keep = (tok.EOS,) if loaded.arch == "decoder" else ()
-            score = torch.log_softmax(loaded._no_specials(logits[0, position], keep=keep), -1)[reference.reference[0]]
+            score = torch.log_softmax(loaded._no_specials(logits, keep=keep), -1)[reference.reference[0]]
             inputs = rec.embeddings["input"]
         return gradient_times_input(score, inputs)[0]

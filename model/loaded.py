@@ -233,14 +233,26 @@ class LoadedModel:
         return [(self.label(int(i)), float(p)) for p, i in zip(top.values, top.indices)]
 
     @torch.no_grad()
-    def generate(self, prompt: str, n: int = 20, no_repeat_ngram: int = 3, switches: Switches = PLAIN) -> str:
+    def generate(self, prompt: str, n: int = 20, no_repeat_ngram: int = 3, switches: Switches = PLAIN,
+                 first: list | None = None) -> str:
         """Greedy continuation of `prompt` by up to n tokens (stops at the end-of-line token),
-        never repeating a 3-gram (set no_repeat_ngram=0 for plain greedy)."""
+        never repeating a 3-gram (set no_repeat_ngram=0 for plain greedy). first: a list that receives the first
+        step's log-probabilities (v,) of the token after the prompt (special tokens but the end of line at -inf, no
+        n-gram banned), so that a caller who needs them too (experiments/interventions.py's outcome) does not run
+        the prompt's forward pass again."""
         self._require("decoder", "generation")
         ids = self.encode(prompt).ids
         room = self.config.max_len - len(ids)
         step = (self._cached_step() if switches == PLAIN else
                 lambda prefix: torch.log_softmax(self._next_logits(prefix, switches), -1))
+        if first is not None:
+            stepped = step
+
+            def step(prefix: torch.Tensor) -> torch.Tensor:
+                logp = stepped(prefix)
+                if not first:
+                    first.append(logp[0].clone())
+                return logp
         out = decoding.greedy(step, ids, self.end_id, max(0, min(n, room)), self.device, no_repeat_ngram)
         return self.tokenizer.decode(out.ids)
 

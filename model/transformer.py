@@ -249,7 +249,12 @@ class _SingleStack(_Model):
     def readout(self, residual: torch.Tensor) -> torch.Tensor:
         """The residual stream after any layer (b, t, k) read as the last one is: through the model's own
         final norm and unembedding (the logit lens; experiments/lens.py). After the last layer: the logits."""
-        return self.to_vocab(self.lm_transform(self.stack.final_norm(residual)))
+        return self.to_vocab(self.readout_input(residual))
+
+    def readout_input(self, residual: torch.Tensor) -> torch.Tensor:
+        """What readout projects onto the vocabulary (b, t, k): the stream through the final norm (and BERT's
+        transform)."""
+        return self.lm_transform(self.stack.final_norm(residual))
 
     def resume(self, residual: torch.Tensor, layer: int, switches: Switches = PLAIN) -> torch.Tensor:
         """The rest of the forward pass from the residual stream (b, t, k) entering block `layer` (of an earlier
@@ -336,7 +341,11 @@ class EncoderDecoder(_Model):
 
     def readout(self, residual: torch.Tensor) -> torch.Tensor:
         """The decoder's residual stream after any layer (b, t, k) through its final norm and unembedding."""
-        return self.to_vocab(self.decoder.final_norm(residual))
+        return self.to_vocab(self.readout_input(residual))
+
+    def readout_input(self, residual: torch.Tensor) -> torch.Tensor:
+        """What readout projects onto the vocabulary (b, t, k): the stream through the decoder's final norm."""
+        return self.decoder.final_norm(residual)
 
     def forward(self, src, tgt, src_keep=None, record: bool = False, switches: Switches = PLAIN):
         recording = _recording(record)

@@ -154,3 +154,13 @@ def test_a_seed_fixes_the_sample_and_another_seed_changes_it(models):
     run = lambda seed: sampling.generate(lm.next_logits, ids, 8, temperature=1.5, seed=seed, end=lm.end_id).ids
     assert run(3) == run(3)
     assert len({tuple(run(seed)) for seed in range(5)}) > 1
+
+
+@pytest.mark.parametrize("name, text", [("minilm", SENTENCE), ("lm", "The cat sat on the mat")])
+def test_value_sizes_through_the_gram_matrix_are_the_written_values_norms(models, name, text):
+    """‖W_O v_j‖ from v · (W_Oᵀ W_O) v, as norms and head_shares read it, against the norm of the written vectors
+    themselves: float64 both, so within a few of float64's roundings of the squared size."""
+    att = models[name].trace(text, detail=True).attention["self"]
+    for layer in range(att.n_layers):
+        written = flow.written_values(att, layer)
+        np.testing.assert_allclose(flow.value_sizes(att, layer), np.linalg.norm(written, axis=-1), rtol=1e-12)

@@ -10,6 +10,7 @@ import torch
 from model import api
 from experiments import interventions
 from experiments.interventions import change, compare, gradient_times_input, head_importance, outcome
+from model import tokenizer as tok
 from model.switches import Switches
 from tests import tolerances
 
@@ -159,3 +160,25 @@ def test_importance_of_270_heads_equals_one_pass_per_head(smollm2):
     maps = head_importance(smollm2, text, {"self": (30, 9)})
     assert maps["self"].shape == (30, 9) and np.isfinite(maps["self"]).all()
     assert_one_pass_per_head(smollm2, text, maps["self"], [(0, 0), (0, 8), (14, 4), (28, 3), (29, 8)])
+
+
+def test_the_plain_output_reads_its_score_from_its_continuations_first_step(models):
+    """A causal model's plain output runs its prompt once: the score and the guesses are the continuation's first
+    step's (generate(first=...)), within 3x a separate forward pass's own float32 rounding (its float64 run)."""
+    loaded, text = models["lm"], "The cat sat on the"
+    first = []
+    continuation = loaded.generate(text, 8, first=first)
+    plain = outcome(loaded, text)
+    assert plain.text.endswith(" → " + continuation) and len(first) == 1
+    assert plain.score == float(first[0][plain.reference[0]])
+
+    def separate(loaded):
+        logits, _ = interventions.read_logits(loaded, interventions._ids(loaded, text), -1)
+        return torch.log_softmax(loaded._no_specials(logits, keep=(tok.EOS,)), -1).detach().numpy()
+
+    ours, exact = separate(loaded), separate(dataclasses.replace(loaded, model=tolerances.in_float64(loaded.model)))
+    assert int(ours.argmax()) == plain.reference[0]
+    read = np.isfinite(ours)  # the special tokens are -inf in both
+    assert np.array_equal(read, np.isfinite(first[0].numpy()))
+    tolerances.assert_within(first[0].numpy()[read], ours[read],
+                             tolerances.beside_oracle(ours[read], ours[read], exact[read]))

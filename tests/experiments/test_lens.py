@@ -69,7 +69,7 @@ def test_the_lens_reads_one_layer_at_a_time_and_keeps_every_number_of_the_whole_
                                   probs.gather(-1, final[None, :, None].expand(probs.size(0), -1, 1))[..., 0].numpy())
     shapes = []
     softmax = torch.softmax
-    monkeypatch.setattr(torch, "softmax", lambda x, dim: shapes.append(tuple(x.shape)) or softmax(x, dim))
+    monkeypatch.setattr(torch, "softmax", lambda x, dim, **out: shapes.append(tuple(x.shape)) or softmax(x, dim, **out))
     lens.logit_lens(loaded, TEXTS[name], reading.trace)
     t, v = probs.shape[1:]
     assert shapes == [(t, v)] * reading.n_layers  # one layer's distribution at a time

@@ -11,7 +11,7 @@ import html
 import gradio as gr
 import numpy as np
 
-from analysis.attribution import cross_rollout, rollout, shares
+from analysis.attribution import cross_rollout, shares
 from analysis.heads import head_name
 from experiments import importance as head_map, interventions
 from model import tokenizer as tok
@@ -185,7 +185,15 @@ def importance_maps(registry: ModelRegistry, text, name, method) -> head_map.Hea
     so picking other heads to knock out does not pay for it again."""
     text, method = clean_text(text, registry.max_chars(name)), _check_method(method)
     return registry.cached(("importance", name, text, method), lambda: head_map.importance(
-        registry.get(name), text, kinds_of(registry, name), method, lambda: plain_outcome(registry, name, text)))
+        registry.get(name), text, kinds_of(registry, name), method, lambda: plain_outcome(registry, name, text),
+        lambda: gradient_pass(registry, name, text)))
+
+
+def gradient_pass(registry: ModelRegistry, name, text) -> head_map.GradientPass:
+    """The (cleaned) text's forward and backward pass of the plain output's score, kept in the registry's cache: an
+    estimated importance map (either method) and the explanations' gradient × input read the one pass."""
+    return registry.cached(("gradient pass", name, text), lambda: head_map.gradient_pass(
+        registry.get(name), text, plain_outcome(registry, name, text)))
 
 
 ESTIMATES = {"first order": "how fast the output's score changes with the head's output (one backward pass), "
@@ -250,7 +258,10 @@ def explanations(registry: ModelRegistry, text, name, row, presenter):
     try:  # the output's first token (the reference's text up to " → ")
         plain = (plain_outcome(registry, name, text) if interventions.has_vocab_head(loaded)
                  or loaded.arch in ("encoder-decoder", "classifier") else None)  # a sentence vector: its own pass
-        reference, grads = interventions.explained(loaded, text, row, describe=False, reference=plain)
+        if head_map.first_order(loaded, text):  # the estimated map's pass: its gradient × input, the same numbers
+            reference, grads = plain, gradient_pass(registry, name, text).attribution
+        else:
+            reference, grads = interventions.explained(loaded, text, row, describe=False, reference=plain)
     except ValueError as e:
         raise InputError(str(e)) from None
     if loaded.arch == "encoder-decoder":
@@ -260,7 +271,7 @@ def explanations(registry: ModelRegistry, text, name, row, presenter):
         about = f"the output character {markdown_label(written[row])} (number {row + 1} of the output)"
     else:
         probs = trace.attention["self"].probs
-        last, rolled_all = probs[-1].mean(0), rollout(probs)
+        last, rolled_all = probs[-1].mean(0), flow.attention_rollout(registry, name, text, trace.attention["self"])
         rows = _output_rows(loaded, trace)
         attention, rolled = last[rows].mean(0), rolled_all[rows].mean(0)
         about = f"the {reference.what} ({markdown_label(reference.text.split(' → ')[0])})"
