@@ -29,7 +29,7 @@ BAR_PX = 8  # a colour bar's thickness on a phone
 # Runs once when the page loads, installed right after ui/runtime/titles.py: inside ui/runtime/draw_once.py's
 # deferred draw (the figure's element has its width), before the title is fitted (to the stacked layout).
 PHONE_FIT_JS = """() => {
-  const SMALLEST = SMALLEST_PX, BAR = BAR_PX, NARROW = PHONE_MAX_PX;
+  const SMALLEST = SMALLEST_PX, BAR = BAR_PX, NARROW = PHONE_MAX_PX, LONGEST = 5;
   // a phone's screen, not only a narrow figure: presenter mode's columns draw figures under NARROW wide on a projector
   const onPhone = () => window.matchMedia(`(max-width: ${NARROW}px)`).matches;
   const copy = (o) => Object.assign({}, o || {});
@@ -111,8 +111,8 @@ PHONE_FIT_JS = """() => {
                         outlinewidth: 0, ticks: '', ticklabelpadding: 1, tickfont: Object.assign({}, bar.tickfont, {size: SMALLEST})});
     if (!vertical) Object.assign(bar, {x: 1, xanchor: 'left', y: 0.5, yanchor: 'middle', len: 0.9, lenmode: 'fraction'});
     const low = trace.zmin, high = trace.zmax;
+    const say = (v) => (Math.abs(v) < 1e-9 ? '0' : String(Number(v.toPrecision(2))).replace('-', '−'));
     if (!Array.isArray(bar.tickvals) && typeof low === 'number' && typeof high === 'number' && high > low) {
-      const say = (v) => (Math.abs(v) < 1e-9 ? '0' : String(Number(v.toPrecision(2))).replace('-', '−'));
       bar.tickvals = [low, (low + high) / 2, high];
       bar.ticktext = bar.tickvals.map(say);
     } else if (!Array.isArray(bar.tickvals)) bar.nticks = 3;
@@ -120,6 +120,16 @@ PHONE_FIT_JS = """() => {
       const keep = (_, i, all) => i === 0 || i === all.length - 1 || i === Math.floor((all.length - 1) / 2);
       bar.tickvals = bar.tickvals.filter(keep);
       if (Array.isArray(bar.ticktext)) bar.ticktext = bar.ticktext.filter(keep);
+    }
+    // labels of over LONGEST characters ("−0.063": 31 px) made the bar wider than a tenth of the screen: the ticks
+    // move to the value rounded toward zero to one digit ("−0.06"), written where it lies
+    const numbers = Array.isArray(bar.tickvals) && bar.tickvals.every((v) => typeof v === 'number' && isFinite(v));
+    const written = numbers ? (Array.isArray(bar.ticktext) ? bar.ticktext.map(String) : bar.tickvals.map(say)) : [];
+    const plain = written.every((t) => /^[−-]?\\d*\\.?\\d+$/.test(t.trim()));  // numbers, not words ("low", "high")
+    if (plain && written.some((t) => t.trim().length > LONGEST)) {
+      bar.tickvals = bar.tickvals.map((v) => { if (Math.abs(v) < 1e-12) return 0;
+        const unit = Math.pow(10, Math.floor(Math.log10(Math.abs(v)))); return Math.trunc(v / unit) * unit; });
+      bar.ticktext = bar.tickvals.map(say);
     }
     if (title.text) Object.assign(title, {side: 'right', font: Object.assign({}, title.font, {size: SMALLEST})});
     bar.title = title;
