@@ -17,6 +17,11 @@ and only there:
 
 The figure Gradio holds is never changed: each draw starts from it. tests/e2e/test_e2e_readability.py walks every
 tab on a phone; tests/e2e/test_e2e_phone_fit.py checks each rule on a figure of its own.
+
+The page around the figures (PHONE_CSS, PHONE_SETTINGS_JS): on a phone the first screen held only controls (the
+introduction, the sentence, the model, the examples, layer, head and modes, the tabs: the default tab's figure began
+at 1,039 px of 844). There the settings are an accordion, closed once the page has loaded (every control one tap
+away), the title takes one line and the sentence's row two; tests/e2e/test_e2e_phone.py checks the first screen.
 """
 from __future__ import annotations
 
@@ -25,6 +30,41 @@ from ui.runtime.plotly_loaded import on_plotly
 
 SMALLEST_PX = 10  # the smallest text a phone reads (STYLE.md; viz.labels.smallest_text)
 BAR_PX = 8  # a colour bar's thickness on a phone
+
+# A wide screen shows the settings' accordion as the plain row it was (no header, no frame: presenter mode's first
+# screen has no pixel to spare); a phone gives the title one line, the model and "Show attention" one row, the lesson
+# picker and its label another.
+PHONE_CSS = """
+@media (min-width: PHONE_WIDE_PXpx) {
+  #settings { padding: 0 !important; border: none !important; background: none !important; box-shadow: none !important; }
+  #settings > .label-wrap { display: none !important; }
+}
+@media (max-width: PHONE_MAX_PXpx) {
+  #intro h1 { font-size: 24px !important; margin-bottom: 6px !important; }
+  #intro .intro-models { display: none; }
+  #input-row #model { min-width: 110px !important; }
+  #input-row #analyze { min-width: 150px !important; flex-grow: 2 !important; }
+  #input-row #lesson { min-width: 150px !important; }
+  #settings { padding-top: 0 !important; padding-bottom: 0 !important; }
+  #settings > .label-wrap { min-height: 44px; margin: 0 !important; align-items: center; }
+}
+"""
+
+# Runs once when the page loads: on a phone, the settings' accordion (open as built, so that its controls are drawn
+# and hold their values) is closed, once Gradio has drawn it; the visitor opens it with a tap.
+PHONE_SETTINGS_JS = """() => {
+  if (!window.matchMedia('(max-width: PHONE_MAX_PXpx)').matches) return;
+  const close = () => {
+    const header = document.querySelector('#settings > .label-wrap');
+    const content = document.querySelector('#settings > [data-testid=accordion-content]');
+    if (!header || !content || !document.querySelector('#settings-row')) return false;
+    if (getComputedStyle(content).display !== 'none') header.click();
+    return true;
+  };
+  if (close()) return;
+  const watch = new MutationObserver(() => { if (close()) watch.disconnect(); });
+  watch.observe(document.body, {childList: true, subtree: true});
+}"""
 
 # Runs once when the page loads, installed right after ui/runtime/titles.py: inside ui/runtime/draw_once.py's
 # deferred draw (the figure's element has its width), before the title is fitted (to the stacked layout).
@@ -316,5 +356,7 @@ PHONE_SWAP_JS = """() => {
   };
 """ + on_plotly("swap") + "}"
 PHONE_SWAP_JS = PHONE_SWAP_JS.replace("PHONE_MAX_PX", str(PHONE_MAX_PX))
+PHONE_SETTINGS_JS = PHONE_SETTINGS_JS.replace("PHONE_MAX_PX", str(PHONE_MAX_PX))
+PHONE_CSS = PHONE_CSS.replace("PHONE_MAX_PX", str(PHONE_MAX_PX)).replace("PHONE_WIDE_PX", str(PHONE_MAX_PX + 1))
 PHONE_FIT_JS = (PHONE_FIT_JS.replace("SMALLEST_PX", str(SMALLEST_PX)).replace("BAR_PX", str(BAR_PX))
                 .replace("PHONE_MAX_PX", str(PHONE_MAX_PX)))
