@@ -142,7 +142,7 @@ def test_a_phone_shows_one_layer_of_the_every_head_grid_in_tiles_a_finger_taps(b
     assert [n for n in shape["tiles"] if n] == [f"L3 H{h}" for h in range(1, 10)]
     assert shape["tile_px"] >= narrow.TAP_PX, shape
     assert shape["title"].startswith("Layer 3 of 30: its 9 heads"), shape["title"]
-    assert "the Layer slider picks another" in shape["title"]
+    assert "the Layer slider<br>picks another" in shape["title"]
 
 
 def test_a_colour_bar_of_small_values_is_labelled_at_rounded_values(browser, plotly_js):
