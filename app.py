@@ -51,7 +51,7 @@ from ui.runtime.sessions import keep_no_output_values  # noqa: E402
 from ui.runtime.streams import CompressedStreams  # noqa: E402
 from ui.runtime.tile_click import TILE_CLICK_JS  # noqa: E402
 from ui.runtime.titles import TITLE_FIT_JS  # noqa: E402
-from ui.page.phone import PHONE_FIT_JS, PHONE_SWAP_JS  # noqa: E402
+from ui.page.phone import PHONE_CSS, PHONE_FIT_JS, PHONE_SETTINGS_JS, PHONE_SWAP_JS  # noqa: E402
 from ui.page.slides import SLIDES_JS, page_script  # noqa: E402
 
 keep_no_output_values()  # a session keeps no copy of every figure sent to it (ui/runtime/sessions.py)
@@ -59,10 +59,10 @@ keep_no_output_values()  # a session keeps no copy of every figure sent to it (u
 DESCRIPTION = """# Attention, made visible
 Type a sentence and pick a model. Each **head** decides, for every token (a row), how much to look at
 every other token (a column); darker means more. Start with one head, then compare every head at once.
-*lm* predicts the next word · *mlm* fills in `<mask>` · *dates* writes a date as ISO 8601 ·
+<span class="intro-models">*lm* predicts the next word · *mlm* fills in `<mask>` · *dates* writes a date as ISO 8601 ·
 *minilm* is a real pretrained BERT (all-MiniLM-L6-v2) · *smollm2* is a real language model (SmolLM2-135M-Instruct) ·
-*classifier* names a definition's category.
-"""
+*classifier* names a definition's category.</span>
+"""  # on a phone the models' list gives its room to the first figure (ui/page/phone.py's CSS)
 # Gradio's default orange and its light grey "subdued" text fail WCAG AA contrast (white on orange-500 is 2.8:1,
 # grey-400 on white 1.9:1): buttons, the open tab and checked boxes use orange-700 (white on it 5.2:1, it on
 # white 5.2:1) and quiet text grey-600 (7.6:1). tests/e2e/test_e2e_accessibility.py runs axe-core on every tab.
@@ -124,9 +124,9 @@ def launch_options(demo: gr.Blocks | None = None) -> dict:
     wait on the plain route /class/wait (ui/classroom/route.py)."""
     routes = follow_routes(demo.classes) if demo is not None and hasattr(demo, "classes") else []
     return dict(theme=THEME, css=CSS + accessibility.CSS + lesson_player.CSS + class_script.CSS
-                + positions.ROTARY_FIRST,
+                + positions.ROTARY_FIRST + PHONE_CSS,
                 js=page_script(TITLE_FIT_JS, PHONE_FIT_JS, DRAW_ONCE_JS, SLIDES_JS, HUNDREDTHS_JS, PHONE_SWAP_JS, ARIA_FIXES_JS, TILE_CLICK_JS,
-                               accessibility.PAGE_JS, lesson_player.KEYS_JS, class_script.FOLLOW_JS,
+                               accessibility.PAGE_JS, PHONE_SETTINGS_JS, lesson_player.KEYS_JS, class_script.FOLLOW_JS,
                                RECONNECT_JS, lesson_player.PLACE_JS),
                 footer_links=["api"], enable_monitoring=False,
                 app_kwargs={"middleware": [Middleware(CompressedAssets), Middleware(CompressedStreams)],

@@ -10,6 +10,7 @@ it), its heads in rows of three (a row a key/value group where the model shares 
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 
@@ -22,6 +23,8 @@ from viz.tiles import tiled_overview
 PHONE_GRID_PX = 260  # the plot area a 390-px phone leaves tiles: the page's padding, the margins and a thin colour bar off
 TAP_PX = 44  # the smallest thing a finger taps (STYLE.md)
 MOST_COLUMNS = 4  # tiles a row: past four, names of "L12 H10" no longer fit above their tiles
+TITLE_CHARS = 46  # characters a title line holds on a 390-px phone (16-px title: about 300 of its 320 px)
+SUB_CHARS = 36  # and of its smaller second part (the page measures a line at the title's size, <sub> or not)
 
 
 def columns_for(count: int, group: int = 1) -> int:
@@ -74,19 +77,27 @@ def narrow_grid(fig: Figure, maps: PooledMaps, queries, keys, layer: int, kind: 
     columns = columns_for(n_heads, group)
     names = [head_name(layer, head) for head in range(n_heads)]
     shown, grid = _wrapped(maps, [(layer, head) for head in range(n_heads)], names, columns)
-    title = (f"Layer {layer + 1} of {n_layers}: its {n_heads} heads ({kind})<br>"
-             "the Layer slider picks another; tap a tile to open it")
+    # lines a phone's figure holds whole (the page would break longer ones, the figure keeping its height: the
+    # title's extra lines then took the tiles' room, 6 heads drawn 50 px wide); the margin makes room for each line
+    lines = textwrap.wrap(f"Layer {layer + 1} of {n_layers}: its {n_heads} heads ({kind})", TITLE_CHARS,
+                          break_on_hyphens=False)
+    lines += ["tap a tile to open it; the Layer slider", "picks another (in the settings above)"]
+    title = "<br>".join(lines)
+    subs = []
     if group > 1:
         groups = [list(range(first, first + group)) for first in range(0, n_heads, group)]
-        title += f"<br><sub>{sharing_sentence(groups, n_heads).split(';')[0]}"
-        title += "; each row here is one group</sub>" if columns == group else "</sub>"
+        shared = sharing_sentence(groups, n_heads).split(';')[0]
+        subs = textwrap.wrap(shared + ("; each row here is one group" if columns == group else ""), SUB_CHARS,
+                             break_on_hyphens=False)
+        title += "<br><sub>" + "<br>".join(subs) + "</sub>"
     at = None
     if selected is not None and selected[0] == layer:
         at = divmod(selected[1], columns)
     narrow = tiled_overview(shown, grid, title, font_size=font_size, queries=queries, keys=keys, selected=at,
                             grid_px=PHONE_GRID_PX)
-    narrow._plain_parts()[1]["margin"]["t"] += 2 * font_size * (1 + (group > 1))  # the title's added lines
-    narrow._plain_parts()[1]["height"] += 2 * font_size * (1 + (group > 1))
+    added = 2 * font_size * (len(lines) - 1) + round(1.7 * font_size * len(subs))  # the title's lines past its first
+    narrow._plain_parts()[1]["margin"]["t"] += added
+    narrow._plain_parts()[1]["height"] += added
     picks = [layer * n_heads + head for head in range(n_heads)]
     return _inside(fig, narrow, grid_alt(title, _rows(maps, picks), [names]))
 

@@ -90,6 +90,32 @@ def titles_cut(page) -> list[dict]:
         }}).filter(t => t.out > 0 || t.left > 0 || t.into > 0)""")
 
 
+def test_the_first_screen_shows_the_default_tabs_figure_and_the_settings_open_with_a_tap(phone, live):
+    """Issue 55: on a phone the first screen was all controls (the default tab's figure began at 1,039 px of 844).
+    The settings are an accordion closed on a phone (ui/page/phone.py), and the figure's title and first rows are on
+    the first screen; a tap on the accordion's header shows every setting, and the Layer slider still moves the view."""
+    from ui.page.controls import SETTINGS_LABEL
+
+    phone.goto(live.url)
+    wait_for_figures(phone, DETAIL)
+    wait_until_idle(phone)
+    phone.evaluate("() => window.scrollTo(0, 0)")
+    figure = rect(phone, f"{DETAIL} {PLOT}")
+    assert figure["y"] + 160 <= 844, f"the default tab's figure starts at {figure['y']:.0f} px of the first screen (844)"
+    screenshot(phone, "phone-first-screen")
+    settings = phone.get_by_role("button", name=SETTINGS_LABEL)
+    assert not phone.locator("#layer").is_visible(), "the settings are closed on a phone"
+    settings.tap()
+    for control in ("#examples", "#layer", "#head", "#presenter", "#quiz"):
+        phone.locator(control).wait_for(state="visible")
+    assert rect(phone, "#settings")["right"] <= 391
+    phone.locator("#layer input[type=number]").fill("2")
+    phone.locator("#layer input[type=number]").press("Enter")
+    phone.wait_for_function("() => /^Layer 2, head/.test((document.querySelector('#head-detail .gtitle') || {})"
+                            ".textContent || '')")
+    screenshot(phone, "phone-settings-open")
+
+
 def test_a_head_opens_from_the_overview_by_touch_and_reads_whole(phone, live):
     phone.goto(live.url)
     wait_for_figures(phone, "#all-heads")

@@ -15,7 +15,7 @@ from ui.page.phone import PHONE_FIT_JS, PHONE_SWAP_JS
 from ui.page.slides import page_script
 from ui.runtime.hundredths import HUNDREDTHS_JS
 from ui.runtime.titles import TITLE_FIT_JS
-from viz import generation, narrow, tiles
+from viz import generation, narrow, positions, tiles
 from viz import head_finder as viz_head_finder
 from viz.heatmap import attention_heatmap
 from viz.panels import Panel, heatmap_row
@@ -75,8 +75,15 @@ def cache():
     return generation.cache_figure(4, 4, 1, 20, 15, 0, 1, 81920, 4096, title="The key/value cache after step 1")
 
 
+def small_values():
+    """A position table of small values, as minilm's learned one (its colour bar's ends "−0.078" and "0.078": over a
+    tenth of the phone's width, until the phone wrote them "−0.07" and "0.07")."""
+    table = (np.random.default_rng(3).normal(size=(64, 48)) * 0.02).astype(np.float32)
+    return positions.tables_figure({"learned": table}, len(TOKENS))
+
+
 FIGURES = {"steps": steps_row, "one head": one_head, "every head": every_head, "averages": averages,
-           "head finder": head_finder, "cache": cache}
+           "head finder": head_finder, "cache": cache, "small values": small_values}
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +142,24 @@ def test_a_phone_shows_one_layer_of_the_every_head_grid_in_tiles_a_finger_taps(b
     assert [n for n in shape["tiles"] if n] == [f"L3 H{h}" for h in range(1, 10)]
     assert shape["tile_px"] >= narrow.TAP_PX, shape
     assert shape["title"].startswith("Layer 3 of 30: its 9 heads"), shape["title"]
-    assert "the Layer slider picks another" in shape["title"]
+    assert "the Layer slider<br>picks another" in shape["title"]
+
+
+def test_a_colour_bar_of_small_values_is_labelled_at_rounded_values(browser, plotly_js):
+    """The ends of ±0.078 are labelled where ±0.07 lie (rounded toward zero, so inside the bar), not "−0.078"."""
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    try:
+        page.set_content(PAGE)
+        page.add_script_tag(content=plotly_js)
+        page.evaluate(page_script(PHONE_FIT_JS))
+        page.evaluate("(f) => Plotly.react(document.getElementById('figure'), f.data, f.layout)",
+                      json.loads(small_values().to_json()))
+        page.wait_for_function("() => !!document.querySelector('#figure .colorbar')")
+        labels = page.eval_on_selector_all("#figure .colorbar .cbaxis text", "els => els.map(e => e.textContent)")
+    finally:
+        context.close()
+    assert labels == ["−0.07", "0", "0.07"], labels
 
 
 def test_a_wide_screen_draws_the_whole_grid_as_the_server_wrote_it(browser, plotly_js):

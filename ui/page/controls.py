@@ -58,6 +58,8 @@ body.presenter .presenter-first { order: -2; }
 body.presenter .presenter-second { order: -1; }  /* right under the main figure */
 .toast-wrap { top: auto !important; bottom: var(--size-4, 16px) !important; }
 """
+# the header of the accordion holding the settings, shown on a phone only (ui/page/phone.py)
+SETTINGS_LABEL = "Examples, layer, head and modes"
 PRESENTER_JS = "(on) => { document.body.classList.toggle('presenter', !!on); return []; }"
 
 
@@ -94,7 +96,10 @@ def build_controls(demo: gr.Blocks, registry: ModelRegistry, player=None, classr
         analyze = gr.Button("Show attention", variant="primary", elem_id="analyze", scale=1, min_width=150)
         if player is not None:  # in this row, not a row of its own: a projector's first screen has no room left
             player.build()
-    with gr.Row(equal_height=True, elem_id="settings-row"):
+    # one accordion, open: a wide screen shows it as the row it always was (its header hidden, ui/page/phone.py's
+    # CSS); a phone closes it once the page has loaded, so the first screen reaches the tab's figure
+    with gr.Accordion(SETTINGS_LABEL, open=True, elem_id="settings"), \
+            gr.Row(equal_height=True, elem_id="settings-row"):
         examples = components.Dropdown(choices=[(f"{name} · {example}", i) for i, (example, name) in enumerate(EXAMPLES)],
                                        value=None, label="Lecture examples", elem_id="examples", scale=3, min_width=260)
         layer = components.ModelSlider(1, slider_max(layers), value=start.layer, step=1, label="Layer", elem_id="layer",

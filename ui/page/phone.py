@@ -17,6 +17,11 @@ and only there:
 
 The figure Gradio holds is never changed: each draw starts from it. tests/e2e/test_e2e_readability.py walks every
 tab on a phone; tests/e2e/test_e2e_phone_fit.py checks each rule on a figure of its own.
+
+The page around the figures (PHONE_CSS, PHONE_SETTINGS_JS): on a phone the first screen held only controls (the
+introduction, the sentence, the model, the examples, layer, head and modes, the tabs: the default tab's figure began
+at 1,039 px of 844). There the settings are an accordion, closed once the page has loaded (every control one tap
+away), the title takes one line and the sentence's row two; tests/e2e/test_e2e_phone.py checks the first screen.
 """
 from __future__ import annotations
 
@@ -26,10 +31,45 @@ from ui.runtime.plotly_loaded import on_plotly
 SMALLEST_PX = 10  # the smallest text a phone reads (STYLE.md; viz.labels.smallest_text)
 BAR_PX = 8  # a colour bar's thickness on a phone
 
+# A wide screen shows the settings' accordion as the plain row it was (no header, no frame: presenter mode's first
+# screen has no pixel to spare); a phone gives the title one line, the model and "Show attention" one row, the lesson
+# picker and its label another.
+PHONE_CSS = """
+@media (min-width: PHONE_WIDE_PXpx) {
+  #settings { padding: 0 !important; border: none !important; background: none !important; box-shadow: none !important; }
+  #settings > .label-wrap { display: none !important; }
+}
+@media (max-width: PHONE_MAX_PXpx) {
+  #intro h1 { font-size: 24px !important; margin-bottom: 6px !important; }
+  #intro .intro-models { display: none; }
+  #input-row #model { min-width: 110px !important; }
+  #input-row #analyze { min-width: 150px !important; flex-grow: 2 !important; }
+  #input-row #lesson { min-width: 150px !important; }
+  #settings { padding-top: 0 !important; padding-bottom: 0 !important; }
+  #settings > .label-wrap { min-height: 44px; margin: 0 !important; align-items: center; }
+}
+"""
+
+# Runs once when the page loads: on a phone, the settings' accordion (open as built, so that its controls are drawn
+# and hold their values) is closed, once Gradio has drawn it; the visitor opens it with a tap.
+PHONE_SETTINGS_JS = """() => {
+  if (!window.matchMedia('(max-width: PHONE_MAX_PXpx)').matches) return;
+  const close = () => {
+    const header = document.querySelector('#settings > .label-wrap');
+    const content = document.querySelector('#settings > [data-testid=accordion-content]');
+    if (!header || !content || !document.querySelector('#settings-row')) return false;
+    if (getComputedStyle(content).display !== 'none') header.click();
+    return true;
+  };
+  if (close()) return;
+  const watch = new MutationObserver(() => { if (close()) watch.disconnect(); });
+  watch.observe(document.body, {childList: true, subtree: true});
+}"""
+
 # Runs once when the page loads, installed right after ui/runtime/titles.py: inside ui/runtime/draw_once.py's
 # deferred draw (the figure's element has its width), before the title is fitted (to the stacked layout).
 PHONE_FIT_JS = """() => {
-  const SMALLEST = SMALLEST_PX, BAR = BAR_PX, NARROW = PHONE_MAX_PX;
+  const SMALLEST = SMALLEST_PX, BAR = BAR_PX, NARROW = PHONE_MAX_PX, LONGEST = 5;
   // a phone's screen, not only a narrow figure: presenter mode's columns draw figures under NARROW wide on a projector
   const onPhone = () => window.matchMedia(`(max-width: ${NARROW}px)`).matches;
   const copy = (o) => Object.assign({}, o || {});
@@ -111,8 +151,8 @@ PHONE_FIT_JS = """() => {
                         outlinewidth: 0, ticks: '', ticklabelpadding: 1, tickfont: Object.assign({}, bar.tickfont, {size: SMALLEST})});
     if (!vertical) Object.assign(bar, {x: 1, xanchor: 'left', y: 0.5, yanchor: 'middle', len: 0.9, lenmode: 'fraction'});
     const low = trace.zmin, high = trace.zmax;
+    const say = (v) => (Math.abs(v) < 1e-9 ? '0' : String(Number(v.toPrecision(2))).replace('-', '−'));
     if (!Array.isArray(bar.tickvals) && typeof low === 'number' && typeof high === 'number' && high > low) {
-      const say = (v) => (Math.abs(v) < 1e-9 ? '0' : String(Number(v.toPrecision(2))).replace('-', '−'));
       bar.tickvals = [low, (low + high) / 2, high];
       bar.ticktext = bar.tickvals.map(say);
     } else if (!Array.isArray(bar.tickvals)) bar.nticks = 3;
@@ -120,6 +160,16 @@ PHONE_FIT_JS = """() => {
       const keep = (_, i, all) => i === 0 || i === all.length - 1 || i === Math.floor((all.length - 1) / 2);
       bar.tickvals = bar.tickvals.filter(keep);
       if (Array.isArray(bar.ticktext)) bar.ticktext = bar.ticktext.filter(keep);
+    }
+    // labels of over LONGEST characters ("−0.063": 31 px) made the bar wider than a tenth of the screen: the ticks
+    // move to the value rounded toward zero to one digit ("−0.06"), written where it lies
+    const numbers = Array.isArray(bar.tickvals) && bar.tickvals.every((v) => typeof v === 'number' && isFinite(v));
+    const written = numbers ? (Array.isArray(bar.ticktext) ? bar.ticktext.map(String) : bar.tickvals.map(say)) : [];
+    const plain = written.every((t) => /^[−-]?\\d*\\.?\\d+$/.test(t.trim()));  // numbers, not words ("low", "high")
+    if (plain && written.some((t) => t.trim().length > LONGEST)) {
+      bar.tickvals = bar.tickvals.map((v) => { if (Math.abs(v) < 1e-12) return 0;
+        const unit = Math.pow(10, Math.floor(Math.log10(Math.abs(v)))); return Math.trunc(v / unit) * unit; });
+      bar.ticktext = bar.tickvals.map(say);
     }
     if (title.text) Object.assign(title, {side: 'right', font: Object.assign({}, title.font, {size: SMALLEST})});
     bar.title = title;
@@ -306,5 +356,7 @@ PHONE_SWAP_JS = """() => {
   };
 """ + on_plotly("swap") + "}"
 PHONE_SWAP_JS = PHONE_SWAP_JS.replace("PHONE_MAX_PX", str(PHONE_MAX_PX))
+PHONE_SETTINGS_JS = PHONE_SETTINGS_JS.replace("PHONE_MAX_PX", str(PHONE_MAX_PX))
+PHONE_CSS = PHONE_CSS.replace("PHONE_MAX_PX", str(PHONE_MAX_PX)).replace("PHONE_WIDE_PX", str(PHONE_MAX_PX + 1))
 PHONE_FIT_JS = (PHONE_FIT_JS.replace("SMALLEST_PX", str(SMALLEST_PX)).replace("BAR_PX", str(BAR_PX))
                 .replace("PHONE_MAX_PX", str(PHONE_MAX_PX)))
