@@ -66,8 +66,9 @@ def test_order_figures_put_the_shuffled_weights_back():
     order = np.array([0, 2, 3, 1])
     demo = OrderDemo(TOKENS, [TOKENS[i] for i in order], order, w, w[np.ix_(order, order)], w, w.T, "layer 1", 0)
     plain, positioned = positions.order_figures(demo)
-    np.testing.assert_allclose(np.asarray(plain.data[1].z), w, atol=1e-7)
-    np.testing.assert_allclose(np.asarray(plain.data[2].z), w[np.ix_(order, order)], atol=1e-7)
+    # the float32 weights drawn as they are: exactly
+    np.testing.assert_array_equal(np.asarray(plain.data[1].z), w)
+    np.testing.assert_array_equal(np.asarray(plain.data[2].z), w[np.ix_(order, order)])
     assert list(plain.layout.yaxis3.ticktext) == ["&lt;s&gt;", "b", "a", "a"], "the shuffled rows are labelled"
     assert plain.layout.yaxis2.showticklabels is False, "put back beside the original: its labels are the same"
     assert all(getattr(plain.layout, f"xaxis{n}").showticklabels is False for n in ("", "2", "3")), \

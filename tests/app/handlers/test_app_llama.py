@@ -13,6 +13,8 @@ import plotly.graph_objects as go
 import pytest
 from tokenizers import Tokenizer
 
+from experiments.rotary import rotary_demo
+from tests import tolerances
 from tests.llama_checkpoints import save_tiny
 from ui.tabs import attention, induction, predictions, interventions, learning, multihead, positions, steps
 from model.registry import ModelRegistry
@@ -130,7 +132,21 @@ def test_positions_show_the_rotation_with_the_models_own_numbers(registry, name)
     # "query position m = 13" stood beside "position 14": m counts from 0, the positions a student reads from 1
     assert all(r["query at position"] == r["query m"] + 1 and r["key at position"] == r["key n"] + 1 for r in rows)
     assert f"at positions {rows[0]['query at position']} and {rows[0]['key at position']}" in summary
-    assert rows[0]["rotary score"] == pytest.approx(float(att.scores[0, 1, m, n]), abs=1e-4)
+    # the table: numpy's float64 turn of the same float32 q and k (a rotary model's input has no position added) at
+    # angles m·ω exactly, rounded to 4 places; the model: float32 angles (half a spacing each), cos and sin within 2
+    # spacings (EPS32 below 1) and the angle's error, each turned element two products and a sum (2^-24 each of
+    # |x_i| + |x_i'|), then a float32 d-term dot product (one side of product's bound)
+    demo = rotary_demo(registry.get(name), TEXT, head=1)
+    half = demo.d // 2
+    exact = [demo.rotated(demo.q, m), demo.rotated(demo.k, n)]
+    errors = []
+    for x, at in ((demo.q, m), (demo.k, n)):
+        angle = np.tile(at * demo.speeds, 2)  # dimensions i and i + d/2 turn by the same angle
+        errors.append((np.abs(x) + np.abs(np.roll(x, half))) * (tolerances.spacing32(angle) / 2 + 2 * tolerances.EPS32))
+    (rq, rk), (eq, ek) = np.abs(exact), errors
+    model_error = eq @ rk + rq @ ek + eq @ ek + float(tolerances.product(rq, rk)) / 2
+    shown_error = 5e-5 + tolerances.EPS64 * (demo.d * float(rq @ rk) + abs(rows[0]["rotary score"]))
+    assert abs(rows[0]["rotary score"] - float(att.scores[0, 1, m, n])) <= shown_error + model_error
     assert turned.layout.title.text.startswith("One pair of dimensions of layer 1, head 2")
     assert len(slid.data) >= 4 and all(np.ptp(trace.y) < 1e-6 for trace in slid.data if trace.xaxis == "x")
     if name == "tiny-qwen2":

@@ -130,7 +130,8 @@ def test_what_flows_on_a_long_input_pools_what_cannot_be_seen_and_keeps_its_numb
         assert "max pooling" in figure.layout.title.text
         assert len(figure.to_json()) < 1_000_000
     block = -(-att.probs.shape[-1] // TILE_CELLS)
-    np.testing.assert_allclose(np.asarray(head.data[0].z)[0, 0], att.probs[2, 1, :block, :block].max(), atol=1e-6)
+    # the pooled cell is the largest float32 weight of its block, as it is (a max rounds nothing)
+    assert np.asarray(head.data[0].z)[0, 0] == att.probs[2, 1, :block, :block].max()
     shares = analysis_flow.head_shares(att, 2, 1)
     row = att.probs.shape[-2] - 2  # the last word (the [SEP] after it is the model's)
     best = int(att.probs[2, 1, row].argmax())
