@@ -29,7 +29,11 @@ import weakref
 import numpy as np
 import torch
 
-SMALLEST = 1 << 20  # bytes: smaller arrays are served well by the allocator's own free lists
+# bytes: a trace's arrays from 64 KB up are mapped on their own. At 1 MB, a soak's small-model traces (a
+# 60-word sentence on minilm: ~230 KB a layer's weights) stayed in the arenas among the requests' temporaries, and
+# the arenas' free memory grew by 190 MB over 4,000 requests after the cache was full (docs/memory.md); under
+# 64 KB a page's rounding would waste over 6%.
+SMALLEST = 64 << 10
 KEEP_BYTES = 512 << 20  # the most kept unused (a notebook that drops traces of many lengths)
 
 

@@ -14,7 +14,7 @@ trace cost 1.53 s of CPU where the plain forward pass costs 1.1 s (251,000 page 
 46,000 faults, 2026-11-26). Arrays of 32 MB and more (a whole trace's weights: 151 MB) are still mapped on
 their own and returned when the trace leaves the cache (or first reused by the trace that pushes it
 out: model/buffers.py); the two arenas keep at most what one request's smaller arrays need. A trace's arrays of
-1 MB and more are mapped by model/buffers.py itself, so the ones the cache keeps leave no holes in the arenas.
+64 KB and more are mapped by model/buffers.py itself, so the ones the cache keeps leave no holes in the arenas.
 
 What the two arenas free in the middle of their heaps stays theirs, though: a soak of mixed requests (bench/soak.py,
 2026-11-28) grew the server in steps after its trace cache was full, and malloc_trim(0), called from outside into a
