@@ -19,6 +19,10 @@ import torch
 from model.trace import Trace
 
 TOP = 5  # alternatives kept per layer and position (the hover shows them)
+# On a longer input the lens reads only the last LENS_WINDOW positions, where the answer comes out: every layer's
+# unembedding of every position is its cost (smollm2 at 512 tokens: 870 GFLOP, 10-13 s on one core), and 128
+# columns are what a projector shows (512 are 2.5 px each). The views say so beside the figure.
+LENS_WINDOW = 128
 
 
 class NoLensError(ValueError):
@@ -30,7 +34,8 @@ class LensReading:
     """The logit lens of one text (numpy, for analysis/ and viz/).
 
     stack        which residual stream was read: "self" (one-stack models) or "decoder" (dates)
-    tokens       the positions' labels (what each position has read last)
+    tokens       the labels of the positions read (what each has read last): the last LENS_WINDOW of a longer input
+    start        the first position read (0-based): column i is position start + i of the whole input
     top_ids      (L, t) the top token after each layer;  top_tokens the same as labels
     top_probs    (L, t) its probability
     final_probs  (L, t) the probability each layer gives the final answer (the last layer's top token)
@@ -47,6 +52,12 @@ class LensReading:
     alternatives: list[list[list[str]]]
     alt_probs: np.ndarray
     trace: Trace
+    start: int = 0
+
+    @property
+    def n_positions(self) -> int:
+        """The input's whole length (the positions read are its last len(tokens))."""
+        return self.start + len(self.tokens)
 
     @property
     def n_layers(self) -> int:
@@ -118,19 +129,23 @@ def _unembed(unembedding: torch.nn.Linear, features: torch.Tensor, out: torch.Te
     return torch.mm(features, unembedding.weight.t(), out=out)
 
 
-def logit_lens(loaded, text: str, trace: Trace | None = None) -> LensReading:
+def logit_lens(loaded, text: str, trace: Trace | None = None, window: int | None = LENS_WINDOW) -> LensReading:
     """Read `text`'s residual stream after every layer as the model reads its last one.
-    trace: a detailed trace of `text` already at hand (api.LoadedModel.trace(detail=True)); else one is made."""
+    trace: a detailed trace of `text` already at hand (api.LoadedModel.trace(detail=True)); else one is made.
+    window: read only the last `window` positions (None: every position); the positions read get the same numbers
+    as in a read of every position (each position's row is read on its own)."""
     stack = lens_stack(loaded)
     trace = loaded.trace(text, detail=True) if trace is None else trace
     if stack not in trace.residual:
         raise ValueError("the logit lens needs a detailed trace: trace(text, detail=True)")
-    alt_ids, alt_probs, final_probs = _read(loaded, trace.residual[stack])
+    residual = trace.residual[stack]
+    start = max(0, residual.shape[1] - window) if window else 0
+    alt_ids, alt_probs, final_probs = _read(loaded, residual[:, start:])
     label = loaded.label
     alternatives = [[[label(i) for i in position] for position in layer] for layer in alt_ids.tolist()]
     return LensReading(
         stack=stack,
-        tokens=list(trace.target_tokens if stack == "decoder" else trace.tokens),
+        tokens=list(trace.target_tokens if stack == "decoder" else trace.tokens)[start:],
         top_ids=alt_ids[..., 0],
         top_tokens=[[alts[0] for alts in layer] for layer in alternatives],
         top_probs=alt_probs[..., 0],
@@ -138,4 +153,5 @@ def logit_lens(loaded, text: str, trace: Trace | None = None) -> LensReading:
         alternatives=alternatives,
         alt_probs=alt_probs,
         trace=trace,
+        start=start,
     )

@@ -138,3 +138,23 @@ def test_a_llama_with_shared_key_value_heads_reads_through_its_rmsnorm(tmp_path)
         # torch's float32 layer against this float64 sum of the same float32 weights, values, W_O and bias
         allowed = tolerances.layer_output(att.probs[layer], v, att.out_weight[layer], att.out_bias[layer])
         tolerances.assert_within(written + att.out_bias[layer], att.output[layer], allowed, f"layer {layer}")
+
+
+def test_a_long_input_is_read_on_its_last_window_with_the_numbers_of_a_full_read(shipped):
+    """A 200-token input: the lens reads positions 73-200 only (1-based), each with the numbers a read of every
+    position gives it there."""
+    loaded = shipped["lm"]
+    text = " ".join(("the cat sat on the mat and " * 30).split()[:199])  # 200 tokens with the first one
+    trace = loaded.trace(text, detail=True)
+    t = len(trace.tokens)
+    assert t == 200, t
+    reading = lens.logit_lens(loaded, text, trace)
+    full = lens.logit_lens(loaded, text, trace, window=None)
+    assert lens.LENS_WINDOW == 128 and reading.start == 72 and reading.n_positions == 200
+    assert reading.tokens == list(trace.tokens)[72:] and full.start == 0 and len(full.tokens) == 200
+    np.testing.assert_array_equal(reading.top_ids, full.top_ids[:, 72:])
+    np.testing.assert_array_equal(reading.alt_probs, full.alt_probs[:, 72:])
+    np.testing.assert_array_equal(reading.final_probs, full.final_probs[:, 72:])
+    assert reading.alternatives == [layer[72:] for layer in full.alternatives]
+    short = lens.logit_lens(loaded, TEXTS["lm"])
+    assert short.start == 0 and short.n_positions == len(short.trace.tokens)  # a short input: every position

@@ -59,6 +59,13 @@ def first_on_top(found, i: int) -> int:
     return int((found.top_ids[:, i] == found.top_ids[-1, i]).argmax())
 
 
+def window_notice(found) -> str:
+    """A long input's window, in words (viz.lens.window_sentence), as its own line before the reading; "" where the
+    lens reads every position."""
+    said = viz_lens.window_sentence(found.start, len(found.tokens), found.n_positions)
+    return f"{said}\n\n" if said else ""
+
+
 def summary(registry: ModelRegistry, name, found) -> str:
     """The figure's reading of the asked position, in numbers taken from it. The quiz asks from which layer on the
     answer stays on top (LensReading.settled, the outlined cell); where it was on top earlier and lost it, the
@@ -69,7 +76,7 @@ def summary(registry: ModelRegistry, name, found) -> str:
     first = first_on_top(found, i)
     where = markdown_label(found.tokens[i])
     probs = ", ".join(f"{found.final_probs[l, i]:.2f}" for l in range(found.n_layers))
-    told = f"At **{where}** (position {i + 1}) the model's answer is **{answer}**. "
+    told = f"At **{where}** (position {found.start + i + 1}) the model's answer is **{answer}**. "
     if settle == 0:
         told += "It is the top token after every layer, from layer 1 on"
     else:
@@ -83,7 +90,7 @@ def summary(registry: ModelRegistry, name, found) -> str:
     told += f". The probability each layer gives it, layer 1 to {found.n_layers}: {probs}."
     side = (" The dates model is read on its decoder: each position is a character it has written, and the row "
             "says what it would write next." if found.stack == "decoder" else "")
-    return cut_notice(registry, name, found.trace.truncated) + told + side
+    return cut_notice(registry, name, found.trace.truncated) + window_notice(found) + told + side
 
 
 def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
@@ -99,19 +106,19 @@ def view(registry: ModelRegistry, text, name, presenter=False, quiz=False):
     if quiz:
         i = asked_position(registry, name, found)
         hidden = note_figure("Quiz: the lens is hidden until you press Reveal.", font_size=font)
-        return (cut_notice(registry, name, found.trace.truncated)
-                + f"**Quiz.** At **{markdown_label(found.tokens[i])}** (position {i + 1}), from which of the "
+        return (cut_notice(registry, name, found.trace.truncated) + window_notice(found)
+                + f"**Quiz.** At **{markdown_label(found.tokens[i])}** (position {found.start + i + 1}), from which of the "
                 f"{found.n_layers} layers on is the model's final answer the top token after every layer (it may "
                 "be on top earlier and lose it)? Vote, then press Reveal."), hidden, hidden
     asked = asked_position(registry, name, found)
     mark = (int(found.settled()[asked]), asked)
     top = viz_lens.lens_heatmap(found.top_probs, found.top_tokens, found.tokens, found.alternatives, found.alt_probs,
                                 title="The top token after each layer (colour: its probability)", font_size=font,
-                                mark=mark, max_height=screen_height(presenter))
+                                mark=mark, max_height=screen_height(presenter), first=found.start)
     final = viz_lens.lens_heatmap(found.final_probs, found.top_tokens, found.tokens, found.alternatives,
                                   found.alt_probs, value="p(final answer)", font_size=font, numbers=True,
                                   title="The probability each layer gives the final answer (the top row's token)",
-                                  mark=mark)
+                                  mark=mark, first=found.start)
     # presenter mode: the top tokens' figure whole on a 1280 x 720 projector's first screen (it ended at 845 px)
     return summary(registry, name, found), no_taller(top, screen_height(presenter)), final
 

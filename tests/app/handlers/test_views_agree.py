@@ -138,3 +138,29 @@ def test_what_flows_on_a_long_input_pools_what_cannot_be_seen_and_keeps_its_numb
     assert f"({att.probs[2, 1, row, best]:.2f} of its weight, {shares[row, best]:.2f} of what it moves)" in told
     short = flow.view(registry, "The cat sat on the mat", "minilm", 3, 2)[1]
     assert "max pooling" not in short.layout.title.text
+
+
+def test_the_lens_on_a_long_input_draws_and_names_its_last_window(registry):
+    """A 200-token text: the Lens reads positions 73-200, says so beside the figure and in its text alternative, and
+    every position number it writes is the one the figure's axis draws it at."""
+    text = " ".join(("the cat sat on the mat and " * 30).split()[:199])
+    tokens = registry.trace("lm", text).tokens
+    assert len(tokens) == 200
+    window = "A long input: the Lens reads the last 128 of its 200 positions (positions 73–200)"
+    told, top, final = lens.view(registry, text, "lm")
+    assert told.startswith(window + "; shorten the text to see earlier ones.\n\n")
+    assert "(position 200)" in told
+    for figure in (top, final):
+        heat = figure.data[0]
+        assert list(heat.x) == list(range(72, 200))  # true 0-based positions: drawn as 73..200
+        assert figure.layout.xaxis.title.text.startswith("positions 73–200 of 200")
+        assert window in figure.layout.meta["alt"] and "(position 200)" in figure.layout.meta["alt"]
+        assert "position 200, after" in heat.text[-1][-1]
+        mark = figure.layout.shapes[0]
+        assert (mark.x0 + mark.x1) / 2 == 199  # the outlined cell is the last position's column
+        assert min(figure.layout.xaxis.tickvals) >= 72
+    question = lens.view(registry, text, "lm", quiz=True)[0]
+    assert question.startswith(window) and "(position 200)" in question
+    short = lens.view(registry, "not able to", "lm")
+    assert "A long input" not in short[0] and "A long input" not in short[1].layout.meta["alt"]
+    assert list(short[1].data[0].x) == [0, 1, 2, 3][:len(short[1].data[0].x)]
