@@ -111,9 +111,9 @@ def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title
     # cell_labels: the page script leaves the cells' labels out (and says so) where they would overlap, as on a
     # phone, where the figure is a third as wide as the 1100 px their size is chosen for (ui/page/accessibility.py);
     # thin_x: it labels every k-th position where their labels would overlap, and titles the axis with this name and
-    # which are labelled (the whole title would not fit a phone's width)
+    # which are labelled (the whole title would not fit a phone's width; a long input's window keeps its range)
     layout["meta"] = dict(alt=lens_alt(title, z, cells, positions, value, mark, first), cell_labels=t <= CELL_TEXT_MAX,
-                          thin_x="position")
+                          thin_x="position" if first == 0 else f"positions {first + 1}–{first + t}")
     return figure(traces, layout)
 
 

@@ -55,6 +55,29 @@ def test_the_lens_labels_every_position_the_page_may_thin_and_a_long_text_every_
     assert long["layout"]["xaxis"]["title"]["text"].endswith(", every 2nd labelled")  # was "2th"
 
 
+def test_a_long_inputs_window_sits_at_its_true_positions_and_says_which():
+    """The lens of a 512-token input's last 128 positions (first=384): columns, labels, outline and hover at the true
+    positions 385-512 (counted from 1 in words), the axis and the text alternative naming the window."""
+    t, first = 128, 384
+    z = np.zeros((2, t))
+    drawn = viz_lens.lens_heatmap(z, [["w"] * t] * 2, [f"t{i}" for i in range(first, first + t)], first=first,
+                                  title="Lens", mark=(1, t - 1), alternatives=[[["a"]] * t] * 2, alt_probs=np.zeros((2, t, 1)))
+    assert list(drawn.data[0].x) == list(range(first, first + t))
+    fig = as_json(drawn)
+    heat, layout = fig["data"][0], fig["layout"]
+    assert layout["xaxis"]["tickvals"] == list(range(first, first + t, 2))
+    assert layout["xaxis"]["ticktext"][:2] == ["t384", "t386"]  # each label at its own token's column
+    assert layout["xaxis"]["title"]["text"] == ("positions 385–512 of 512 (the token each has just read), "
+                                                "every 2nd labelled")
+    assert layout["meta"]["thin_x"] == "positions 385–512"
+    assert (layout["shapes"][0]["x0"] + layout["shapes"][0]["x1"]) / 2 == 511
+    assert heat["text"][0][0].startswith("layer 1 · position 385, after t384")
+    assert layout["meta"]["alt"].startswith(
+        "Lens. A long input: the Lens reads the last 128 of its 512 positions (positions 385–512); shorten the text to see "
+        "earlier ones. 2 layers by 128 positions. After “t511” (position 512)")
+    assert viz_lens.window_sentence(0, 48, 48) == ""
+
+
 def test_flow_figures_put_weight_and_norm_side_by_side():
     probs = np.array([[1.0, 0.0], [0.5, 0.5]])
     fig = viz_flow.head_figure(probs, np.array([[1.0, 0.0], [0.2, 0.8]]), ["a", "b"], ["a", "b"],
