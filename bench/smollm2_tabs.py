@@ -164,19 +164,15 @@ def section(results: dict) -> list[str]:
 
 # what the figures above stand on (issue 55), kept as written
 WHERE_IT_GOES = """Where the time goes (measured in this process, 2026-11-28, CPU seconds on one thread). **The Lens**
-reads each of the 30 layers' 512 positions through the final RMSNorm and the 49,152-way unembedding: 30 matrix
-products of 512 × 576 by 576 × 49,152 (870 GFLOP, ~0.4 s each, ~12 s in all), then a softmax and a top 5 per layer,
-on one detailed trace (~3 s). It used to hold every layer's logits, their concatenation and their probabilities at
-once (3 GB each: peak resident set 8.1 GB, 25 s CPU); it reads one layer at a time and keeps only what the figures
-draw (each position's five likeliest tokens and the final answer's probability), the same numbers bit for bit
-(tests/experiments/test_lens.py), and (issue 55's third pass) writes each layer's logits and distribution into the
-same two buffers (measured alone, with the product: 0.50 s a layer against 0.41; in the run above the Lens's 15.5 s
-against 15.6 before is within its noise: the allocator there mostly reuses the freed pages). What is left is the
-product itself, and it cannot go under 3× Every head with these numbers: 870 GFLOP of float32 at the 65-75 GFLOPS
-this CPU's one core gets through MKL (oneDNN: 80-84, not the model's own logits bit for bit) is 10.4-13 s, 2.5-3×
-Every head before the trace. bfloat16 products run at 163 GFLOPS here (0.18 s a layer, ~5 s in all) but move every
-probability by about 1e-3 (two decimals can flip, near-ties reorder); reading fewer positions than the 512 the view
-draws (a range the lecturer picks) is the other way. **Interventions** ran the plain output (a forward pass and a
+reads the last 128 of the 512 positions (experiments.lens.LENS_WINDOW; the view says so beside the figure and in
+its text alternative, the positions keep their true numbers 385-512 on the axis): 30 matrix products of 128 × 576 by
+576 × 49,152 through the final RMSNorm and the unembedding (218 GFLOP, ~0.1 s a layer), then a softmax and a top 5
+per layer, one layer at a time (the same numbers bit for bit as a read of every position, at the positions read:
+tests/experiments/test_lens.py), on one detailed trace of the whole text (~3 s). Reading all 512 positions was 870
+GFLOP of float32, 10.4-13 s at the 65-75 GFLOPS this CPU's one core gets through MKL: 3.70× Every head (15.5 s
+against 4.2 s) in the run before, past the 3× target whatever the buffers; bfloat16 products would have moved every
+probability by about 1e-3. A 512-token input's 512 columns were 2.5 px each on a projector; 128 are what it shows.
+**Interventions** ran the plain output (a forward pass and a
 greedy continuation) for the knock-outs and again for the explanations, the knock-out of no head as a third run, and
 two traces of the text; the second pass ran it once per text, skipped a knock-out that knocks nothing out and read
 one detailed trace (30.6 s CPU by hand to 19.2 s). The third pass (the run above: 21.8 s to 14.0 s, 5.19× to 3.34×
