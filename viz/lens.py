@@ -94,8 +94,9 @@ def lens_heatmap(z, top_tokens, tokens, alternatives=None, alt_probs=None, title
         shapes.append(dict(type="rect", x0=first + i - 0.5, x1=first + i + 0.5, y0=l - 0.5, y1=l + 0.5,
                            line=dict(color=HIGHLIGHT, width=3)))
     step = label_step(t)
-    x_title = "position (the token it has just read)" if first == 0 else \
-        f"positions {first + 1}–{first + t} of {first + t} (the token each has just read)"
+    # a window's range, short: a phone's 330 px hold it on one line (ui/page/phone.py puts its "every k-th" below)
+    x_title = ("position (the token it has just read)" if first == 0
+               else f"positions {first + 1}–{first + t} of {first + t}")
     layer_names = [f"layer {l + 1}" for l in shown_layers]
     layout = dict(
         title=dict(text=title, x=0.01, y=1, yref="container", yanchor="top", pad=dict(t=12), font=dict(size=font_size + 4)),

@@ -67,8 +67,7 @@ def test_a_long_inputs_window_sits_at_its_true_positions_and_says_which():
     heat, layout = fig["data"][0], fig["layout"]
     assert layout["xaxis"]["tickvals"] == list(range(first, first + t, 2))
     assert layout["xaxis"]["ticktext"][:2] == ["t384", "t386"]  # each label at its own token's column
-    assert layout["xaxis"]["title"]["text"] == ("positions 385–512 of 512 (the token each has just read), "
-                                                "every 2nd labelled")
+    assert layout["xaxis"]["title"]["text"] == "positions 385–512 of 512, every 2nd labelled"
     assert layout["meta"]["thin_x"] == "positions 385–512"
     assert (layout["shapes"][0]["x0"] + layout["shapes"][0]["x1"]) / 2 == 511
     assert heat["text"][0][0].startswith("layer 1 · position 385, after t384")
