@@ -185,7 +185,12 @@ positions' product was 29 GFLOP forward and as much again backward), the explana
 rollout, which reads the float32 weights a layer at a time (the float64 copy of the whole stack took 1.3 s, twice),
 and What flows measures ‖W_O v‖ through each head's Gram matrix (1.2 s to 0.6). Left: the gradient pass (~6 s), the
 estimate's three heads knocked out for real (~3 s, each a pass from its layer up), the detailed trace (~3 s) and
-What flows' shares (~1.8 s)."""
+What flows' shares (~1.8 s). The fourth pass (12:23-12:33 UTC, load 7-10, with test runs beside it): the detailed
+trace keeps no raw scores (model/registry.py detailed: 283 MB no view read; the same weights bit for bit), measured
+alone 3.3-3.9 s CPU to 2.1-2.4 s; the run above did not show it (Interventions 14.8 s, 3.54× Every head's 4.2 s,
+the Lens 16.8 s against 15.5 before: this run's load inflated both). Measured by stage at load ~7.6 (CPU s): the
+gradient pass 4.8-6.6, the three knock-outs 2.3, the detailed trace 3.8 (now ~2.2), What flows 2.2-2.4, the
+explanations 0.5-0.6."""
 
 
 if __name__ == "__main__":
