@@ -175,7 +175,7 @@ probability by about 1e-3. A 512-token input's 512 columns were 2.5 px each on a
 **Interventions** ran the plain output (a forward pass and a
 greedy continuation) for the knock-outs and again for the explanations, the knock-out of no head as a third run, and
 two traces of the text; the second pass ran it once per text, skipped a knock-out that knocks nothing out and read
-one detailed trace (30.6 s CPU by hand to 19.2 s). The third pass (the run above: 21.8 s to 14.0 s, 5.19× to 3.34×
+one detailed trace (30.6 s CPU by hand to 19.2 s). The third pass (its run at 11:36-11:42 UTC: 21.8 s to 14.0 s, 5.19× to 3.34×
 Every head; profiled by hand at load 14-21, 29.6 s CPU to 14.8 s): the importance estimate and the explanations'
 gradient × input read one forward and backward pass of the plain output's score
 (experiments.importance.GradientPass, kept per text: two passes were ~6 s; the explanations' numbers bit for bit,
@@ -187,8 +187,9 @@ and What flows measures ‖W_O v‖ through each head's Gram matrix (1.2 s to 0.
 estimate's three heads knocked out for real (~3 s, each a pass from its layer up), the detailed trace (~3 s) and
 What flows' shares (~1.8 s). The fourth pass (12:23-12:33 UTC, load 7-10, with test runs beside it): the detailed
 trace keeps no raw scores (model/registry.py detailed: 283 MB no view read; the same weights bit for bit), measured
-alone 3.3-3.9 s CPU to 2.1-2.4 s; the run above did not show it (Interventions 14.8 s, 3.54× Every head's 4.2 s,
-the Lens 16.8 s against 15.5 before: this run's load inflated both). Measured by stage at load ~7.6 (CPU s): the
+alone 3.3-3.9 s CPU to 2.1-2.4 s; its own run did not show it (Interventions 14.8 s, 3.54× Every head's 4.2 s,
+the Lens 16.8 s against 15.5 before: that run's load inflated both); the run above, with the Lens's window, on a
+quieter machine: 12.7 s, 3.14×. Measured by stage at load ~7.6 (CPU s): the
 gradient pass 4.8-6.6, the three knock-outs 2.3, the detailed trace 3.8 (now ~2.2), What flows 2.2-2.4, the
 explanations 0.5-0.6."""
 
