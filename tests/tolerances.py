@@ -79,6 +79,23 @@ def attention(q, k, v, scale: float = 1.0, mask=None) -> tuple[np.ndarray, np.nd
     return scores, probs_error, output
 
 
+def mean_entropy_bits(att, layer: int, head: int) -> float:
+    """The bound on one head's mean entropy in bits, as Step by step's caption (2 places) and the head statistics'
+    table (3 places) both compute it, beside the roundings: two float32 softmaxes of the same q and k
+    (attention's δ) move p ln p by at most δ (|ln p_low| + 1), or by both values where a weight may reach 0; the
+    table's float32 log2 terms add 2 spacings and a product (2.5 EPS32 of each), the panel's float32 result half a
+    spacing; averaged over the same rows as both do (a first token that sees only itself is left out)."""
+    q, k = att.q[layer, head], att.k[layer, head]
+    p = att.probs[layer, head].astype(np.float64)
+    _, delta, _ = attention(q, k, k, q.shape[-1] ** -0.5, att.mask)
+    low, high = np.maximum(p - delta, 0), np.minimum(p + delta, 1)
+    moved = np.where(low > 0, delta * (np.abs(np.log(np.where(low > 0, low, 1))) + 1),
+                     2 * high * np.abs(np.log(np.where(high > 0, high, 1))))
+    bits = -(p * np.log(np.where(p > 0, p, 1))).sum(-1) / np.log(2)
+    rows = slice(1 if att.mask[0].sum() == 1 else 0, None)
+    return float((moved.sum(-1) / np.log(2) + 2.5 * EPS32 * bits + EPS32 / 2 * bits)[rows].mean())
+
+
 def layer_output(probs, v, w_out, bias=None) -> np.ndarray:
     """The bound, elementwise on (t, k), for two float32 computations of a layer's output Σ_h W_O^h (probs_h v_h) + b
     from the same float32 weights probs (H, t, s), values v (H, s, d; one set per query head) and W_O (k, H·d):

@@ -57,19 +57,8 @@ def test_the_first_token_is_left_out_of_the_averages_only_in_a_causal_model(regi
     assert ("every token but the first" in caption) == first_left_out
     shown = float(re.search(r"Mean entropy ([0-9.]+) bits", caption).group(1))
     table = pd.DataFrame(attention.stats_table(registry, name, ANIMAL, "self")).set_index("head")
-    # shown to 2 places, the table to 3 (half of 0.01 and of 0.001); under them two entropies of two float32
-    # softmaxes of the same q and k (tolerances.attention's δ): p ln p moves by at most δ (|ln p_low| + 1), or by both
-    # values where a weight may reach 0; the table's float32 log2 terms (2 spacings and a product: 2.5 EPS32 of
-    # each), the panel's float32 result (half a spacing); averaged over the same rows as both do
-    att = registry.attention(name, ANIMAL, "self")
-    q, k, p = att.q[0, 1], att.k[0, 1], att.probs[0, 1].astype(np.float64)
-    _, delta, _ = tolerances.attention(q, k, k, q.shape[-1] ** -0.5, att.mask)
-    low, high = np.maximum(p - delta, 0), np.minimum(p + delta, 1)
-    moved = np.where(low > 0, delta * (np.abs(np.log(np.where(low > 0, low, 1))) + 1),
-                     2 * high * np.abs(np.log(np.where(high > 0, high, 1))))
-    bits = -(p * np.log(np.where(p > 0, p, 1))).sum(-1) / np.log(2)
-    rows = slice(1 if att.mask[0].sum() == 1 else 0, None)  # a first token that sees only itself is left out
-    computed = (moved.sum(-1) / np.log(2) + 2.5 * tolerances.EPS32 * bits + tolerances.EPS32 / 2 * bits)[rows].mean()
+    # shown to 2 places, the table to 3 (half of 0.01 and of 0.001), and the two computations' own bound
+    computed = tolerances.mean_entropy_bits(registry.attention(name, ANIMAL, "self"), 0, 1)
     assert abs(shown - table.loc["L1 H2", "entropy_bits"]) <= 0.005 + 0.0005 + computed + 2 * tolerances.EPS64 * shown
 
 
