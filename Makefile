@@ -49,7 +49,7 @@ $(AXE):
 # browser modules too, each module whole (tests/suite_parts.py). `.venv/bin/python -m pytest` alone runs the same
 # tests in one process.
 test: $(VENV)/.dev /usr/bin/chromium $(AXE)
-	$(PY) -m pytest -n 2 --dist loadgroup
+	$(PY) -m pytest -n 2 --dist loadgroup --durations=40
 
 # bertviz gets its own environment so its dependencies never touch the app's
 .bench-venv/.ok:
