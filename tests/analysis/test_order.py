@@ -10,6 +10,7 @@ from experiments.order import order_demo
 from model import api
 from model.switches import Switches
 from tests import tolerances
+from tests.shuffle_bound import reordered_bound
 
 TEXT = "the old lamp lights the quiet garden near the river"
 
@@ -20,18 +21,6 @@ def test_shuffle_keeps_the_start_token_and_always_moves_something():
         assert order[0] == 0 and sorted(order) == list(range(8))
         assert not np.array_equal(order, np.arange(8))
     assert list(shuffle_order(2, 0, keep_first=True)) == [0, 1]  # nothing to shuffle after <s>
-
-
-def reordered_bound(loaded, text: str, head: int) -> np.ndarray:
-    """(t, t) how far the shuffled pass's weights, put back in the first order, may be from the first pass's: the
-    same input rows in another order, whose first layer's q, k, scores and softmax a kernel may sum otherwise
-    (tolerances.reordered, the positions off as the demo has them)."""
-    encoder = loaded.arch == "encoder-decoder"
-    att = loaded.trace_ids(loaded.encode(text).ids, Switches(positions=False, causal=False)).attention[
-        "encoder" if encoder else "self"]
-    layer = (loaded.model.encoder if encoder else loaded.model.stack).blocks[0].self_attention
-    return tolerances.reordered(att.inputs[0], layer.toqueries.weight.detach(), layer.tokeys.weight.detach(),
-                                att.q[0], att.k[0], att.probs[0], layer.d ** -0.5)[head]
 
 
 @pytest.mark.parametrize("name", ["tiny-lm", "tiny-mlm", "tiny-dates"])
