@@ -15,15 +15,23 @@ Every call gets a sentence of its own (the registry's cache never answers), and 
 another order, so that the three see the machine at the same speeds: on a shared 2-core machine wall times swing
 with the load, so compare the ratios within a run, and CPU time (this process's, every thread) over wall time.
 Peak memory: the process's resident set, read every 20 ms during each tab's views, less what it held before.
+
+`run` measures in a process of its own, started as app.py starts the server: OMP_NUM_THREADS=1 before numpy is
+loaded, so that numpy's BLAS (OpenBLAS) also runs on one thread. In `python -m bench`'s process numpy's products
+ran on two threads that spun against each other on the shared 2-core machine: What flows' numbers
+(analysis.flow.summarise) took 1.8 s of CPU there against 0.8 s on one thread (2026-11-28, load ~10), which a
+request to the server never pays.
 """
 from __future__ import annotations
 
 import json
 import os
 import statistics
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 TOKENS = 512
 ROUNDS = 3
@@ -80,6 +88,17 @@ def tab_views(registry, name: str):
 
 
 def run(rounds: int = ROUNDS, name: str = "smollm2") -> dict:
+    """`measure` in a process of its own with the server's threads (the module's docstring); its progress lines
+    pass through to stderr."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "bench.smollm2_tabs", str(rounds), name], env=env, check=True,
+                          stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
+    return json.loads(done.stdout)
+
+
+def measure(rounds: int = ROUNDS, name: str = "smollm2") -> dict:
+    """The figures, measured in this process (run it with OMP_NUM_THREADS=1 set before numpy is loaded, as `run`
+    and this module's __main__ do)."""
     import torch
 
     from bench.sentences import sentence
@@ -195,4 +214,6 @@ explanations 0.5-0.6."""
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS), indent=2))
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # as app.py: before numpy (and torch) are loaded by measure()
+    print(json.dumps(measure(int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS,
+                             sys.argv[2] if len(sys.argv) > 2 else "smollm2"), indent=2))
