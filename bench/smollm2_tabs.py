@@ -152,7 +152,8 @@ def section(results: dict) -> list[str]:
         return []
     tabs = r["tabs"]
     lines = ["", f"## smollm2 at {r['tokens']} tokens: the Lens and Interventions against Every head", "",
-             "`bench/smollm2_tabs.py`, in the bench process on one torch thread (as app.py serves a request): each "
+             "`bench/smollm2_tabs.py`, in a process of its own on one thread, torch's and numpy's (OMP_NUM_THREADS=1, "
+             "as app.py serves a request): each "
              "tab's views called as the page calls them for a new text (Every head: /analyze, /head, /predict, "
              "/head_corpus; Lens: /logit_lens; Interventions: /interventions, /importance_head, /explanations, "
              f"/value_weighted), a new {r['tokens']}-token sentence for every tab, the three taking turns in "
@@ -210,7 +211,19 @@ alone 3.3-3.9 s CPU to 2.1-2.4 s; its own run did not show it (Interventions 14.
 the Lens 16.8 s against 15.5 before: that run's load inflated both); the run above, with the Lens's window, on a
 quieter machine: 12.7 s, 3.14×. Measured by stage at load ~7.6 (CPU s): the
 gradient pass 4.8-6.6, the three knock-outs 2.3, the detailed trace 3.8 (now ~2.2), What flows 2.2-2.4, the
-explanations 0.5-0.6."""
+explanations 0.5-0.6. The fifth pass (13:50-14:25 UTC, load 10-14): the gradient pass's forward pass also records
+the detailed trace the picked head, the explanations and What flows read, where none is kept yet
+(experiments.importance.gradient_pass(detail=True); the page computes the map first): its ~2.2 s are gone for
+~0.4 s of copies, and its numbers are a separate trace's bit for bit on this CPU (and within the float32 rounding
+of the attention's two paths on any: tests/experiments/test_importance.py); a detailed trace no longer projects
+all 512 positions onto the vocabulary for a top token no view reads (~0.45 s of its ~2.5 s, the Lens's too); What
+flows writes its shares over its products (the same numbers); and the bench now measures in a process with numpy's
+BLAS on one thread, as the server runs it (in the bench's own process two threads spun against each other: What
+flows' numbers took 1.8 s of CPU there, 0.8 s on one). The run above: 10.2 s, 2.54× (Every head's CPU 3.9-5.1 s
+at load 13-14). Left, by stage (CPU s, load ~10): the gradient pass ~4.5 (a forward pass with autograd, ~2.2, and
+the backward pass, ~2.3), the plain output ~1.7 (the prompt's forward pass on the fused path, whose numbers the tab
+shows, and an 8-token continuation), the three knock-outs 0.6-2.3 (each from its layer up), What flows ~0.8, the
+explanations ~0.3."""
 
 
 if __name__ == "__main__":

@@ -169,7 +169,7 @@ class LoadedModel:
         switches: positions or the causal mask off, heads knocked out (model/switches.py).
         predictions=False leaves trace.predictions empty for lm and mlm: their projection onto the
         vocabulary is ~40% of lm's forward pass, and a view of the attention does not need it (nor one of the
-        residual stream: smollm2's 512 positions by its 49,152 tokens were ~0.3 s of a detailed trace's ~2.2).
+        residual stream: smollm2's 512 positions by its 49,152 tokens were ~0.45 s of a detailed trace's ~2.5 s).
         detail=True also keeps the residual stream after each layer, each attention layer's output and W_O
         (the logit lens and the value-weighted view), on the same forward pass.
         scores=False leaves every head's raw scores out (trace.for_views: the views compute one head's).
