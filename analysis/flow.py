@@ -57,13 +57,15 @@ def weighted_vectors(att, layer: int, head: int) -> np.ndarray:
 def norms(att, layer: int) -> np.ndarray:
     """(H, t, s) ‖α_ij · W_O^h v_j‖ = α_ij · ‖W_O^h v_j‖ for every head of one layer."""
     sizes = value_sizes(att, layer)  # (H, s)
-    return att.probs[layer].astype(np.float64) * sizes[:, None, :]
+    # the float32 weights widened as the product reads them: the same float64 products, without a float64 copy
+    return np.multiply(att.probs[layer], sizes[:, None, :], dtype=np.float64)
 
 
-def normalised(values: np.ndarray) -> np.ndarray:
-    """Rows as shares of their sum (a row of zeros stays zeros): comparable with attention's rows."""
+def normalised(values: np.ndarray, in_place: bool = False) -> np.ndarray:
+    """Rows as shares of their sum (a row of zeros stays zeros): comparable with attention's rows. in_place: the
+    shares are written over `values` (non-negative, as norms gives them: a row summing to 0 is all zeros already)."""
     total = values.sum(-1, keepdims=True)
-    return np.divide(values, total, out=np.zeros_like(values), where=total > 0)
+    return np.divide(values, total, out=values if in_place else np.zeros_like(values), where=total > 0)
 
 
 def norm_shares(att) -> np.ndarray:
@@ -98,7 +100,7 @@ def summarise(att, special: list[int], residual: float = RESIDUAL) -> FlowSummar
     weight = att.probs[..., rows, :][..., special].sum(-1).mean(-1) if special else np.zeros(att.probs.shape[:2])
     moved, result = np.zeros(att.probs.shape[:2]), np.eye(t)
     for layer in range(att.n_layers):
-        shares = normalised(norms(att, layer)).astype(np.float32)  # (H, t, s), as norm_shares rounds them
+        shares = normalised(norms(att, layer), in_place=True).astype(np.float32)  # (H, t, s), as norm_shares rounds
         if special:
             moved[layer] = shares[:, rows][..., special].sum(-1).mean(-1)
         mixed = (1 - residual) * shares.astype(np.float64).mean(0) + residual * np.eye(t)

@@ -15,15 +15,23 @@ Every call gets a sentence of its own (the registry's cache never answers), and 
 another order, so that the three see the machine at the same speeds: on a shared 2-core machine wall times swing
 with the load, so compare the ratios within a run, and CPU time (this process's, every thread) over wall time.
 Peak memory: the process's resident set, read every 20 ms during each tab's views, less what it held before.
+
+`run` measures in a process of its own, started as app.py starts the server: OMP_NUM_THREADS=1 before numpy is
+loaded, so that numpy's BLAS (OpenBLAS) also runs on one thread. In `python -m bench`'s process numpy's products
+ran on two threads that spun against each other on the shared 2-core machine: What flows' numbers
+(analysis.flow.summarise) took 1.8 s of CPU there against 0.8 s on one thread (2026-11-28, load ~10), which a
+request to the server never pays.
 """
 from __future__ import annotations
 
 import json
 import os
 import statistics
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 TOKENS = 512
 ROUNDS = 3
@@ -80,6 +88,17 @@ def tab_views(registry, name: str):
 
 
 def run(rounds: int = ROUNDS, name: str = "smollm2") -> dict:
+    """`measure` in a process of its own with the server's threads (the module's docstring); its progress lines
+    pass through to stderr."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "bench.smollm2_tabs", str(rounds), name], env=env, check=True,
+                          stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
+    return json.loads(done.stdout)
+
+
+def measure(rounds: int = ROUNDS, name: str = "smollm2") -> dict:
+    """The figures, measured in this process (run it with OMP_NUM_THREADS=1 set before numpy is loaded, as `run`
+    and this module's __main__ do)."""
     import torch
 
     from bench.sentences import sentence
@@ -133,7 +152,8 @@ def section(results: dict) -> list[str]:
         return []
     tabs = r["tabs"]
     lines = ["", f"## smollm2 at {r['tokens']} tokens: the Lens and Interventions against Every head", "",
-             "`bench/smollm2_tabs.py`, in the bench process on one torch thread (as app.py serves a request): each "
+             "`bench/smollm2_tabs.py`, in a process of its own on one thread, torch's and numpy's (OMP_NUM_THREADS=1, "
+             "as app.py serves a request): each "
              "tab's views called as the page calls them for a new text (Every head: /analyze, /head, /predict, "
              "/head_corpus; Lens: /logit_lens; Interventions: /interventions, /importance_head, /explanations, "
              f"/value_weighted), a new {r['tokens']}-token sentence for every tab, the three taking turns in "
@@ -191,8 +211,22 @@ alone 3.3-3.9 s CPU to 2.1-2.4 s; its own run did not show it (Interventions 14.
 the Lens 16.8 s against 15.5 before: that run's load inflated both); the run above, with the Lens's window, on a
 quieter machine: 12.7 s, 3.14×. Measured by stage at load ~7.6 (CPU s): the
 gradient pass 4.8-6.6, the three knock-outs 2.3, the detailed trace 3.8 (now ~2.2), What flows 2.2-2.4, the
-explanations 0.5-0.6."""
+explanations 0.5-0.6. The fifth pass (13:50-14:25 UTC, load 10-14): the gradient pass's forward pass also records
+the detailed trace the picked head, the explanations and What flows read, where none is kept yet
+(experiments.importance.gradient_pass(detail=True); the page computes the map first): its ~2.2 s are gone for
+~0.4 s of copies, and its numbers are a separate trace's bit for bit on this CPU (and within the float32 rounding
+of the attention's two paths on any: tests/experiments/test_importance.py); a detailed trace no longer projects
+all 512 positions onto the vocabulary for a top token no view reads (~0.45 s of its ~2.5 s, the Lens's too); What
+flows writes its shares over its products (the same numbers); and the bench now measures in a process with numpy's
+BLAS on one thread, as the server runs it (in the bench's own process two threads spun against each other: What
+flows' numbers took 1.8 s of CPU there, 0.8 s on one). The run above: 10.2 s, 2.54× (Every head's CPU 3.9-5.1 s
+at load 13-14). Left, by stage (CPU s, load ~10): the gradient pass ~4.5 (a forward pass with autograd, ~2.2, and
+the backward pass, ~2.3), the plain output ~1.7 (the prompt's forward pass on the fused path, whose numbers the tab
+shows, and an 8-token continuation), the three knock-outs 0.6-2.3 (each from its layer up), What flows ~0.8, the
+explanations ~0.3."""
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS), indent=2))
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # as app.py: before numpy (and torch) are loaded by measure()
+    print(json.dumps(measure(int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS,
+                             sys.argv[2] if len(sys.argv) > 2 else "smollm2"), indent=2))

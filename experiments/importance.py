@@ -32,6 +32,7 @@ from model import tokenizer as tok
 from model.attention import causal_mask
 from model.block import RMSNorm
 from model.switches import Switches
+from model.trace import Trace
 from model.transformer import Recording
 
 # The arithmetic the exact map may cost (a few seconds on the 2-core CPU a Space has): minilm is knocked out
@@ -189,6 +190,8 @@ class GradientPass:
     heads        layer -> (1, h, t, d) each head's output o, before W_O;  grads: ∂score/∂o, the same shapes
     entering     layer -> (1, t, k) the residual stream entering the layer
     attribution  (t,) gradient × input of the score (interventions.attribution's numbers)
+    trace        with detail=True, the detailed trace of the same forward pass (api.LoadedModel.trace(detail=True,
+                 scores=False, predictions=False)'s numbers, from the attention's batched path), else None
     """
 
     before: interventions.Outcome
@@ -196,12 +199,17 @@ class GradientPass:
     grads: dict[int, torch.Tensor]
     entering: dict[int, torch.Tensor]
     attribution: np.ndarray
+    trace: Trace | None = None
 
 
-def gradient_pass(loaded, text: str, reference: interventions.Outcome | None = None) -> GradientPass:
+def gradient_pass(loaded, text: str, reference: interventions.Outcome | None = None,
+                  detail: bool = False) -> GradientPass:
     """The GradientPass of `text` on a model with an output head; reference: the plain interventions.outcome (whose
-    token the score reads), else the pass's own top token."""
-    ids = interventions._ids(loaded, text)
+    token the score reads), else the pass's own top token. detail=True: its forward pass also records the text's
+    detailed trace, which a view would otherwise run a forward pass of its own for (~2 s of smollm2's at 512
+    tokens; it records every weight anyway, on the explicit path the gradients need)."""
+    encoded = loaded.encode(text)
+    ids = torch.tensor([encoded.ids], device=loaded.device)  # interventions._ids's
     hooks = Hooks(("residual_in", "heads"))
     with torch.enable_grad():
         if loaded.arch == "decoder":
@@ -210,7 +218,8 @@ def gradient_pass(loaded, text: str, reference: interventions.Outcome | None = N
             position, keep, what = interventions._mask_position(loaded, ids[0].tolist()), (), "fill-in"
         # the weights' explicit path, as attribution's record=True runs it, without keeping the raw scores (the same
         # arithmetic: the gradients are attribution's bit for bit)
-        logits, rec = interventions.read_logits(loaded, ids, position, Switches(hooks=hooks), Recording(scores=False))
+        logits, rec = interventions.read_logits(loaded, ids, position, Switches(hooks=hooks),
+                                                Recording(scores=False, detail=detail))
         logp = torch.log_softmax(loaded._no_specials(logits, keep=keep), -1)
         best = int(logp.argmax()) if reference is None else reference.reference[0]
         score = logp[best]
@@ -218,9 +227,12 @@ def gradient_pass(loaded, text: str, reference: interventions.Outcome | None = N
         *grads, input_grad = torch.autograd.grad(score, [heads[layer] for layer in range(len(heads))] + [inputs])
     with torch.no_grad():
         attribution = (input_grad * inputs).sum(-1).detach().float().cpu().numpy()[0]  # gradient_times_input's
+        trace = loaded.recorded_trace(rec, encoded.ids, encoded.tokens, encoded.truncated, scores=False) \
+            if detail else None
     before = interventions.Outcome(what, loaded.label(best), float(score.detach()), reference=[best])
     detached = {site: {layer: x.detach() for layer, x in hooks.recorded[site].items()} for site in hooks.recorded}
-    return GradientPass(before, detached["heads"], dict(enumerate(grads)), detached["residual_in"], attribution)
+    return GradientPass(before, detached["heads"], dict(enumerate(grads)), detached["residual_in"], attribution,
+                        trace)
 
 
 def _first_order(loaded, layers: int, method: str, found: GradientPass) -> tuple[np.ndarray, interventions.Outcome,

@@ -168,14 +168,15 @@ class LoadedModel:
         the model's own greedy translation (under the same switches).
         switches: positions or the causal mask off, heads knocked out (model/switches.py).
         predictions=False leaves trace.predictions empty for lm and mlm: their projection onto the
-        vocabulary is ~40% of lm's forward pass, and a view of the attention does not need it.
+        vocabulary is ~40% of lm's forward pass, and a view of the attention does not need it (nor one of the
+        residual stream: smollm2's 512 positions by its 49,152 tokens were ~0.45 s of a detailed trace's ~2.5 s).
         detail=True also keeps the residual stream after each layer, each attention layer's output and W_O
         (the logit lens and the value-weighted view), on the same forward pass.
         scores=False leaves every head's raw scores out (trace.for_views: the views compute one head's).
         on_device=True leaves every array a torch tensor on the model's device (experiments/view_numbers.py)."""
         enc = self.encode(text)
         if self.arch != "encoder-decoder":
-            return self.trace_ids(enc.ids, switches, truncated=enc.truncated, predictions=predictions or detail,
+            return self.trace_ids(enc.ids, switches, truncated=enc.truncated, predictions=predictions,
                                   tokens=enc.tokens, detail=detail, scores=scores, on_device=on_device)
         if not enc.ids:
             raise ValueError("nothing to translate: the text is empty")
@@ -195,8 +196,9 @@ class LoadedModel:
         tokens = [self.label(int(i)) for i in ids] if tokens is None else list(tokens)
         # the weights written straight into one (L, H, t, s) tensor; raw scores only where the trace keeps them
         record = Recording(detail=detail, scores=scores, stack=True)
-        if self.arch in ("decoder", "encoder") and not predictions and not detail:
-            (_, rec), logits = self.model.features(ids_t, record=record, switches=switches, attention_only=True), None
+        if self.arch in ("decoder", "encoder") and not predictions:  # the attention (and detail) alone
+            (_, rec), logits = self.model.features(ids_t, record=record, switches=switches,
+                                                   attention_only=not detail), None
             extra = {}
         elif self.arch != "encoder-decoder":
             logits, rec = self.model(ids_t, record=record, switches=switches)
@@ -209,9 +211,17 @@ class LoadedModel:
             top = [self.config.labels[int(logits[0].argmax())]]
         else:
             top = [] if logits is None else [self.label(int(i)) for i in logits[0].argmax(-1)]
+        return self.recorded_trace(rec, ids, tokens, truncated, top, scores, on_device, **extra)
+
+    def recorded_trace(self, recording: Recording, ids: list[int], tokens: list[str], truncated: bool = False,
+                       predictions: list[str] | None = None, scores: bool = True, on_device: bool = False,
+                       **extra) -> trace_mod.Trace:
+        """The trace of a forward pass of `ids` that recorded into `recording` (trace_ids's own, or one a caller
+        ran for more than the trace: experiments.importance.gradient_pass's, whose weights need no pass of their
+        own). Run it without autograd: the trace's arrays are copies of the recorded tensors, or views of them."""
         return trace_mod.from_recording(
-            rec, model=self.name, arch=self.arch, d_head=self.config.d_head, tokens=tokens, ids=list(ids),
-            predictions=top, truncated=truncated, scores=scores, on_device=on_device, **extra)
+            recording, model=self.name, arch=self.arch, d_head=self.config.d_head, tokens=tokens, ids=list(ids),
+            predictions=predictions, truncated=truncated, scores=scores, on_device=on_device, **extra)
 
     # ---- predictions -------------------------------------------------------
     def _require(self, arch: str, what: str) -> None:

@@ -190,20 +190,33 @@ class ModelRegistry:
             raise InputError("The model found no tokens in this text; type some words.")
         return for_views(result)
 
-    def detailed(self, name, text) -> Trace:
+    def detailed(self, name, text, recorded: Trace | None = None) -> Trace:
         """The model's detailed trace of `text` (also the residual stream after each layer, each attention layer's
         output and W_O: api.LoadedModel.trace(detail=True)), kept in the same byte budget as the plain ones.
         Without every head's raw scores, as the plain ones (no view of it reads them; the same weights bit for bit):
-        on smollm2 at 512 tokens they were 283 MB and ~1.5 of the trace's ~3.8 s CPU."""
+        on smollm2 at 512 tokens they were 283 MB and ~1.5 of the trace's ~3.8 s CPU; nor the top token at every
+        position (no view of it reads them either).
+        recorded: the detailed trace of `text` from a forward pass the caller ran for more (the Interventions tab's
+        gradient pass), kept in place of a pass of its own where none is kept yet."""
         model = self.get(name)
         text = clean_text(text, self.max_chars(name))
 
         def make():
+            if recorded is not None:
+                return recorded
             try:
-                return model.trace(text, detail=True, scores=False)
+                return model.trace(text, detail=True, scores=False, predictions=False)
             except ValueError as e:
                 raise InputError(str(e)) from e
-        return self.cached(("detailed", name, text), make)
+        return self.cached(self._detailed_key(name, text), make)
+
+    def keeps_detailed(self, name, text) -> bool:
+        """Whether the detailed trace of `text` is kept (detailed() would return it without a forward pass)."""
+        return self._detailed_key(name, clean_text(text, self.max_chars(name))) in self.cache
+
+    @staticmethod
+    def _detailed_key(name, text) -> tuple:
+        return ("detailed", name, text)
 
     def attention(self, name, text, kind: str | None = None) -> AttentionTrace:
         """One kind of attention from the cached trace; kind defaults to the model's first."""

@@ -174,3 +174,35 @@ def test_one_gradient_pass_gives_the_estimate_and_the_explanations_gradient_time
     double = dataclasses.replace(loaded, model=tolerances.in_float64(loaded.model))
     exact = fused_first_order(double, text, method)
     tolerances.assert_within(shared.maps["self"], fused, tolerances.beside_oracle(shared.maps["self"], fused, exact))
+
+
+def test_the_gradient_pass_records_the_detailed_trace_a_separate_pass_gives(models, monkeypatch):
+    """gradient_pass(detail=True) also records the text's detailed trace, on the forward pass it runs anyway (the
+    Interventions tab's other views read it: no pass of their own), and changes nothing else of the pass. A separate
+    detailed trace of a long text computes each head's weights one at a time (model.attention._head_by_head, forced
+    here on a short one), the gradient pass on the batched path autograd follows: two orders of the same float32
+    sums, so within 4x the separate trace's own float32 rounding, measured against its float64 run
+    (tolerances.beside_oracle)."""
+    import model.attention
+
+    loaded, text = models["lm"], TEXTS["lm"][2]
+    plain = interventions.outcome(loaded, text)
+    found, bare = importance.gradient_pass(loaded, text, plain, detail=True), importance.gradient_pass(loaded, text, plain)
+    assert bare.trace is None and found.before == bare.before
+    np.testing.assert_array_equal(found.attribution, bare.attribution)
+    for layer in bare.grads:
+        assert torch.equal(found.grads[layer], bare.grads[layer]) and torch.equal(found.heads[layer], bare.heads[layer])
+    monkeypatch.setattr(model.attention, "HEAD_BY_HEAD_CELLS", 0)
+    options = dict(detail=True, scores=False, predictions=False)
+    separate = loaded.trace(text, **options)
+    exact = dataclasses.replace(loaded, model=tolerances.in_float64(loaded.model)).trace(text, **options)
+    shared = found.trace
+    assert shared.tokens == separate.tokens and shared.predictions == [] and shared.attention.keys() == {"self"}
+    for field in ("probs", "q", "k", "v", "inputs", "output"):
+        ours, theirs, oracle = (getattr(t.attention["self"], field) for t in (shared, separate, exact))
+        tolerances.assert_within(ours, theirs, tolerances.beside_oracle(ours, theirs, oracle), field)
+    ours, theirs, oracle = shared.residual["self"], separate.residual["self"], exact.residual["self"]
+    tolerances.assert_within(ours, theirs, tolerances.beside_oracle(ours, theirs, oracle), "residual")
+    assert np.array_equal(shared.attention["self"].mask, separate.attention["self"].mask)
+    assert all(np.array_equal(a, b) for a, b in zip(shared.attention["self"].out_weight,
+                                                    separate.attention["self"].out_weight))

@@ -6,6 +6,7 @@ viz/interventions.py.
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 
 import gradio as gr
@@ -191,9 +192,17 @@ def importance_maps(registry: ModelRegistry, text, name, method) -> head_map.Hea
 
 def gradient_pass(registry: ModelRegistry, name, text) -> head_map.GradientPass:
     """The (cleaned) text's forward and backward pass of the plain output's score, kept in the registry's cache: an
-    estimated importance map (either method) and the explanations' gradient × input read the one pass."""
-    return registry.cached(("gradient pass", name, text), lambda: head_map.gradient_pass(
-        registry.get(name), text, plain_outcome(registry, name, text)))
+    estimated importance map (either method) and the explanations' gradient × input read the one pass. Where no
+    detailed trace of the text is kept yet, its forward pass records the one the tab's other views read
+    (registry.detailed: the picked head, the explanations, What flows, which the page computes after the map):
+    the same weights, without a forward pass of their own (smollm2 at 512 tokens: ~2 s)."""
+    def make():
+        found = head_map.gradient_pass(registry.get(name), text, plain_outcome(registry, name, text),
+                                       detail=not registry.keeps_detailed(name, text))
+        if found.trace is not None:
+            registry.detailed(name, text, recorded=found.trace)
+        return dataclasses.replace(found, trace=None)  # the trace is kept (and its bytes counted) once, as detailed
+    return registry.cached(("gradient pass", name, text), make)
 
 
 ESTIMATES = {"first order": "how fast the output's score changes with the head's output (one backward pass), "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ui.tabs import interventions
+from ui.tabs import flow, interventions
 from ui.page.labels import parse_heads
 from ui.page.messages import InputError
 
@@ -55,7 +55,8 @@ def test_the_tab_runs_the_plain_output_and_the_trace_once_per_text(registry, mon
 def test_the_detailed_trace_keeps_no_raw_scores_and_the_same_numbers(registry, name):
     """The tab's detailed trace (What flows, the explanations, the picked head, the Lens) leaves every head's raw
     scores out, as the plain traces do: on smollm2 at 512 tokens they were 283 MB and ~1.5 s of the trace's ~3.8 s
-    CPU. Everything it keeps is the scored trace's, bit for bit."""
+    CPU; and the top token at every position, which no view of it reads (smollm2: 512 positions by 49,152 tokens).
+    Everything it keeps is the scored trace's, bit for bit."""
     if name not in registry.available:
         pytest.skip(f"{name} is not available here")
     text = "When Mary and John went to the store, John gave a drink to"
@@ -64,9 +65,36 @@ def test_the_detailed_trace_keeps_no_raw_scores_and_the_same_numbers(registry, n
         assert att.scores is None and scored.attention[kind].scores is not None
         for field in ("probs", "q", "k", "v", "output", "out_weight"):
             assert np.array_equal(np.asarray(getattr(att, field)), np.asarray(getattr(scored.attention[kind], field)))
-    assert kept.predictions == scored.predictions
+    assert kept.predictions == [] and len(scored.predictions) == len(scored.tokens)
     assert kept.residual.keys() == scored.residual.keys() and all(
         np.array_equal(np.asarray(kept.residual[k]), np.asarray(scored.residual[k])) for k in kept.residual)
+
+
+def test_where_the_map_is_estimated_the_gradient_pass_records_the_tabs_detailed_trace(registry, monkeypatch):
+    """Where the importance map is the first-order estimate (here lm with EXACT_FLOPS 0, as smollm2 at 512 tokens),
+    the gradient pass's forward pass records the detailed trace the picked head, the explanations and What flows
+    read: no forward pass of its own (~2 s of smollm2's at 512 tokens). Its numbers are a separate detailed trace's,
+    bit for bit: the same float32 arithmetic on the same inputs (autograd records, and changes no kernel); the long
+    texts' one-head-at-a-time path against the batched one is tests/experiments/test_importance.py's."""
+    from experiments import importance
+
+    monkeypatch.setattr(importance, "EXACT_FLOPS", 0)
+    loaded = registry.get("lm")
+    text = "The old man walked his dog to the park every"
+    traced, trace = [], loaded.trace
+    monkeypatch.setattr(loaded, "trace", lambda *a, **k: traced.append(k) or trace(*a, **k))
+    view = interventions.view(registry, text, "lm", [], "zero", False)
+    assert "estimated, not measured" in view[0]
+    interventions.head_view(registry, text, "lm", view[4]["value"], False)
+    interventions.explanations(registry, text, "lm", None, False)
+    flow.view(registry, text, "lm", 1, 1)
+    assert traced == []  # the gradient pass's recording served every view
+    shared, separate = registry.detailed("lm", text), trace(text, detail=True, scores=False, predictions=False)
+    for field in ("probs", "q", "k", "v", "inputs", "output", "out_bias"):
+        assert np.array_equal(getattr(shared.attention["self"], field), getattr(separate.attention["self"], field))
+    assert np.array_equal(shared.residual["self"], separate.residual["self"])
+    assert shared.tokens == separate.tokens and shared.predictions == [] and shared.truncated == separate.truncated
+    assert np.array_equal(shared.token_embeddings, separate.token_embeddings)
 
 
 @pytest.mark.parametrize("spec,expected", [
