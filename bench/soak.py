@@ -9,12 +9,14 @@ of its own who leaves after VISIT requests (a new Gradio session: a class of vis
 server's RSS is read every EVERY requests. After the first FILLED requests the trace cache is full; from there on
 RSS must stay within LIMIT_MB of its level at that point (issue 58).
 
-One reading is not a level: readings at rest swing by up to +-40 MB from one to the next (the trace cache holds
-between ~960 MB and its 1 GiB, as big traces come and go; a few lru_caches hold tables of whatever sizes came
-last). So a level is the median of WINDOW readings in a row (500 requests): the level at FILLED is the median of the
-WINDOW readings from there on, and RSS stays within LIMIT_MB when every later window's median does (the highest of
-them is the growth judged). A rise that lasts shows in the windows' medians as it does in single readings; a single
-high reading does not. The report also gives the single readings' largest rise and a least-squares trend.
+One reading is not a level: readings at rest swing by up to +-40 MB from one to the next, mostly with the trace
+cache's bytes (bounded at 1 GiB, it holds 940-1,024 MB as traces of different sizes come and go), and they alternate:
+the mix's long texts repeat every 200 requests (is_long), and a reading at an odd hundred found the cache at
+1,010-1,024 MB, at an even one at 938-1,009 MB (2026-11-28, 4,000 requests). So a level is the median of WINDOW readings in a row (600 requests: three
+of those periods, as many readings of each kind): the level at FILLED is the median of the WINDOW readings from
+there on, and RSS stays within LIMIT_MB of it when every later window's median does (the highest of them is the
+growth judged). A rise that lasts shows in the windows' medians as in single readings; one high reading does not.
+The report also gives the single readings' largest rise and their least-squares trend.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ REQUESTS = 5000
 EVERY = 100  # requests between two RSS readings
 FILLED = 1000  # requests after which the trace cache is full: the level RSS is held to
 LIMIT_MB = 50
-WINDOW = 5  # readings whose median is one level (see above)
+WINDOW = 6  # readings whose median is one level: an even number (see above)
 CLIENTS = 3  # visitors at a time (two cores: more only queue)
 VISIT = 20  # requests a visitor makes before leaving (their Gradio session stays behind, as a browser tab's would)
 LONG_EVERY = 10  # a tenth of the requests are long

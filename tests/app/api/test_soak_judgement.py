@@ -26,9 +26,18 @@ def test_a_rise_that_lasts_is_growth():
 def test_a_slow_rise_is_growth_and_its_trend():
     mbs = [2000.0 + 2 * i for i in range(40)]  # 20 MB per 1,000 requests: 78 MB in 3,900
     level, highest, trend = levels(readings(mbs), FILLED)
-    assert level == 2000.0 + 2 * (WINDOW // 2)  # the median of the first window
+    assert level == 2000.0 + (WINDOW - 1)  # the median of the first window: 0, 2, ..., 2 (WINDOW - 1) MB up
     assert highest - level > LIMIT_MB
     assert round(trend, 6) == 2 * 1000 / EVERY
+
+
+def test_readings_that_alternate_are_one_level():
+    """The mix's long texts repeat every 200 requests, two readings: a fuller cache at every other reading is not a
+    rise (an odd window's median would go up and down with it)."""
+    mbs = [2000.0 if i % 2 else 2000.0 + LIMIT_MB + 20 for i in range(40)]
+    level, highest, trend = levels(readings(mbs), FILLED)
+    assert level == highest == 2000.0 + (LIMIT_MB + 20) / 2
+    assert abs(trend) < 5
 
 
 def test_the_level_is_read_from_filled_on():
