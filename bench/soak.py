@@ -271,7 +271,7 @@ def report_lines(r: dict) -> list[str]:
         f"{s['end_mb']:.0f} MB at the end; the highest level after: "
         f"{growth} MB above it (target: within {s['limit_mb']} MB): {verdict}",
         f"- single readings: {s['filled_mb']:.0f} MB at {s['filled_at']:,}, the highest after it "
-        f"{'none' if s['growth_after_filled_mb'] is None else s['growth_after_filled_mb']} MB above that; their trend from {s['filled_at']:,} on (least squares): "
+        f"{'none' if s['growth_after_filled_mb'] is None else str(s['growth_after_filled_mb']) + ' MB'} above that; their trend from {s['filled_at']:,} on (least squares): "
         + (f"{trend:+.1f} MB per 1,000 requests" if trend is not None else "none"),
         f"- RSS in MB after so many requests: {curve}",
         f"- errors: {s['errors'] or 'none'}",
