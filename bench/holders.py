@@ -58,6 +58,39 @@ def _smaps() -> dict:
     return fields
 
 
+def _regions(objects) -> dict:
+    """Where the anonymous RSS lies (/proc/self/smaps): glibc's main arena ([heap]: every malloc below the mmap
+    threshold, where the arenas are limited to one), mappings of exactly 1 MiB (Python's own object arenas, and
+    any other mapping of that size), the rest; and the bytes of the mmap objects alive (model/buffers.py's
+    mappings: a trace's arrays, those in the cache and any still read elsewhere)."""
+    import mmap
+
+    parts = collections.Counter()
+    size = kind = None
+    try:
+        with open("/proc/self/smaps") as f:
+            for line in f:
+                head = line.split()
+                if "-" in head[0] and not head[0].endswith(":"):
+                    start, end = (int(x, 16) for x in head[0].split("-"))
+                    path = head[5] if len(head) > 5 else ""
+                    size = end - start
+                    kind = "heap" if path == "[heap]" else "one_mib" if not path and size == 1 << 20 else (
+                        "other_anonymous" if not path else None)
+                elif head[0] == "Rss:" and kind:
+                    parts[kind + "_rss_mb"] += int(head[1]) / 1024
+    except OSError:
+        return {}
+    live = 0
+    for o in objects:
+        if type(o) is mmap.mmap:
+            try:
+                live += len(o)
+            except ValueError:  # closed
+                pass
+    return dict({k: round(v, 1) for k, v in parts.items()}, mmap_live_mb=round(live / 2**20, 1))
+
+
 def _gradio(demo) -> dict:
     holder = getattr(demo, "state_holder", None)
     sessions = getattr(holder, "session_data", {}) if holder is not None else {}
@@ -127,7 +160,7 @@ def report(demo) -> dict:
     objects = gc.get_objects()
     types = collections.Counter(type(o).__qualname__ for o in objects)
     out = dict(time=time.time(), threads=threading.active_count(), **_smaps(), malloc=_mallinfo(),
-               gradio=_gradio(demo), **_caches(objects), **_pool(), gc_objects=len(objects),
+               gradio=_gradio(demo), **_caches(objects), **_pool(), regions=_regions(objects), gc_objects=len(objects),
                types=types.most_common(40))
     try:
         import torch

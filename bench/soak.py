@@ -8,6 +8,15 @@ a text no earlier request used, a tenth of them long (200-250 words). CLIENTS th
 of its own who leaves after VISIT requests (a new Gradio session: a class of visitors, not one long one). The
 server's RSS is read every EVERY requests. After the first FILLED requests the trace cache is full; from there on
 RSS must stay within LIMIT_MB of its level at that point (issue 58).
+
+One reading is not a level: readings at rest swing by up to +-40 MB from one to the next, mostly with the trace
+cache's bytes (bounded at 1 GiB, it holds 940-1,024 MB as traces of different sizes come and go), and they alternate:
+the mix's long texts repeat every 200 requests (is_long), and a reading at an odd hundred found the cache at
+1,010-1,024 MB, at an even one at 938-1,009 MB (2026-11-28, 4,000 requests). So a level is the median of WINDOW readings in a row (600 requests: three
+of those periods, as many readings of each kind): the level at FILLED is the median of the WINDOW readings from
+there on, and RSS stays within LIMIT_MB of it when every later window's median does (the highest of them is the
+growth judged). A rise that lasts shows in the windows' medians as in single readings; one high reading does not.
+The report also gives the single readings' largest rise and their least-squares trend.
 """
 from __future__ import annotations
 
@@ -24,6 +33,7 @@ REQUESTS = 5000
 EVERY = 100  # requests between two RSS readings
 FILLED = 1000  # requests after which the trace cache is full: the level RSS is held to
 LIMIT_MB = 50
+WINDOW = 6  # readings whose median is one level: an even number (see above)
 CLIENTS = 3  # visitors at a time (two cores: more only queue)
 VISIT = 20  # requests a visitor makes before leaving (their Gradio session stays behind, as a browser tab's would)
 LONG_EVERY = 10  # a tenth of the requests are long
@@ -198,16 +208,38 @@ def run(requests: int = REQUESTS, log: Path | None = None, holders: Path | None 
     return summarise(points, errors, seconds, requests, time.perf_counter() - started)
 
 
+def levels(points, filled_at: int) -> tuple[float, float, float | None]:
+    """(the level at `filled_at`, the highest level after it, the trend in MB per 1,000 requests) from the readings
+    (requests, MB): a level is the median of WINDOW readings in a row, the one at `filled_at` of the WINDOW from
+    there on; the trend is the least-squares slope of the readings from `filled_at` on (None under two readings)."""
+    import statistics
+
+    ns = [n for n, _ in points if n >= filled_at]
+    after = [mb for n, mb in points if n >= filled_at] or [points[-1][1]]
+    window = min(WINDOW, len(after))
+    medians = [statistics.median(after[i:i + window]) for i in range(len(after) - window + 1)]
+    trend = None
+    if len(ns) >= 2:
+        mean_n, mean_mb = statistics.fmean(ns), statistics.fmean(after)
+        trend = 1000 * sum((n - mean_n) * (mb - mean_mb) for n, mb in zip(ns, after)) / sum(
+            (n - mean_n) ** 2 for n in ns)
+    return medians[0], max(medians), trend
+
+
 def summarise(points, errors, seconds, requests, total_s) -> dict:
     from bench import measure
 
     filled_at = min(FILLED, requests)  # a shorter run (a trial, --quick) is read at its end
     filled = [mb for n, mb in points if n >= filled_at]
-    level = filled[0] if filled else points[-1][1]
+    reading = filled[0] if filled else points[-1][1]
     after = [mb for n, mb in points if n > filled_at]
+    level, highest, trend = levels(points, filled_at)
     return dict(requests=requests, clients=CLIENTS, visit=VISIT, every=EVERY, filled_at=filled_at, limit_mb=LIMIT_MB,
-                baseline_mb=points[0][1], filled_mb=level, end_mb=points[-1][1],
-                growth_after_filled_mb=round(max(after) - level, 1) if after else None,
+                baseline_mb=points[0][1], filled_mb=reading, end_mb=points[-1][1],
+                growth_after_filled_mb=round(max(after) - reading, 1) if after else None,
+                window=WINDOW, filled_level_mb=round(level, 1),
+                growth_of_levels_mb=round(highest - level, 1) if after else None,
+                trend_mb_per_1000=round(trend, 1) if trend is not None and after else None,
                 points=points, errors=errors, total_s=round(total_s, 1),
                 seconds={api: measure.summary(s) for api, s in sorted(seconds.items())})
 
@@ -215,22 +247,32 @@ def summarise(points, errors, seconds, requests, total_s) -> dict:
 def report_lines(r: dict) -> list[str]:
     """The soak's section of docs/benchmarks.md (bench/report.py)."""
     s = r["soak"]
-    growth = s["growth_after_filled_mb"]
-    verdict = ("not judged: too few requests" if growth is None or s["filled_at"] < FILLED else
+    level, highest, trend = levels(s["points"], s["filled_at"])  # from the readings: older runs' JSON has no levels
+    judged = s["growth_after_filled_mb"] is not None and s["filled_at"] >= FILLED
+    growth = round(highest - level, 1)
+    verdict = ("not judged: too few requests" if not judged else
                f"not judged: {s['requests']:,} requests, the target is {REQUESTS:,}" if s["requests"] < REQUESTS else
                "**met**" if growth <= s["limit_mb"] and not s["errors"] else "**missed**")
     curve = ", ".join(f"{n:,}: {mb:.0f}" for n, mb in s["points"][::max(1, len(s["points"]) // 12)])
+    window = s.get("window", WINDOW)
+    first = [n for n, _ in s["points"] if n >= s["filled_at"]][:window]  # the requests of the first level's readings
     return [
         "## A day of visitors (soak)",
         "",
         f"`python -m bench.soak` (bench/soak.py): {s['requests']:,} mixed requests through the views' public endpoints "
         f"(every model, a text no earlier request used, a tenth of them 200-250 words, a one-second toy training "
         f"every {TRAIN_EVERY}), {s['clients']} at a time, each visitor a new Gradio session every {s['visit']} "
-        f"requests; {s['total_s'] / 60:.1f} min. Every model was asked of before the baseline.",
+        f"requests; {s['total_s'] / 60:.1f} min. Every model was asked of before the baseline. RSS is read at rest "
+        f"every {s['every']} requests; a level is the median of {window} readings in a row "
+        f"({window * s['every']:,} requests), as single readings swing by up to ±40 MB (docs/memory.md).",
         "",
-        f"- RSS: {s['baseline_mb']:.0f} MB at the baseline, {s['filled_mb']:.0f} MB after {s['filled_at']:,} "
-        f"requests (the trace cache full), {s['end_mb']:.0f} MB at the end; the most it rose above its level at "
-        f"{s['filled_at']:,}: {growth} MB (target: within {s['limit_mb']} MB): {verdict}",
+        f"- RSS: {s['baseline_mb']:.0f} MB at the baseline, {level:.0f} MB its level at {s['filled_at']:,} requests "
+        f"(the trace cache full; the median of the readings at {first[0]:,} to {first[-1]:,}), "
+        f"{s['end_mb']:.0f} MB at the end; the highest level after: "
+        f"{growth} MB above it (target: within {s['limit_mb']} MB): {verdict}",
+        f"- single readings: {s['filled_mb']:.0f} MB at {s['filled_at']:,}, the highest after it "
+        f"{'none' if s['growth_after_filled_mb'] is None else str(s['growth_after_filled_mb']) + ' MB'} above that; their trend from {s['filled_at']:,} on (least squares): "
+        + (f"{trend:+.1f} MB per 1,000 requests" if trend is not None else "none"),
         f"- RSS in MB after so many requests: {curve}",
         f"- errors: {s['errors'] or 'none'}",
         *([f"- stopped early: {s['stopped_early']}"] if s.get("stopped_early") else []),
