@@ -229,7 +229,7 @@ def grid_alt(title: str, tiles, names, limit: int = 8) -> str:
     """The every-head grid: each head with one clear pattern named (up to `limit`), the others counted.
     tiles: the (R, C, t, s) maps, or their RowSummary (analysis.overview: R·C maps, row-major)."""
     if isinstance(tiles, RowSummary):
-        patterns, cols = describe_rows(tiles), len(names[0])
+        patterns, cols = _described(tiles), len(names[0])
     else:
         tiles = np.asarray(tiles)
         rows, cols = tiles.shape[:2]
@@ -248,6 +248,15 @@ def grid_alt(title: str, tiles, names, limit: int = 8) -> str:
     tail = ([f"{more} more with one clear pattern"] if more else []) + \
         ([f"{spread} {'maps spread' if spread > 1 else 'map spreads'} their attention"] if spread else [])
     return f"{plain(title)}. {count} maps. " + "; ".join(said + tail) + "."
+
+
+def _described(rows: RowSummary) -> list[str]:
+    """describe_rows(rows), kept with them: a strip of tiles is described for the page and again for a phone's
+    figure of the same maps (viz/narrow.py), on every request."""
+    said = rows.__dict__.get("_described")
+    if said is None:
+        said = rows.__dict__["_described"] = describe_rows(rows)
+    return said
 
 
 def patching_alt(title: str, preview, exact, columns, wrong=None) -> str:

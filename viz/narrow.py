@@ -93,13 +93,13 @@ def narrow_grid(fig: Figure, maps: PooledMaps, queries, keys, layer: int, kind: 
     at = None
     if selected is not None and selected[0] == layer:
         at = divmod(selected[1], columns)
+    alt = grid_alt(title, _rows(maps, [layer * n_heads + head for head in range(n_heads)]), [names])
     narrow = tiled_overview(shown, grid, title, font_size=font_size, queries=queries, keys=keys, selected=at,
-                            grid_px=PHONE_GRID_PX)
+                            grid_px=PHONE_GRID_PX, alt=alt)
     added = 2 * font_size * (len(lines) - 1) + round(1.7 * font_size * len(subs))  # the title's lines past its first
     narrow._plain_parts()[1]["margin"]["t"] += added
     narrow._plain_parts()[1]["height"] += added
-    picks = [layer * n_heads + head for head in range(n_heads)]
-    return _inside(fig, narrow, grid_alt(title, _rows(maps, picks), [names]))
+    return _inside(fig, narrow, alt)
 
 
 def narrow_strip(fig: Figure, maps: PooledMaps, names: list[str], title: str, font_size: int = 12) -> Figure:
@@ -108,5 +108,6 @@ def narrow_strip(fig: Figure, maps: PooledMaps, names: list[str], title: str, fo
     count = maps.tiles.shape[1]
     columns = columns_for(count)
     shown, grid = _wrapped(maps, [(0, i) for i in range(count)], names, columns)
-    narrow = tiled_overview(shown, grid, title, font_size=font_size, grid_px=PHONE_GRID_PX)
-    return _inside(fig, narrow, grid_alt(title, maps.rows, [names]))
+    alt = grid_alt(title, maps.rows, [names])  # the strip's own maps, as the wide figure described them
+    narrow = tiled_overview(shown, grid, title, font_size=font_size, grid_px=PHONE_GRID_PX, alt=alt)
+    return _inside(fig, narrow, alt)
