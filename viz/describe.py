@@ -259,6 +259,16 @@ def _described(rows: RowSummary) -> list[str]:
     return said
 
 
+def carry_described(rows: RowSummary, picked: RowSummary, picks: list[int]) -> RowSummary:
+    """picked (the maps numbered `picks` of rows) given rows' descriptions where they are written: each map's
+    description is read from its own rows alone (describe_rows), so a phone's figure of one layer's heads says
+    what the every-head grid said of them."""
+    said = rows.__dict__.get("_described")
+    if said is not None:
+        picked.__dict__["_described"] = [said[i] for i in picks]
+    return picked
+
+
 def patching_alt(title: str, preview, exact, columns, wrong=None) -> str:
     """A causal-tracing figure: where the preview (an estimate) and (when computed) the exact grid restore the most,
     and how many preview cells the exact grid shows wrong. preview, exact (L, n); columns: the n column labels;

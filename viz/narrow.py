@@ -16,7 +16,7 @@ import numpy as np
 
 from analysis.heads import head_name, sharing_sentence
 from analysis.overview import PooledMaps, RowSummary
-from viz.describe import grid_alt
+from viz.describe import carry_described, grid_alt
 from viz.figure import Figure, as_hundredths
 from viz.tiles import tiled_overview
 
@@ -37,10 +37,12 @@ def columns_for(count: int, group: int = 1) -> int:
 
 
 def _rows(maps: PooledMaps, picks: list[int]) -> RowSummary:
-    """The RowSummary of the maps numbered `picks` (row-major in maps)."""
+    """The RowSummary of the maps numbered `picks` (row-major in maps), with their descriptions where the wide
+    figure already wrote every map's (viz.describe.grid_alt keeps them: each map's is read from its rows alone)."""
     r = maps.rows
-    return RowSummary(top=r.top[picks], weight=r.weight[picks], positive=r.positive[picks], live=r.live[picks],
-                      width=r.width)
+    picked = RowSummary(top=r.top[picks], weight=r.weight[picks], positive=r.positive[picks], live=r.live[picks],
+                        width=r.width)
+    return carry_described(r, picked, picks)
 
 
 def _wrapped(maps: PooledMaps, picks: list[tuple[int, int]], names: list[str], columns: int):
