@@ -229,7 +229,7 @@ def grid_alt(title: str, tiles, names, limit: int = 8) -> str:
     """The every-head grid: each head with one clear pattern named (up to `limit`), the others counted.
     tiles: the (R, C, t, s) maps, or their RowSummary (analysis.overview: R·C maps, row-major)."""
     if isinstance(tiles, RowSummary):
-        patterns, cols = describe_rows(tiles), len(names[0])
+        patterns, cols = _described(tiles), len(names[0])
     else:
         tiles = np.asarray(tiles)
         rows, cols = tiles.shape[:2]
@@ -248,6 +248,25 @@ def grid_alt(title: str, tiles, names, limit: int = 8) -> str:
     tail = ([f"{more} more with one clear pattern"] if more else []) + \
         ([f"{spread} {'maps spread' if spread > 1 else 'map spreads'} their attention"] if spread else [])
     return f"{plain(title)}. {count} maps. " + "; ".join(said + tail) + "."
+
+
+def _described(rows: RowSummary) -> list[str]:
+    """describe_rows(rows), kept with them: a strip of tiles is described for the page and again for a phone's
+    figure of the same maps (viz/narrow.py), on every request."""
+    said = rows.__dict__.get("_described")
+    if said is None:
+        said = rows.__dict__["_described"] = describe_rows(rows)
+    return said
+
+
+def carry_described(rows: RowSummary, picked: RowSummary, picks: list[int]) -> RowSummary:
+    """picked (the maps numbered `picks` of rows) given rows' descriptions where they are written: each map's
+    description is read from its own rows alone (describe_rows), so a phone's figure of one layer's heads says
+    what the every-head grid said of them."""
+    said = rows.__dict__.get("_described")
+    if said is not None:
+        picked.__dict__["_described"] = [said[i] for i in picks]
+    return picked
 
 
 def patching_alt(title: str, preview, exact, columns, wrong=None) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 
 from analysis.heads import head_name, sharing_sentence
 from analysis.overview import PooledMaps, RowSummary
-from viz.describe import grid_alt
+from viz.describe import carry_described, grid_alt
 from viz.figure import Figure, as_hundredths
 from viz.tiles import tiled_overview
 
@@ -37,10 +37,12 @@ def columns_for(count: int, group: int = 1) -> int:
 
 
 def _rows(maps: PooledMaps, picks: list[int]) -> RowSummary:
-    """The RowSummary of the maps numbered `picks` (row-major in maps)."""
+    """The RowSummary of the maps numbered `picks` (row-major in maps), with their descriptions where the wide
+    figure already wrote every map's (viz.describe.grid_alt keeps them: each map's is read from its rows alone)."""
     r = maps.rows
-    return RowSummary(top=r.top[picks], weight=r.weight[picks], positive=r.positive[picks], live=r.live[picks],
-                      width=r.width)
+    picked = RowSummary(top=r.top[picks], weight=r.weight[picks], positive=r.positive[picks], live=r.live[picks],
+                        width=r.width)
+    return carry_described(r, picked, picks)
 
 
 def _wrapped(maps: PooledMaps, picks: list[tuple[int, int]], names: list[str], columns: int):
@@ -93,13 +95,13 @@ def narrow_grid(fig: Figure, maps: PooledMaps, queries, keys, layer: int, kind: 
     at = None
     if selected is not None and selected[0] == layer:
         at = divmod(selected[1], columns)
+    alt = grid_alt(title, _rows(maps, [layer * n_heads + head for head in range(n_heads)]), [names])
     narrow = tiled_overview(shown, grid, title, font_size=font_size, queries=queries, keys=keys, selected=at,
-                            grid_px=PHONE_GRID_PX)
+                            grid_px=PHONE_GRID_PX, alt=alt)
     added = 2 * font_size * (len(lines) - 1) + round(1.7 * font_size * len(subs))  # the title's lines past its first
     narrow._plain_parts()[1]["margin"]["t"] += added
     narrow._plain_parts()[1]["height"] += added
-    picks = [layer * n_heads + head for head in range(n_heads)]
-    return _inside(fig, narrow, grid_alt(title, _rows(maps, picks), [names]))
+    return _inside(fig, narrow, alt)
 
 
 def narrow_strip(fig: Figure, maps: PooledMaps, names: list[str], title: str, font_size: int = 12) -> Figure:
@@ -108,5 +110,6 @@ def narrow_strip(fig: Figure, maps: PooledMaps, names: list[str], title: str, fo
     count = maps.tiles.shape[1]
     columns = columns_for(count)
     shown, grid = _wrapped(maps, [(0, i) for i in range(count)], names, columns)
-    narrow = tiled_overview(shown, grid, title, font_size=font_size, grid_px=PHONE_GRID_PX)
-    return _inside(fig, narrow, grid_alt(title, maps.rows, [names]))
+    alt = grid_alt(title, maps.rows, [names])  # the strip's own maps, as the wide figure described them
+    narrow = tiled_overview(shown, grid, title, font_size=font_size, grid_px=PHONE_GRID_PX, alt=alt)
+    return _inside(fig, narrow, alt)

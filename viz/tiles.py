@@ -89,9 +89,10 @@ def tiled_heatmap(tiles, names, title: str = "", mask=None, font_size: int = 12,
 
 def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12, tile_px: int = 170,
                    queries=None, keys=None, selected: tuple[int, int] | None = None,
-                   token_ticks: bool = False, grid_px: float = GRID_PX) -> go.Figure:
+                   token_ticks: bool = False, grid_px: float = GRID_PX, alt: str | None = None) -> go.Figure:
     """tiled_heatmap from what it draws: the maps already pooled and their rows' numbers for the text
-    alternative (analysis.overview.pooled_maps, or its twin computed where the trace is: experiments/view_numbers.py)."""
+    alternative (analysis.overview.pooled_maps, or its twin computed where the trace is: experiments/view_numbers.py).
+    alt: the text alternative when the caller has written it (a phone's figure says its own: viz/narrow.py)."""
     tiles, block = maps.tiles, maps.block
     rows, cols = tiles.shape[:2]
     if len(names) != rows or any(len(r) != cols for r in names):
@@ -102,7 +103,7 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
     if keys is not None and len(keys) != s_full:
         raise ValueError(f"{len(keys)} key labels for {s_full} key columns: pass one label per column (attention.keys)")
     # the text alternative reads every weight, before any pooling (through its rows' numbers)
-    alt = grid_alt(title, maps.rows, names)
+    alt = grid_alt(title, maps.rows, names) if alt is None else alt
     t, s = tiles.shape[-2:]
     if block > 1:
         title += (f"<br><sub>Each tile is {t} × {s} cells: a cell is the largest weight of {block} × {block} "

@@ -78,3 +78,30 @@ def test_the_learning_snapshots_wrap_on_a_phone():
     assert [n for n in phone["meta"]["tiles"] if n] == ["step 1", "step 10", "step 50", "step 100", "step 450",
                                                         "step 500"]
     assert phone["meta"]["tile_grid"]["cols"] == 3
+
+
+def test_a_phones_text_alternative_is_what_its_maps_alone_would_give():
+    """The phone's figure takes each head's description from the every-head grid's (viz.describe.carry_described):
+    the same words as describing that layer's maps afresh, for maps of every kind describe_rows tells apart
+    (one clear place, spread, a masked row)."""
+    from viz import describe
+
+    rng = np.random.default_rng(3)
+    p = weights(4, 4, len(TOKENS), len(TOKENS))
+    p[0, 1] = np.eye(len(TOKENS), dtype=np.float32)  # itself
+    p[1, 2] = np.eye(len(TOKENS), k=-1, dtype=np.float32)
+    p[1, 2, 0, 0] = 1  # the previous token, the first row on itself
+    p[2, 3] = np.tril(rng.random((len(TOKENS), len(TOKENS)), dtype=np.float32))
+    p[2, 3] /= p[2, 3].sum(-1, keepdims=True)
+    p[3, 0, 2] = 0  # a row with no weight drawn
+    maps = pooled_maps(p)
+    for layer in range(4):
+        grid = tiles.all_heads_overview(maps, TOKENS, TOKENS)  # describes every head (kept with maps.rows)
+        fig = narrow.narrow_grid(grid, maps, TOKENS, TOKENS, layer, "self-attention")
+        picks = [layer * 4 + head for head in range(4)]
+        r = maps.rows
+        fresh = describe.RowSummary(top=r.top[picks], weight=r.weight[picks], positive=r.positive[picks],
+                                    live=r.live[picks], width=r.width)
+        title = phone_figure(fig)["layout"]["title"]["text"]
+        assert phone_figure(fig)["layout"]["meta"]["alt"] == describe.grid_alt(
+            title, fresh, [[f"L{layer + 1} H{head + 1}" for head in range(4)]])
