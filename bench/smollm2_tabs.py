@@ -219,8 +219,8 @@ of the attention's two paths on any: tests/experiments/test_importance.py); a de
 all 512 positions onto the vocabulary for a top token no view reads (~0.45 s of its ~2.5 s, the Lens's too); What
 flows writes its shares over its products (the same numbers); and the bench now measures in a process with numpy's
 BLAS on one thread, as the server runs it (in the bench's own process two threads spun against each other: What
-flows' numbers took 1.8 s of CPU there, 0.8 s on one). The run above: 10.2 s, 2.54× (Every head's CPU 3.9-5.1 s
-at load 13-14). Left, by stage (CPU s, load ~10): the gradient pass ~4.5 (a forward pass with autograd, ~2.2, and
+flows' numbers took 1.8 s of CPU there, 0.8 s on one). Its first run: 10.2 s, 2.54× (Every head's CPU 3.9-5.1 s
+at load 13-14); the run above, at load 2.5: 8.6 s, 2.51×, 9.0 s of wall time. Left, by stage (CPU s, load ~10): the gradient pass ~4.5 (a forward pass with autograd, ~2.2, and
 the backward pass, ~2.3), the plain output ~1.7 (the prompt's forward pass on the fused path, whose numbers the tab
 shows, and an 8-token continuation), the three knock-outs 0.6-2.3 (each from its layer up), What flows ~0.8, the
 explanations ~0.3."""
