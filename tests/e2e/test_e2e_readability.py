@@ -14,25 +14,21 @@ failure not listed fails the test, and a listed one that passes is named in a wa
 Model and viewport pairs not walked yet are in NOT_WALKED, marked xfail without a walk."""
 from __future__ import annotations
 
-import json
 import warnings
 from urllib.parse import urlencode
 
 import pytest
-from tokenizers import Tokenizer
 
 from app import tab_specs
 from harness.browser import wait_until_idle, wait_until_settled
 from harness.live_app import ARTIFACTS, live_app
 from model import gguf
-from model.registry import assets_dir
 from tests.e2e.conftest import screenshot
-from tests.llama_checkpoints import save_tiny
+from tests.llama_checkpoints import GQA, gqa_checkpoint
 
 TEXT = "When Mary and John went to the store, John gave a drink to"
 TEXTS = {"minilm": "The animal didn't cross the street because it was too tired.",
          "mlm": "the United <mask> of America"}
-GQA = "gqa-7x6x2"  # the checkpoint this test builds: 7 layers, 6 query heads sharing 2 key/value heads
 PRESENTER = dict(viewport={"width": 1280, "height": 720})
 PHONE = dict(viewport={"width": 390, "height": 844}, device_scale_factor=1, is_mobile=True, has_touch=True)
 VIEWPORTS = {"presenter": PRESENTER, "phone": PHONE}
@@ -115,15 +111,6 @@ CHECK_JS = """([smallest, presenter]) => {
   });
   return problems;
 }"""
-
-
-def gqa_checkpoint(folder):
-    """7 layers × 6 query heads × 2 key/value heads (hidden size 48): a shape no shipped model has."""
-    vocabulary = Tokenizer.from_file(str(assets_dir() / "tokenizer.json"))
-    save_tiny("llama", folder, layers=7, heads=6, hidden=48, tokenizer=vocabulary, num_key_value_heads=2,
-              eos_token_id=2, max_position_embeddings=256)
-    (folder / "tokenizer_config.json").write_text(json.dumps({"add_bos_token": False}))
-    return folder
 
 
 @pytest.fixture(scope="module")
