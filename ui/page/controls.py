@@ -59,6 +59,9 @@ body.presenter ul.options li { font-size: 20px !important; padding: 6px 10px !im
    own). Gradio's CSS drops an @supports rule, so the rules stand alone. */
 #input-row #model { min-width: max-content !important; max-width: 100%; }
 #input-row #model input { field-sizing: content; padding-right: 28px; }
+/* with a lesson's player in the row, as small as the lesson picker's (ui/lessons/player.py): "smollm2" at 22 px
+   wrapped the projector's first row, pushing the Lens past the first screen */
+body.presenter:has(#lesson-panel) #input-row #model input { font-size: 16px !important; }
 /* messages at the bottom right: at the top they covered the Head slider and the mode check boxes */
 body.presenter .presenter-first { order: -2; }
 body.presenter .presenter-second { order: -1; }  /* right under the main figure */
