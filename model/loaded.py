@@ -109,6 +109,11 @@ class LoadedModel:
             self._labels[token_id] = tok.readable(self.tokenizer, self.tokenizer.id_to_token(token_id))
         return self._labels[token_id]
 
+    def written(self, ids) -> str:
+        """The text the model wrote as ids, decoded together; a byte that completes no character as <0x93>, never
+        as the replacement character (model/tokenizer.written)."""
+        return tok.written(self.tokenizer, ids)
+
     # ---- text -> ids ----------------------------------------------------
     def encode(self, text: str) -> Encoded:
         """Text as the model reads it. Text models start with <s>; the masked model turns
@@ -264,7 +269,7 @@ class LoadedModel:
                     first.append(logp[0].clone())
                 return logp
         out = decoding.greedy(step, ids, self.end_id, max(0, min(n, room)), self.device, no_repeat_ngram)
-        return self.tokenizer.decode(out.ids)
+        return self.written(out.ids)
 
     @property
     def end_id(self) -> int | None:
@@ -332,7 +337,7 @@ class LoadedModel:
             hyps = [decoding.greedy(step, start, end, max_new, self.device)]
         else:
             hyps = decoding.beam_search(step, start, end, max_new, beam, self.device)
-        return [Translation(self.tokenizer.decode(h.ids), h.score, h.finished) for h in hyps]
+        return [Translation(self.written(h.ids), h.score, h.finished) for h in hyps]
 
     @torch.no_grad()
     def classification(self, text: str, switches: Switches = PLAIN) -> Classification:

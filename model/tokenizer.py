@@ -95,6 +95,37 @@ def readable(tokenizer: Tokenizer, piece: str) -> str:
     return "".join(_visible(ch) for ch in text)
 
 
+def written(tokenizer: Tokenizer, ids: Iterable[int]) -> str:
+    """The text a model wrote, `ids` decoded together (so a character split over several tokens joins), special
+    tokens left out as `Tokenizer.decode` leaves them. A byte that completes no character (a generated token that
+    is part of one, with the rest never written) is written as the tokenizer's byte token <0x93> (docs/tokens.md),
+    never as the replacement character that a lossy decode puts in its place."""
+    ids = [int(i) for i in ids]
+    text = tokenizer.decode(ids)
+    if "\ufffd" not in text or not is_byte_level(tokenizer):
+        return text
+    table, special = _byte_table(), {i for i, t in tokenizer.get_added_tokens_decoder().items() if t.special}
+    raw = bytearray()
+    for piece in (tokenizer.id_to_token(i) for i in ids if i not in special):
+        # as the ByteLevel decoder reads a piece: its stand-in characters' bytes, or (an added token) its own text
+        raw += bytes(table[c] for c in piece) if piece and all(c in table for c in piece) else (piece or "").encode()
+    return _bytes_as_text(bytes(raw))
+
+
+def _bytes_as_text(raw: bytes) -> str:
+    """UTF-8 text, each byte that is not part of a whole character written as <0xE2>."""
+    parts = []
+    while raw:
+        try:
+            parts.append(raw.decode("utf-8"))
+            break
+        except UnicodeDecodeError as e:
+            parts.append(raw[:e.start].decode("utf-8"))
+            parts.extend(f"<0x{b:02X}>" for b in raw[e.start:e.end])
+            raw = raw[e.end:]
+    return "".join(parts)
+
+
 def _visible(ch: str) -> str:
     if ch == "\n":
         return "↵"

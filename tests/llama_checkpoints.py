@@ -3,11 +3,14 @@
 downloads a model."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
+from model.registry import assets_dir
 from tests import tolerances
 
 SENTENCES = [
@@ -53,6 +56,19 @@ def save_tiny(family: str, folder, layers: int = 2, bos: bool = False, tokenizer
         for p in model.parameters():
             p.normal_(0.0, 0.4)
     model.save_pretrained(str(folder), safe_serialization=True)
+    return folder
+
+
+GQA = "gqa-7x6x2"  # a grouped-query checkpoint of a shape no shipped model has: 7 layers, 6 query heads, 2 kv heads
+
+
+def gqa_checkpoint(folder):
+    """7 layers × 6 query heads × 2 key/value heads (hidden size 48), with the project's own tokenizer (lm's): the
+    odd-shaped checkpoint the readability walk lists beside the shipped models."""
+    vocabulary = Tokenizer.from_file(str(assets_dir() / "tokenizer.json"))
+    save_tiny("llama", folder, layers=7, heads=6, hidden=48, tokenizer=vocabulary, num_key_value_heads=2,
+              eos_token_id=2, max_position_embeddings=256)
+    (folder / "tokenizer_config.json").write_text(json.dumps({"add_bos_token": False}))
     return folder
 
 

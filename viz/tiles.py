@@ -14,6 +14,8 @@ from viz.figure import HUNDREDTHS, HUNDREDTHS_GAP, figure
 from viz.heatmap import COLORSCALE, GRID_PX, HIGHLIGHT, LABEL_CHARS, _check, _layout, _mask, row_label_margin
 from viz.labels import every_labelled, label_step, smallest_text, token_labels
 
+OUTLINE_PX = 4  # the width of the open tile's outline
+
 
 def _pooled_labels(labels: list[str], block: int) -> list[str]:
     """A block's name from its first and last token: "the…mat (#9-16)"; unpooled, "mat (#7)" (positions from 1)."""
@@ -168,9 +170,13 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
             raise ValueError(f"selected tile {selected} is outside the {rows} × {cols} tiles")
         y0, x0 = r * step_y + label_rows, c * step_x
         shapes.append(dict(type="rect", x0=x0 - 0.5 - gap_x / 3, x1=x0 + s - 0.5 + gap_x / 3, y0=y0 - label_rows + 0.2,
-                           y1=y0 + t - 0.5 + gap_x / 3, line=dict(color=HIGHLIGHT, width=4), xref="x", yref="y"))
+                           y1=y0 + t - 0.5 + gap_x / 3, line=dict(color=HIGHLIGHT, width=OUTLINE_PX), xref="x", yref="y"))
         annotations[r * cols + c].update(text=f"<b>▶ {names[r][c]}</b>", font=dict(size=font_size, color=HIGHLIGHT),
                                          visible=True)
+    # room beside the matrix for an outline around a first or last column of tiles (gap_x / 3 past its tile, and
+    # its stroke) and then as much again, inside the grid's area: the open tile's outline in the last column ran
+    # out of it onto the colour bar (minilm on a phone). The rows need none: the y axis's autorange counts shapes.
+    edge = gap_x / 3 + 2 * OUTLINE_PX * max(s, 1) / max(tile_px, 1e-6)
     height = int(rows * step_y * tile_px / max(t, 1) + 60 + 3 * font_size)
     layout = _layout(
         title, height, font_size, annotations=annotations, shapes=shapes,
@@ -178,7 +184,7 @@ def tiled_overview(maps: PooledMaps, names, title: str = "", font_size: int = 12
         # clicked cell is in (row r: matrix rows r*step_y ... with its name's label_rows first; column c:
         # matrix columns c*step_x ... , `width` of them, then the gap), pooled or not
         meta=dict(tiles=flat_names, alt=alt, tile_grid=dict(cols=cols, step_x=step_x, step_y=step_y, width=s)),
-        xaxis=dict(visible=False, constrain="domain", range=[-0.5, weights.shape[1] - 0.5]),
+        xaxis=dict(visible=False, constrain="domain", range=[-0.5 - edge, weights.shape[1] - 0.5 + edge]),
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x", constrain="domain"),
     )
     layout["plot_bgcolor"] = "white"

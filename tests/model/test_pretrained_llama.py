@@ -14,7 +14,7 @@ from model.checkpoint import CheckpointError
 from model.positions import rotary_frequencies
 from model.switches import Switches
 from tests import tolerances
-from tests.llama_checkpoints import SENTENCES, assert_matches_oracle, oracle, save_tiny
+from tests.llama_checkpoints import GQA, SENTENCES, assert_matches_oracle, gqa_checkpoint, oracle, save_tiny
 
 transformers = pytest.importorskip("transformers", reason="transformers is the test oracle (requirements-dev.txt)")
 
@@ -140,6 +140,14 @@ def test_a_bos_token_where_the_tokenizer_says(tmp_path):
 def test_generation_stops_at_the_end_token(tmp_path):
     loaded = api.load_from(save_tiny("qwen2", tmp_path / "g", num_key_value_heads=2), device="cpu")
     assert isinstance(loaded.generate("the cat", 3), str) and len(loaded.next_tokens("the cat", k=3)) == 3
+
+
+def test_a_continuation_ending_inside_a_character_writes_its_byte_not_a_replacement_character(tmp_path):
+    """The readability walk's odd grouped-query checkpoint (7 layers × 6 query heads × 2 key/value heads) ends its
+    greedy continuation with byte 0x93 alone, a piece of no character: Every head showed "… clothing�"."""
+    loaded = api.load_from(gqa_checkpoint(tmp_path / GQA), device="cpu")
+    continuation = loaded.generate("When Mary and John went to the store, John gave a drink to", 12)
+    assert continuation.endswith(" of clothing<0x93>") and "\ufffd" not in continuation, continuation
 
 
 def test_a_shorter_context_is_just_fewer_positions(tmp_path):

@@ -96,6 +96,23 @@ def test_readable_shows_whole_characters_or_byte_escapes(bpe):
     assert tok.readable(bpe, "Ā") == "<0x00>"  # U+0100 is the byte-level stand-in for the NUL byte
 
 
+def test_written_joins_a_split_character_and_writes_an_unfinished_byte_as_its_token(bpe):
+    """A model's text is decoded together, so a character split over byte tokens joins; a byte that completes no
+    character is written as its byte token (docs/tokens.md), where a lossy decode wrote the replacement character."""
+    ids = bpe.encode("a 🎉 b").ids
+    assert len(ids) > 4, "the emoji is spelled in byte tokens by a 300-piece BPE"
+    assert tok.written(bpe, ids) == "a 🎉 b" == bpe.decode(ids)
+    party = bpe.encode("🎉").ids  # F0 9F 8E 89
+    cut = bpe.encode("a ").ids + party[:-1]
+    assert "\ufffd" in bpe.decode(cut)  # what the continuation showed: "a �"
+    assert tok.written(bpe, cut) == "a <0xF0><0x9F><0x8E>"
+    stray = party[-1:] + bpe.encode("b").ids  # a continuation byte (0x89) alone, then a whole character
+    assert tok.written(bpe, stray) == "<0x89>b"
+    specials = [bpe.token_to_id(tok.BOS)] + cut + [bpe.token_to_id(tok.EOS)]
+    assert tok.written(bpe, specials) == "a <0xF0><0x9F><0x8E>", "special tokens are left out, as decode leaves them"
+    assert tok.written(bpe, bpe.encode("caf\ufffd").ids) == "caf\ufffd", "a replacement character in the text stays"
+
+
 def test_readable_for_a_character_tokenizer():
     chars = tok.char_tokenizer("ab ")
     assert tok.readable(chars, " ") == "▁"

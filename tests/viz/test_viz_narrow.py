@@ -105,3 +105,20 @@ def test_a_phones_text_alternative_is_what_its_maps_alone_would_give():
         title = phone_figure(fig)["layout"]["title"]["text"]
         assert phone_figure(fig)["layout"]["meta"]["alt"] == describe.grid_alt(
             title, fresh, [[f"L{layer + 1} H{head + 1}" for head in range(4)]])
+
+
+@pytest.mark.parametrize("selected", [(0, 3), (0, 0), (5, 11)])
+def test_the_open_tiles_outline_stays_inside_the_grid_clear_of_the_colour_bar(selected):
+    """minilm (6 layers × 12 heads) on a phone: the open tile, last in its row, had its outline run past the grid's
+    area (cut there) onto the colour bar beside it; on a wide screen, so did head 12's. Each side of the outline, its
+    stroke included, lies inside the x axis's range with at least 2 px to spare, at the width the tiles are drawn for."""
+    maps = pooled_maps(weights(6, 12, len(TOKENS), len(TOKENS)))
+    grid = tiles.all_heads_overview(maps, TOKENS, TOKENS, selected=selected)
+    fig = narrow.narrow_grid(grid, maps, TOKENS, TOKENS, selected[0], "self-attention", selected=selected)
+    for layout, width_px in ((json.loads(fig.to_json())["layout"], tiles.GRID_PX), (phone_figure(fig)["layout"],
+                                                                                     narrow.PHONE_GRID_PX)):
+        (outline,) = layout["shapes"]
+        low, high = layout["xaxis"]["range"]
+        px = width_px / (high - low)  # at most the px of a column: the tiles fill at most width_px
+        room = outline["line"]["width"] / 2 + 2
+        assert (outline["x0"] - low) * px >= room and (high - outline["x1"]) * px >= room, (selected, outline, low, high)

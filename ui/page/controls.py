@@ -53,6 +53,15 @@ body.presenter [data-testid=block-info], body.presenter .info, body.presenter sp
     color: var(--body-text-color) !important; }
 /* the model picker's entries as large as the rest of the page */
 body.presenter ul.options li { font-size: 20px !important; padding: 6px 10px !important; }
+/* the model picker as wide as the name it shows, the name ending before the picker's arrow: at Gradio's 140 px the
+   arrow covered "gqa-7x6x2"'s last characters, on a phone and in presenter mode. field-sizing: Chromium 123+, Safari
+   26; a browser without it sizes the box for 20 characters (on a phone "Show attention" then takes a row of its
+   own). Gradio's CSS drops an @supports rule, so the rules stand alone. */
+#input-row #model { min-width: max-content !important; max-width: 100%; }
+#input-row #model input { field-sizing: content; padding-right: 28px; }
+/* with a lesson's player in the row, as small as the lesson picker's (ui/lessons/player.py): "smollm2" at 22 px
+   wrapped the projector's first row, pushing the Lens past the first screen */
+body.presenter:has(#lesson-panel) #input-row #model input { font-size: 16px !important; }
 /* messages at the bottom right: at the top they covered the Head slider and the mode check boxes */
 body.presenter .presenter-first { order: -2; }
 body.presenter .presenter-second { order: -1; }  /* right under the main figure */

@@ -42,7 +42,6 @@ PHONE_CSS = """
 @media (max-width: PHONE_MAX_PXpx) {
   #intro h1 { font-size: 24px !important; margin-bottom: 6px !important; }
   #intro .intro-models { display: none; }
-  #input-row #model { min-width: 110px !important; }
   #input-row #analyze { min-width: 150px !important; flex-grow: 2 !important; }
   #input-row #lesson { min-width: 150px !important; }
   #settings { padding-top: 0 !important; padding-bottom: 0 !important; }

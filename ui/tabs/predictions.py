@@ -19,6 +19,9 @@ NO_MASK_HELP = ("No `<mask>` in the text. Replace a word with `<mask>` to ask th
 END_NOTE = ("\n\n*&lt;/s&gt;* is the end-of-line token: the model predicts that the text ends here "
             "(it was trained on one sentence or gloss per line).")
 BYTE_TOKEN = re.compile(r"<0x[0-9A-F]{2}>")
+UNFINISHED_NOTE = ("*A token such as `<0x93>` in the continuation is a single byte that makes no whole character "
+                   "with the bytes beside it: the tokenizer spells a rare character in several UTF-8 bytes, and the "
+                   "model wrote only some of them.*\n\n")
 
 
 def continuation_text(continuation: str) -> str:
@@ -28,7 +31,8 @@ def continuation_text(continuation: str) -> str:
                 "greedy decoding stops at once.")
     return (f"**Greedy continuation** (the next {GENERATE_TOKENS} tokens at most, each the most likely one that "
             f"does not repeat a run of {NO_REPEAT} tokens already written): …{markdown_label(continuation)}\n\n"
-            f"*The ban on repeats is there because a small model's single likeliest token often loops "
+            + (UNFINISHED_NOTE if BYTE_TOKEN.search(continuation) else "")
+            + f"*The ban on repeats is there because a small model's single likeliest token often loops "
             f"(“the act of the act of …”); Sampling below at T = 0 is plain greedy decoding, without the ban.*")
 
 

@@ -76,7 +76,7 @@ def view(registry: ModelRegistry, text, name, temperature=1.0, top_k=0, top_p=1.
     figure = viz_sampling.distribution_figure(stages, model.label, font_size=font, sampled=first,
                                               title=f"The next token, before and after the settings<br><sub>{settings}</sub>")
     kept = int((steps.after > 0).sum())
-    written = markdown_label(model.tokenizer.decode(drawn.ids)) if drawn.ids else "(nothing)"
+    written = markdown_label(model.written(drawn.ids)) if drawn.ids else "(nothing)"
     label = markdown_label(model.label(first)) if first is not None else "the end"
     greedy = (" *(T = 0: plain greedy decoding, each token the likeliest; the greedy continuation above also "
               "bans repeated runs of tokens, so the two part where that ban steps in)*" if temperature == 0 else "")

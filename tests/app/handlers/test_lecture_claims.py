@@ -161,6 +161,12 @@ def test_byte_tokens_are_explained_where_they_appear(registry):
     assert predictions.token_notes(registry.trace("lm", SENTENCE)) == ""
 
 
+def test_a_continuation_that_ends_inside_a_character_says_what_its_byte_token_is():
+    shown = predictions.continuation_text(" of clothing<0x93>")
+    assert "clothing&lt;0x93&gt;" in shown and predictions.UNFINISHED_NOTE in shown
+    assert predictions.UNFINISHED_NOTE not in predictions.continuation_text(" of clothing")
+
+
 # ---- the all-heads grid and the multi-head figure -------------------------------------------------
 def test_the_grid_outlines_the_head_in_detail_and_names_tokens_on_hover(registry):
     grid, shown = attention.grid_view(registry, SENTENCE, "lm", 2, 3)
