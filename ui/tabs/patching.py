@@ -48,6 +48,13 @@ SCROLL_TO_HEAD_JS = """(...values) => {
     const el = document.getElementById('patching-head-attention');
     if (el && String(values[0] || '').trim()) el.scrollIntoView({behavior: 'smooth', block: 'start'});
     return values; }"""
+# and again, at once, when the head's figures are in: while they were computing the page below the map could be too
+# short to scroll the head's attention to the top, and a redraw may cut a smooth scroll short (a loaded machine did)
+HEAD_IN_VIEW_JS = """(value) => {
+    const el = document.getElementById('patching-head-attention');
+    if (!el || !String(value || '').trim()) return;
+    const top = el.getBoundingClientRect().top;
+    if (top < 0 || top > window.innerHeight / 2) el.scrollIntoView({block: 'start'}); }"""
 
 EXPLANATION = """
 **Which activations carry the answer?** Attention weights say where a head looks, not what made the answer.
@@ -305,8 +312,9 @@ def build(ctx: Context) -> None:
     ctx.on([head.input], on_pick, inputs=[head, *pair_inputs], outputs=[head_plot, heads], trigger_mode="always_last")
     # a click on a cell of the heads map is the same pick, typed by the page script into a hidden box; the page
     # brings the head's attention into view
-    ctx.on([clicked.change], on_tile, inputs=[clicked, *pair_inputs], outputs=[head, head_plot, heads],
-           trigger_mode="always_last", js=SCROLL_TO_HEAD_JS)
+    tile = ctx.on([clicked.change], on_tile, inputs=[clicked, *pair_inputs], outputs=[head, head_plot, heads],
+                  trigger_mode="always_last", js=SCROLL_TO_HEAD_JS)
+    ctx.on(tile, None, inputs=[clicked], js=HEAD_IN_VIEW_JS)
     ctx.on([threshold.input, position.submit],
            lambda name, text, at, level, presenter: routes_view(registry, name, text, at, level, presenter),
            inputs=[ctx.model, clean, position, threshold, ctx.presenter], outputs=[route_text, route_plot],
