@@ -184,10 +184,11 @@ def text_of(page, selector: str) -> str:
 
 
 def wait_for_text(page, selector: str, pattern: str, timeout: float = 60_000) -> str:
-    """Wait until the element's text matches the regular expression; returns the text."""
-    page.wait_for_function("([sel, pattern]) => new RegExp(pattern).test((document.querySelector(sel) || {})"
-                           ".innerText || '')", arg=[selector, pattern], timeout=timeout, polling=100)
-    return text_of(page, selector)
+    """Wait until the element's text matches the regular expression; returns the text that matched (read in the
+    same look: a figure redrawn right after may have no text for a moment)."""
+    return page.wait_for_function("([sel, pattern]) => { const t = (document.querySelector(sel) || {}).innerText || '';"
+                                  " return new RegExp(pattern).test(t) ? t : false; }",
+                                  arg=[selector, pattern], timeout=timeout, polling=100).json_value()
 
 
 def plot_title(page, plot: str) -> str:
@@ -195,6 +196,8 @@ def plot_title(page, plot: str) -> str:
 
 
 def wait_for_title(page, plot: str, pattern: str, timeout: float = 60_000) -> str:
-    page.wait_for_function("([sel, pattern]) => new RegExp(pattern).test((document.querySelector(sel) || {})"
-                           ".textContent || '')", arg=[f"{plot} .gtitle", pattern], timeout=timeout, polling=100)
-    return plot_title(page, plot)
+    """Wait until the figure's title matches; returns the title that matched, read in the same look (a CI run found
+    the title gone between a match and a second read: the step's views were redrawing the figure)."""
+    return page.wait_for_function("([sel, pattern]) => { const t = (document.querySelector(sel) || {}).textContent || '';"
+                                  " return new RegExp(pattern).test(t) ? t : false; }",
+                                  arg=[f"{plot} .gtitle", pattern], timeout=timeout, polling=100).json_value()
